@@ -1,0 +1,90 @@
+# keanon: continuous (k,e)-anonymization inside PostgreSQL
+#
+#   make                  build the extension (PGXS)
+#   make install          install it into the PostgreSQL found by pg_config
+#   make installcheck     pg_regress against an installed server
+#   make unit             build and run the engine's C unit tests
+#   make bench-engine     build the engine benchmark and run it
+#   make demo             scripts/demo.sh: a throwaway cluster and an example
+#   make test             scripts/test.sh: everything CI runs
+
+MODULE_big = keanon
+OBJS = \
+	src/keanon.o \
+	src/sql_engine.o \
+	src/engine/ke_engine.o \
+	src/engine/ke_dp.o \
+	src/engine/ke_memstore.o
+
+EXTENSION = keanon
+DATA = keanon--0.1.0.sql
+PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
+
+# pg_regress tests, by name (never a wildcard)
+REGRESS = engine_sql
+
+# Isolation specs will be listed by name here, with their input directory:
+#   ISOLATION = ...
+#   ISOLATION_OPTS = --inputdir=test/isolation
+# and TAP tests switched on with:
+#   TAP_TESTS = 1
+#   PROVE_TESTS = test/t/*.pl
+
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
+
+EXTRA_CLEAN = test/unit/ke_test test/bench/ke_bench tmp_pgr
+
+# No LLVM bitcode: the engine gains nothing from JIT inlining, and building
+# it needs a clang matching the server's.
+override with_llvm = no
+
+# Prefer the server-dev package's own pg_config for PostgreSQL 15
+ifneq ($(wildcard /usr/lib/postgresql/15/bin/pg_config),)
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+else
+PG_CONFIG ?= pg_config
+endif
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+
+ifneq ($(PGXS),)
+include $(PGXS)
+else
+# Without the server headers only the targets below that install them work
+all install installcheck:
+	@echo "keanon: pg_config not found; run scripts/install-deps.sh as root" >&2
+	@exit 1
+endif
+
+# ----------------------------------------------------------------
+# Engine unit tests and benchmark: plain C, no PostgreSQL header
+# ----------------------------------------------------------------
+ENGINE_SRCS = \
+	src/engine/ke_engine.c \
+	src/engine/ke_dp.c \
+	src/engine/ke_memstore.c \
+	src/engine/ke_baseline.c
+ENGINE_HDRS = $(wildcard src/engine/*.h)
+
+UNIT_CC = cc
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/engine
+BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
+
+.PHONY: unit bench-engine demo test
+
+test/unit/ke_test: test/unit/ke_test.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ test/unit/ke_test.c $(ENGINE_SRCS) -lm
+
+unit: test/unit/ke_test
+	test/unit/ke_test
+
+test/bench/ke_bench: test/bench/ke_bench.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	$(UNIT_CC) $(BENCH_CFLAGS) -o $@ test/bench/ke_bench.c $(ENGINE_SRCS) -lm
+
+bench-engine: test/bench/ke_bench
+	bash test/bench/run_engine.sh
+
+demo:
+	bash scripts/demo.sh
+
+test:
+	bash scripts/test.sh

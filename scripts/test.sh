@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Everything CI runs (what `make test` runs), as root on Debian 12:
+#
+#   1. install missing packages (scripts/install-deps.sh)
+#   2. the engine's C unit tests (make unit)
+#   3. build the extension with warnings as errors and assertions on, and
+#      install it
+#   4. make installcheck as the postgres user in a copy of the tree under
+#      /tmp, against a private temporary server: pg_regress (REGRESS), then
+#      the isolation specs (ISOLATION) and TAP tests (TAP_TESTS) once the
+#      Makefile lists them; PGXS runs all three from the same target
+#
+# PostgreSQL refuses to run as root, and the postgres user may not be able
+# to read or write the tree where it is (under /root, owned by root), hence
+# the copy.  On failure the regression diffs and server and TAP logs are
+# printed and the script exits non-zero; the copy is kept for inspection.
+#
+# KEANON_ASSERTS=0 builds without -DUSE_ASSERT_CHECKING.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "test: run as root (it installs packages and the extension)" >&2
+	exit 1
+fi
+
+# Show the lines between two headings, so CI logs are easy to scan
+section() {
+	echo
+	echo "=== $* ==="
+}
+
+section "dependencies"
+bash "$root/scripts/install-deps.sh"
+
+section "engine unit tests"
+make -C "$root" unit
+
+# Debian's server is built without assertions; defining USE_ASSERT_CHECKING
+# for keanon's own files turns on its Assert()s.  The engine's assert()s are
+# on in any build without -DNDEBUG.
+cflags="-Werror"
+if [ "${KEANON_ASSERTS:-1}" != 0 ]; then
+	cflags="$cflags -DUSE_ASSERT_CHECKING"
+fi
+
+work=$(mktemp -d /tmp/keanon-test.XXXXXX)
+chmod 755 "$work"
+
+section "copy of the tree in $work"
+tar -C "$root" --exclude=.git --exclude=tmp_check --exclude=tmp_pgr \
+	--exclude=results --exclude=log -cf - . | tar -C "$work" -xf -
+
+section "build and install (PG_CFLAGS=$cflags)"
+make -C "$work" clean >/dev/null
+make -C "$work" PG_CFLAGS="$cflags"
+make -C "$work" PG_CFLAGS="$cflags" install
+
+chown -R postgres: "$work"
+
+# Print whatever explains a failed installcheck
+report_failure() {
+	local f
+	for f in "$work/regression.diffs" "$work/output_iso/regression.diffs"; do
+		if [ -f "$f" ]; then
+			section "$f"
+			cat "$f"
+		fi
+	done
+	for f in "$work/log/postmaster.log" "$work/output_iso/log/postmaster.log"; do
+		if [ -f "$f" ]; then
+			section "last lines of $f"
+			tail -n 100 "$f"
+		fi
+	done
+	if [ -d "$work/tmp_check/log" ]; then
+		for f in "$work"/tmp_check/log/*; do
+			[ -f "$f" ] || continue
+			section "$f"
+			cat "$f"
+		done
+	fi
+	echo
+	echo "test: FAILED; the test tree is kept in $work" >&2
+}
+
+section "installcheck as postgres"
+if ! (cd "$work" && runuser -u postgres -- make installcheck \
+		EXTRA_REGRESS_OPTS="--temp-instance=$work/tmp_pgr"); then
+	report_failure
+	exit 1
+fi
+
+rm -rf "$work"
+section "all tests passed"

@@ -1,0 +1,2164 @@
+/*
+ * ke_engine.c
+ *		The run tree and the incremental linear DP over it.
+ *
+ * Tree.  A B+-tree over runs ordered by value, one node per store node.
+ * Leaves hold runs (LeafItem); internal nodes hold (key, add, child) where
+ * key is a lower bound of the child's values (ignored for item 0) and add is
+ * a pending offset for every E and best in the child's subtree.  The real E
+ * of a run is its stored E plus the adds on its root-to-leaf path; a cursor
+ * carries those sums down with it.  Nodes are not merged when they shrink,
+ * only freed when empty, as most database indexes do.
+ *
+ * DP state.  Each run stores E, the running minimum best with its argmin
+ * (run value, first/last row) and its frontier (value of the last run whose
+ * candidates best has absorbed), so the DP can resume at any run from the
+ * state of the run before it.
+ *
+ * A change.  A batch of count changes is applied to the runs first.  Count
+ * changes that keep a run at >= 2 rows, or at 1, leave every E and boundary
+ * unchanged.  A new run, a removed run, or a count crossing 1 <-> 2 (a
+ * candidate start appears or goes) starts a recompute at the first run that
+ * can see it.  The recompute stops at the first run r at least k runs past
+ * every change whose frontier has absorbed the last changed run, whose
+ * frontier and argmin are as before, whose best moved by the same delta as
+ * its E, and whose E moved by that delta all the way from its frontier:
+ * every later run then only moves by delta, which is applied lazily.
+ *
+ * Boundaries.  Runs carry flags saying where the optimal partitioning ends a
+ * partition.  After a change the new path is walked down from the lowest
+ * untouched boundary above the recompute until it lands on an old boundary
+ * below every change; only runs between the two are re-flagged.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ke_engine.h"
+
+typedef struct NodeHdr
+{
+	uint16_t	level;			/* 0 = leaf */
+	uint16_t	nitems;
+	uint32_t	pad;
+	uint64_t	pad2;
+} NodeHdr;
+
+typedef struct LeafItem
+{
+	KeNum		value;
+	KeNum		E;				/* stored: real minus the path's adds */
+	KeNum		best;			/* stored likewise */
+	KeNum		argmin;
+	KeNum		frontier;
+	int64_t		count;
+	uint8_t		argmin_last;
+	uint8_t		has_frontier;
+	uint8_t		end;			/* KE_END_* */
+	uint8_t		fresh;			/* inserted by the current change */
+	uint32_t	pad;
+} LeafItem;
+
+typedef struct InnerItem
+{
+	KeNum		key;
+	KeNum		add;
+	KeNodeId	child;
+	uint32_t	pad;
+} InnerItem;
+
+#define LEAF_ITEMS(n)	((LeafItem *) ((char *) (n) + sizeof(NodeHdr)))
+#define INNER_ITEMS(n)	((InnerItem *) ((char *) (n) + sizeof(NodeHdr)))
+
+struct KeEngine
+{
+	KeStore    *store;
+	KeKind		kind;
+	int			k;
+	KeNum		e;
+	int			leaf_cap;
+	int			inner_cap;
+	KeChangeInfo last;
+};
+
+typedef struct Cursor
+{
+	int			height;
+	bool		valid;			/* false: before the first or past the last run */
+	KeNodeId	node[KE_MAX_HEIGHT];
+	int			idx[KE_MAX_HEIGHT];
+	KeNum		add[KE_MAX_HEIGHT]; /* sum of adds above node[level] */
+} Cursor;
+
+/* A run as the DP sees it: real numbers, no stored offsets */
+typedef struct Run
+{
+	KeNum		value;
+	int64_t		count;
+	KeNum		E;
+	KeNum		best;
+	KeNum		argmin;
+	int			argmin_last;
+	bool		has_frontier;
+	KeNum		frontier;
+	int			end;
+	bool		fresh;
+} Run;
+
+typedef bool (*ValuePred) (KeKind kind, KeNum v, const void *arg);
+
+/* ----------------------------------------------------------------
+ * Small helpers
+ * ----------------------------------------------------------------
+ */
+
+static inline KeMeta *
+meta_r(KeEngine *eng)
+{
+	return eng->store->meta(eng->store, false);
+}
+
+static inline KeMeta *
+meta_w(KeEngine *eng)
+{
+	return eng->store->meta(eng->store, true);
+}
+
+static inline const NodeHdr *
+node_r(KeEngine *eng, KeNodeId id)
+{
+	return (const NodeHdr *) eng->store->read(eng->store, id);
+}
+
+static inline NodeHdr *
+node_w(KeEngine *eng, KeNodeId id)
+{
+	return (NodeHdr *) eng->store->write(eng->store, id);
+}
+
+/* Is a number usable as a value (not NaN, not infinite)? */
+static bool
+value_ok(KeKind kind, KeNum v)
+{
+	if (kind == KE_KIND_FLOAT)
+		return isfinite(v.f);
+	return v.i > -KE_EXACT_INF / 4 && v.i < KE_EXACT_INF / 4;
+}
+
+/* Human-readable status */
+const char *
+ke_status_message(KeStatus st)
+{
+	switch (st)
+	{
+		case KE_OK:
+			return "ok";
+		case KE_ERR_ARG:
+			return "invalid argument";
+		case KE_ERR_NOTFOUND:
+			return "value not present";
+		case KE_ERR_NOMEM:
+			return "out of memory";
+		case KE_ERR_CORRUPT:
+			return "engine state is inconsistent";
+	}
+	return "unknown status";
+}
+
+/* ----------------------------------------------------------------
+ * Cursor
+ * ----------------------------------------------------------------
+ */
+
+/* Descend from level lev to a leaf, always taking item 0 (or the last) */
+static void
+cur_descend_edge(KeEngine *eng, Cursor *c, int lev, bool rightmost)
+{
+	for (; lev < c->height - 1; lev++)
+	{
+		const NodeHdr *n = node_r(eng, c->node[lev]);
+		const InnerItem *it = INNER_ITEMS(n);
+		int			i = rightmost ? n->nitems - 1 : 0;
+
+		c->idx[lev] = i;
+		c->node[lev + 1] = it[i].child;
+		c->add[lev + 1] = ke_num_add(eng->kind, c->add[lev], it[i].add);
+	}
+	{
+		const NodeHdr *leaf = node_r(eng, c->node[c->height - 1]);
+
+		c->idx[c->height - 1] = rightmost ? leaf->nitems - 1 : 0;
+		c->valid = leaf->nitems > 0;
+	}
+}
+
+/* Start a cursor at the root */
+static void
+cur_init(KeEngine *eng, Cursor *c)
+{
+	KeMeta	   *m = meta_r(eng);
+
+	c->height = (int) m->height;
+	c->node[0] = m->root;
+	c->add[0] = ke_num_zero(eng->kind);
+	c->valid = false;
+}
+
+/* Position at the first run */
+static bool
+cur_first(KeEngine *eng, Cursor *c)
+{
+	cur_init(eng, c);
+	cur_descend_edge(eng, c, 0, false);
+	return c->valid;
+}
+
+/* Position at the last run */
+static bool
+cur_last(KeEngine *eng, Cursor *c)
+{
+	cur_init(eng, c);
+	cur_descend_edge(eng, c, 0, true);
+	return c->valid;
+}
+
+/*
+ * Position at the first run whose value satisfies pred (monotone: false then
+ * true).  The leaf index may equal nitems (the insertion point is the end of
+ * that leaf); c->valid tells whether it names a run.  Call cur_normalize()
+ * before reading.
+ */
+static void
+cur_seek_raw(KeEngine *eng, Cursor *c, ValuePred pred, const void *arg)
+{
+	int			lev;
+
+	cur_init(eng, c);
+	for (lev = 0; lev < c->height - 1; lev++)
+	{
+		const NodeHdr *n = node_r(eng, c->node[lev]);
+		const InnerItem *it = INNER_ITEMS(n);
+		int			lo = 1,
+					hi = n->nitems;
+
+		/* the last item whose key is false; item 0 counts as false */
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (pred(eng->kind, it[mid].key, arg))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		c->idx[lev] = lo - 1;
+		c->node[lev + 1] = it[lo - 1].child;
+		c->add[lev + 1] = ke_num_add(eng->kind, c->add[lev], it[lo - 1].add);
+	}
+	{
+		const NodeHdr *leaf = node_r(eng, c->node[lev]);
+		const LeafItem *li = LEAF_ITEMS(leaf);
+		int			lo = 0,
+					hi = leaf->nitems;
+
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (pred(eng->kind, li[mid].value, arg))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		c->idx[lev] = lo;
+		c->valid = lo < leaf->nitems;
+	}
+}
+
+/* Move to the next run; false (and !valid) past the last */
+static bool
+cur_next(KeEngine *eng, Cursor *c)
+{
+	int			lev = c->height - 1;
+	const NodeHdr *n = node_r(eng, c->node[lev]);
+
+	if (c->idx[lev] + 1 < n->nitems)
+	{
+		c->idx[lev]++;
+		c->valid = true;
+		return true;
+	}
+	for (lev = c->height - 2; lev >= 0; lev--)
+	{
+		n = node_r(eng, c->node[lev]);
+		if (c->idx[lev] + 1 < n->nitems)
+		{
+			const InnerItem *it = INNER_ITEMS(n);
+			int			i = ++c->idx[lev];
+
+			c->node[lev + 1] = it[i].child;
+			c->add[lev + 1] = ke_num_add(eng->kind, c->add[lev], it[i].add);
+			cur_descend_edge(eng, c, lev + 1, false);
+			if (c->valid)
+				return true;
+			/* an empty leaf can only be the root */
+			break;
+		}
+	}
+	c->valid = false;
+	return false;
+}
+
+/* Move to the previous run; false (and !valid) before the first */
+static bool
+cur_prev(KeEngine *eng, Cursor *c)
+{
+	int			lev = c->height - 1;
+
+	if (c->idx[lev] > 0)
+	{
+		c->idx[lev]--;
+		c->valid = true;
+		return true;
+	}
+	for (lev = c->height - 2; lev >= 0; lev--)
+	{
+		if (c->idx[lev] > 0)
+		{
+			const NodeHdr *n = node_r(eng, c->node[lev]);
+			const InnerItem *it = INNER_ITEMS(n);
+			int			i = --c->idx[lev];
+
+			c->node[lev + 1] = it[i].child;
+			c->add[lev + 1] = ke_num_add(eng->kind, c->add[lev], it[i].add);
+			cur_descend_edge(eng, c, lev + 1, true);
+			return c->valid;
+		}
+	}
+	c->valid = false;
+	return false;
+}
+
+/* After cur_seek_raw: step onto the next leaf when at a leaf's end */
+static bool
+cur_normalize(KeEngine *eng, Cursor *c)
+{
+	int			lev = c->height - 1;
+	const NodeHdr *n = node_r(eng, c->node[lev]);
+
+	if (c->idx[lev] < n->nitems)
+	{
+		c->valid = true;
+		return true;
+	}
+	if (n->nitems == 0)
+	{
+		c->valid = false;
+		return false;
+	}
+	c->idx[lev] = n->nitems - 1;
+	return cur_next(eng, c);
+}
+
+static bool
+pred_ge(KeKind kind, KeNum v, const void *arg)
+{
+	return ke_num_cmp(kind, v, *(const KeNum *) arg) >= 0;
+}
+
+static bool
+pred_gt(KeKind kind, KeNum v, const void *arg)
+{
+	return ke_num_cmp(kind, v, *(const KeNum *) arg) > 0;
+}
+
+typedef struct RangeArg
+{
+	KeNum		lo;
+	KeNum		e;
+} RangeArg;
+
+static bool
+pred_range(KeKind kind, KeNum v, const void *arg)
+{
+	const RangeArg *ra = arg;
+
+	return ke_num_range_ok(kind, ra->lo, v, ra->e);
+}
+
+/* Position at the first run >= x (or > x when strict); false if none */
+static bool
+cur_seek(KeEngine *eng, Cursor *c, KeNum x, bool strict)
+{
+	cur_seek_raw(eng, c, strict ? pred_gt : pred_ge, &x);
+	return cur_normalize(eng, c);
+}
+
+/* The leaf item under the cursor, for reading */
+static inline const LeafItem *
+cur_item(KeEngine *eng, const Cursor *c)
+{
+	return &LEAF_ITEMS(node_r(eng, c->node[c->height - 1]))[c->idx[c->height - 1]];
+}
+
+/* The leaf item under the cursor, for writing */
+static inline LeafItem *
+cur_item_w(KeEngine *eng, const Cursor *c)
+{
+	return &LEAF_ITEMS(node_w(eng, c->node[c->height - 1]))[c->idx[c->height - 1]];
+}
+
+/* Read the run under the cursor with its real E and best */
+static void
+cur_get(KeEngine *eng, const Cursor *c, Run *r)
+{
+	const LeafItem *it = cur_item(eng, c);
+	KeNum		add = c->add[c->height - 1];
+
+	r->value = it->value;
+	r->count = it->count;
+	r->E = ke_num_add(eng->kind, it->E, add);
+	r->best = ke_num_add(eng->kind, it->best, add);
+	r->argmin = it->argmin;
+	r->argmin_last = it->argmin_last;
+	r->has_frontier = it->has_frontier;
+	r->frontier = it->frontier;
+	r->end = it->end;
+	r->fresh = it->fresh;
+}
+
+/* Convert a real E or best to the stored form under the cursor's path */
+static inline KeNum
+to_stored(KeEngine *eng, const Cursor *c, KeNum real)
+{
+	if (ke_num_is_inf(eng->kind, real))
+		return ke_num_inf(eng->kind);
+	return ke_num_sub(eng->kind, real, c->add[c->height - 1]);
+}
+
+/* Real E of the run under the cursor */
+static inline KeNum
+cur_E(KeEngine *eng, const Cursor *c)
+{
+	return ke_num_add(eng->kind, cur_item(eng, c)->E, c->add[c->height - 1]);
+}
+
+/* ----------------------------------------------------------------
+ * Tree structure changes
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Add a right sibling `rid` of node[lev] (whose lowest key is key) to the
+ * parent, splitting upwards as needed.
+ */
+static KeStatus
+link_sibling(KeEngine *eng, Cursor *c, int lev, KeNodeId rid, KeNum key)
+{
+	KeMeta	   *m;
+	InnerItem	item;
+
+	memset(&item, 0, sizeof(item));
+	item.key = key;
+	item.child = rid;
+	if (lev == 0)
+	{
+		/* the root split: grow a new root */
+		KeNodeId	nr = eng->store->alloc(eng->store);
+		NodeHdr    *rn;
+		InnerItem  *it;
+		const NodeHdr *old;
+
+		if (nr == 0)
+			return KE_ERR_NOMEM;
+		old = node_r(eng, c->node[0]);
+		rn = node_w(eng, nr);
+		rn->level = (uint16_t) (old->level + 1);
+		rn->nitems = 2;
+		it = INNER_ITEMS(rn);
+		memset(it, 0, 2 * sizeof(InnerItem));
+		it[0].key = old->level == 0 ? LEAF_ITEMS(old)[0].value : INNER_ITEMS(old)[0].key;
+		it[0].add = ke_num_zero(eng->kind);
+		it[0].child = c->node[0];
+		item.add = ke_num_zero(eng->kind);
+		it[1] = item;
+		m = meta_w(eng);
+		m->root = nr;
+		m->height++;
+		return KE_OK;
+	}
+	else
+	{
+		int			plev = lev - 1;
+		int			pos = c->idx[plev] + 1;
+		NodeHdr    *pn = node_w(eng, c->node[plev]);
+		InnerItem  *pit = INNER_ITEMS(pn);
+
+		item.add = pit[c->idx[plev]].add;
+		if (pn->nitems < eng->inner_cap)
+		{
+			memmove(&pit[pos + 1], &pit[pos], (pn->nitems - pos) * sizeof(InnerItem));
+			pit[pos] = item;
+			pn->nitems++;
+			return KE_OK;
+		}
+		else
+		{
+			KeNodeId	rid2 = eng->store->alloc(eng->store);
+			NodeHdr    *rn;
+			int			total = pn->nitems + 1;
+			int			keep = total / 2;
+			InnerItem  *all;
+			KeNum		upkey;
+
+			if (rid2 == 0)
+				return KE_ERR_NOMEM;
+			all = malloc(total * sizeof(InnerItem));
+			if (all == NULL)
+				return KE_ERR_NOMEM;
+			pn = node_w(eng, c->node[plev]);
+			pit = INNER_ITEMS(pn);
+			memcpy(all, pit, pos * sizeof(InnerItem));
+			all[pos] = item;
+			memcpy(&all[pos + 1], &pit[pos], (pn->nitems - pos) * sizeof(InnerItem));
+			memcpy(pit, all, keep * sizeof(InnerItem));
+			pn->nitems = (uint16_t) keep;
+			rn = node_w(eng, rid2);
+			rn->level = pn->level;
+			memcpy(INNER_ITEMS(rn), &all[keep], (total - keep) * sizeof(InnerItem));
+			rn->nitems = (uint16_t) (total - keep);
+			upkey = all[keep].key;
+			free(all);
+			return link_sibling(eng, c, plev, rid2, upkey);
+		}
+	}
+}
+
+/* Insert a leaf item at the (raw) cursor position */
+static KeStatus
+leaf_insert(KeEngine *eng, Cursor *c, const LeafItem *item)
+{
+	int			lev = c->height - 1;
+	int			pos = c->idx[lev];
+	NodeHdr    *n = node_w(eng, c->node[lev]);
+	LeafItem   *it = LEAF_ITEMS(n);
+
+	if (n->nitems < eng->leaf_cap)
+	{
+		memmove(&it[pos + 1], &it[pos], (n->nitems - pos) * sizeof(LeafItem));
+		it[pos] = *item;
+		n->nitems++;
+		return KE_OK;
+	}
+	else
+	{
+		KeNodeId	rid = eng->store->alloc(eng->store);
+		NodeHdr    *rn;
+		int			total = n->nitems + 1;
+		int			keep = total / 2;
+		LeafItem   *all;
+		KeNum		key;
+
+		if (rid == 0)
+			return KE_ERR_NOMEM;
+		all = malloc(total * sizeof(LeafItem));
+		if (all == NULL)
+			return KE_ERR_NOMEM;
+		n = node_w(eng, c->node[lev]);
+		it = LEAF_ITEMS(n);
+		memcpy(all, it, pos * sizeof(LeafItem));
+		all[pos] = *item;
+		memcpy(&all[pos + 1], &it[pos], (n->nitems - pos) * sizeof(LeafItem));
+		memcpy(it, all, keep * sizeof(LeafItem));
+		n->nitems = (uint16_t) keep;
+		rn = node_w(eng, rid);
+		rn->level = 0;
+		memcpy(LEAF_ITEMS(rn), &all[keep], (total - keep) * sizeof(LeafItem));
+		rn->nitems = (uint16_t) (total - keep);
+		key = all[keep].value;
+		free(all);
+		return link_sibling(eng, c, lev, rid, key);
+	}
+}
+
+/* While the root is an inner node with one child, make the child the root */
+static void
+collapse_root(KeEngine *eng)
+{
+	for (;;)
+	{
+		KeMeta	   *m = meta_r(eng);
+		const NodeHdr *root = node_r(eng, m->root);
+		KeNodeId	child;
+		KeNum		add;
+		NodeHdr    *cn;
+
+		if (root->level == 0 || root->nitems != 1)
+			return;
+		child = INNER_ITEMS(root)[0].child;
+		add = INNER_ITEMS(root)[0].add;
+		cn = node_w(eng, child);
+		for (int i = 0; i < cn->nitems; i++)
+		{
+			if (cn->level == 0)
+			{
+				LeafItem   *li = &LEAF_ITEMS(cn)[i];
+
+				li->E = ke_num_add(eng->kind, li->E, add);
+				li->best = ke_num_add(eng->kind, li->best, add);
+			}
+			else
+			{
+				InnerItem  *ii = &INNER_ITEMS(cn)[i];
+
+				ii->add = ke_num_add(eng->kind, ii->add, add);
+			}
+		}
+		eng->store->release(eng->store, m->root);
+		m = meta_w(eng);
+		m->root = child;
+		m->height--;
+	}
+}
+
+/* Remove the run under the cursor; the cursor is invalid afterwards */
+static void
+leaf_remove(KeEngine *eng, Cursor *c)
+{
+	int			lev = c->height - 1;
+	NodeHdr    *n = node_w(eng, c->node[lev]);
+	int			pos = c->idx[lev];
+
+	if (n->level == 0)
+	{
+		LeafItem   *it = LEAF_ITEMS(n);
+
+		memmove(&it[pos], &it[pos + 1], (n->nitems - pos - 1) * sizeof(LeafItem));
+	}
+	n->nitems--;
+	/* free emptied nodes upwards; the root always stays */
+	while (n->nitems == 0 && lev > 0)
+	{
+		InnerItem  *pit;
+
+		eng->store->release(eng->store, c->node[lev]);
+		lev--;
+		n = node_w(eng, c->node[lev]);
+		pit = INNER_ITEMS(n);
+		pos = c->idx[lev];
+		memmove(&pit[pos], &pit[pos + 1], (n->nitems - pos - 1) * sizeof(InnerItem));
+		n->nitems--;
+	}
+	if (n->nitems == 0 && n->level > 0)
+	{
+		/* the whole tree emptied: the root becomes an empty leaf */
+		n->level = 0;
+		meta_w(eng)->height = 1;
+	}
+	collapse_root(eng);
+	c->valid = false;
+}
+
+/*
+ * Add delta to E and best of every run after the cursor's run, lazily:
+ * items to the right in the leaf directly, whole subtrees to the right of
+ * the path through their pending add.
+ */
+static void
+add_suffix(KeEngine *eng, const Cursor *c, KeNum delta)
+{
+	int			lev = c->height - 1;
+	NodeHdr    *n;
+
+	n = node_w(eng, c->node[lev]);
+	for (int i = c->idx[lev] + 1; i < n->nitems; i++)
+	{
+		LeafItem   *li = &LEAF_ITEMS(n)[i];
+
+		li->E = ke_num_add(eng->kind, li->E, delta);
+		li->best = ke_num_add(eng->kind, li->best, delta);
+	}
+	for (lev = c->height - 2; lev >= 0; lev--)
+	{
+		const NodeHdr *rn = node_r(eng, c->node[lev]);
+
+		if (c->idx[lev] + 1 >= rn->nitems)
+			continue;
+		n = node_w(eng, c->node[lev]);
+		for (int i = c->idx[lev] + 1; i < n->nitems; i++)
+		{
+			InnerItem  *ii = &INNER_ITEMS(n)[i];
+
+			ii->add = ke_num_add(eng->kind, ii->add, delta);
+		}
+	}
+}
+
+/* Release every node of the tree below (and including) id */
+static void
+free_subtree(KeEngine *eng, KeNodeId id)
+{
+	const NodeHdr *n = node_r(eng, id);
+
+	if (n->level > 0)
+	{
+		int			cnt = n->nitems;
+		KeNodeId   *kids = malloc(cnt * sizeof(KeNodeId));
+
+		if (kids != NULL)
+		{
+			for (int i = 0; i < cnt; i++)
+				kids[i] = INNER_ITEMS(n)[i].child;
+			for (int i = 0; i < cnt; i++)
+				free_subtree(eng, kids[i]);
+			free(kids);
+		}
+	}
+	eng->store->release(eng->store, id);
+}
+
+/* ----------------------------------------------------------------
+ * Creation
+ * ----------------------------------------------------------------
+ */
+
+/* Check k and e */
+KeStatus
+ke_validate_params(KeKind kind, int k, KeNum e)
+{
+	if (kind != KE_KIND_EXACT && kind != KE_KIND_FLOAT)
+		return KE_ERR_ARG;
+	if (k < 2 || k > KE_MAX_K)
+		return KE_ERR_ARG;
+	if (kind == KE_KIND_FLOAT && !isfinite(e.f))
+		return KE_ERR_ARG;
+	if (!value_ok(kind, e) || ke_num_cmp(kind, e, ke_num_zero(kind)) < 0)
+		return KE_ERR_ARG;
+	return KE_OK;
+}
+
+/* Fill in the parts of an engine handle derived from the store */
+static KeStatus
+engine_attach(KeEngine **out, KeStore *store)
+{
+	KeEngine   *eng = calloc(1, sizeof(KeEngine));
+	KeMeta	   *m = store->meta(store, false);
+
+	if (eng == NULL)
+		return KE_ERR_NOMEM;
+	eng->store = store;
+	eng->kind = (KeKind) m->kind;
+	eng->k = m->k;
+	eng->e = m->e;
+	eng->leaf_cap = (int) ((store->node_size - sizeof(NodeHdr)) / sizeof(LeafItem));
+	eng->inner_cap = (int) ((store->node_size - sizeof(NodeHdr)) / sizeof(InnerItem));
+	if (eng->leaf_cap < 3 || eng->inner_cap < 3)
+	{
+		free(eng);
+		return KE_ERR_ARG;
+	}
+	*out = eng;
+	return KE_OK;
+}
+
+/* Create an empty engine in a store */
+KeStatus
+ke_create(KeEngine **out, KeStore *store, KeKind kind, int k, KeNum e)
+{
+	KeStatus	st = ke_validate_params(kind, k, e);
+	KeMeta	   *m;
+	KeNodeId	root;
+
+	*out = NULL;
+	if (st != KE_OK)
+		return st;
+	if (store == NULL || store->node_size < sizeof(NodeHdr) + 3 * sizeof(LeafItem))
+		return KE_ERR_ARG;
+	root = store->alloc(store);
+	if (root == 0)
+		return KE_ERR_NOMEM;
+	memset(store->write(store, root), 0, sizeof(NodeHdr));
+	m = store->meta(store, true);
+	memset(m, 0, sizeof(KeMeta));
+	m->magic = KE_META_MAGIC;
+	m->version = KE_META_VERSION;
+	m->kind = kind;
+	m->k = k;
+	m->e = e;
+	m->root = root;
+	m->height = 1;
+	return engine_attach(out, store);
+}
+
+/* Attach to an engine already in a store */
+KeStatus
+ke_open(KeEngine **out, KeStore *store)
+{
+	KeMeta	   *m = store->meta(store, false);
+
+	*out = NULL;
+	if (m->magic != KE_META_MAGIC || m->version != KE_META_VERSION)
+		return KE_ERR_CORRUPT;
+	if (ke_validate_params((KeKind) m->kind, m->k, m->e) != KE_OK)
+		return KE_ERR_CORRUPT;
+	return engine_attach(out, store);
+}
+
+/* Free the handle (not the store) */
+void
+ke_close(KeEngine *eng)
+{
+	free(eng);
+}
+
+KeKind
+ke_kind(const KeEngine *eng)
+{
+	return eng->kind;
+}
+
+int
+ke_k(const KeEngine *eng)
+{
+	return eng->k;
+}
+
+KeNum
+ke_e(const KeEngine *eng)
+{
+	return eng->e;
+}
+
+int64_t
+ke_nrows(KeEngine *eng)
+{
+	return meta_r(eng)->nrows;
+}
+
+int64_t
+ke_nruns(KeEngine *eng)
+{
+	return meta_r(eng)->nruns;
+}
+
+const KeChangeInfo *
+ke_last_change(const KeEngine *eng)
+{
+	return &eng->last;
+}
+
+/* The optimal sum-error; false when no valid partitioning exists */
+bool
+ke_sum_error(KeEngine *eng, KeNum *out)
+{
+	Cursor		c;
+	KeNum		E;
+
+	if (!cur_last(eng, &c))
+		return false;
+	E = cur_E(eng, &c);
+	if (ke_num_is_inf(eng->kind, E))
+		return false;
+	*out = E;
+	return true;
+}
+
+/* ----------------------------------------------------------------
+ * Bulk build
+ * ----------------------------------------------------------------
+ */
+
+/* Replace the contents with the sorted values, by one linear DP pass */
+KeStatus
+ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
+{
+	KeKind		kind = eng->kind;
+	size_t		m = 0;
+	KeNum	   *vals = NULL,
+			   *E = NULL,
+			   *best = NULL,
+			   *argmin = NULL;
+	int64_t    *counts = NULL,
+			   *frontier = NULL;
+	int		   *argmin_last = NULL,
+			   *end = NULL;
+	KeNodeId   *level_ids = NULL;
+	KeNum	   *level_keys = NULL;
+	size_t		nlevel;
+	uint32_t	height = 1;
+	KeStatus	st = KE_ERR_NOMEM;
+	KeMeta	   *meta;
+	KeNodeId	old_root;
+	int64_t		nparts = 0;
+	size_t		cap = n > 0 ? n : 1;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		if (!value_ok(kind, sorted[i]))
+			return KE_ERR_ARG;
+		if (i > 0 && ke_num_cmp(kind, sorted[i - 1], sorted[i]) > 0)
+			return KE_ERR_ARG;
+	}
+	vals = calloc(cap, sizeof(KeNum));
+	E = malloc(cap * sizeof(KeNum));
+	best = malloc(cap * sizeof(KeNum));
+	argmin = malloc(cap * sizeof(KeNum));
+	counts = calloc(cap, sizeof(int64_t));
+	frontier = malloc(cap * sizeof(int64_t));
+	argmin_last = malloc(cap * sizeof(int));
+	end = malloc(cap * sizeof(int));
+	if (!vals || !E || !best || !argmin || !counts || !frontier || !argmin_last || !end)
+		goto done;
+	for (size_t i = 0; i < n; i++)
+	{
+		if (m > 0 && ke_num_eq(kind, vals[m - 1], sorted[i]))
+			counts[m - 1]++;
+		else
+		{
+			vals[m] = sorted[i];
+			counts[m] = 1;
+			m++;
+		}
+	}
+	ke_linear_dp(kind, eng->k, eng->e, vals, counts, m,
+				 E, best, argmin, argmin_last, frontier, end);
+
+	/* lay the runs into full leaves, then free the old tree */
+	old_root = meta_r(eng)->root;
+	nlevel = m == 0 ? 1 : (m + eng->leaf_cap - 1) / eng->leaf_cap;
+	level_ids = malloc(nlevel * sizeof(KeNodeId));
+	level_keys = malloc(nlevel * sizeof(KeNum));
+	if (!level_ids || !level_keys)
+		goto done;
+	for (size_t l = 0; l < nlevel; l++)
+	{
+		KeNodeId	id = eng->store->alloc(eng->store);
+		NodeHdr    *nd;
+		size_t		from = l * eng->leaf_cap;
+		size_t		to = from + eng->leaf_cap < m ? from + eng->leaf_cap : m;
+
+		if (id == 0)
+			goto done;
+		nd = node_w(eng, id);
+		nd->level = 0;
+		nd->nitems = (uint16_t) (to - from);
+		for (size_t r = from; r < to; r++)
+		{
+			LeafItem   *li = &LEAF_ITEMS(nd)[r - from];
+
+			memset(li, 0, sizeof(LeafItem));
+			li->value = vals[r];
+			li->count = counts[r];
+			li->E = E[r];
+			li->best = best[r];
+			li->argmin = argmin[r];
+			li->argmin_last = (uint8_t) argmin_last[r];
+			li->has_frontier = frontier[r] >= 0;
+			li->frontier = frontier[r] >= 0 ? vals[frontier[r]] : ke_num_zero(kind);
+			li->end = (uint8_t) end[r];
+			if (end[r] != KE_END_NONE)
+				nparts++;
+		}
+		level_ids[l] = id;
+		level_keys[l] = to > from ? vals[from] : ke_num_zero(kind);
+	}
+	while (nlevel > 1)
+	{
+		size_t		nup = (nlevel + eng->inner_cap - 1) / eng->inner_cap;
+
+		for (size_t u = 0; u < nup; u++)
+		{
+			KeNodeId	id = eng->store->alloc(eng->store);
+			NodeHdr    *nd;
+			size_t		from = u * eng->inner_cap;
+			size_t		to = from + eng->inner_cap < nlevel ? from + eng->inner_cap : nlevel;
+			KeNum		firstkey = level_keys[from];
+
+			if (id == 0)
+				goto done;
+			nd = node_w(eng, id);
+			nd->level = (uint16_t) height;
+			nd->nitems = (uint16_t) (to - from);
+			for (size_t j = from; j < to; j++)
+			{
+				InnerItem  *ii = &INNER_ITEMS(nd)[j - from];
+
+				memset(ii, 0, sizeof(InnerItem));
+				ii->key = level_keys[j];
+				ii->add = ke_num_zero(kind);
+				ii->child = level_ids[j];
+			}
+			level_ids[u] = id;
+			level_keys[u] = firstkey;
+		}
+		nlevel = nup;
+		height++;
+	}
+	free_subtree(eng, old_root);
+	meta = meta_w(eng);
+	meta->root = level_ids[0];
+	meta->height = height;
+	meta->nruns = (int64_t) m;
+	meta->nrows = (int64_t) n;
+	meta->npartitions = nparts;
+	memset(&eng->last, 0, sizeof(eng->last));
+	eng->last.runs_recomputed = (int64_t) m;
+	eng->last.boundaries_changed = true;
+	eng->last.any = true;
+	eng->last.lo_unbounded = eng->last.hi_unbounded = true;
+	st = KE_OK;
+
+done:
+	free(vals);
+	free(E);
+	free(best);
+	free(argmin);
+	free(counts);
+	free(frontier);
+	free(argmin_last);
+	free(end);
+	free(level_ids);
+	free(level_keys);
+	return st;
+}
+
+/* ----------------------------------------------------------------
+ * Incremental recompute
+ * ----------------------------------------------------------------
+ */
+
+typedef struct Recompute
+{
+	const KeNum *trig;			/* sorted recompute starts, trig[0] first */
+	size_t		ntrig;
+	bool		has_absorb;		/* the frontier must pass this value */
+	bool		absorb_strict;
+	KeNum		absorb;
+	/* results */
+	bool		converged;
+	Cursor		conv;			/* the run where it converged */
+	int64_t		steps;
+} Recompute;
+
+/* Position a cursor on the run whose value is exactly v */
+static KeStatus
+seek_exact(KeEngine *eng, Cursor *c, KeNum v)
+{
+	if (!cur_seek(eng, c, v, false) || !ke_num_eq(eng->kind, cur_item(eng, c)->value, v))
+		return KE_ERR_CORRUPT;
+	return KE_OK;
+}
+
+/*
+ * Rerun the DP from the run at trig[0], resuming from the state stored in
+ * the run before it, until it converges (see the file header) or reaches
+ * the last run.
+ */
+static KeStatus
+recompute(KeEngine *eng, Recompute *rc)
+{
+	KeKind		kind = eng->kind;
+	KeNum		inf = ke_num_inf(kind);
+	Cursor		cr,
+				cq,
+				ck,
+				pc;
+	KeNum		cur = inf,
+				cur_arg = ke_num_zero(kind),
+				qs_val = ke_num_zero(kind),
+				prevE = ke_num_zero(kind);
+	int			cur_last = 0;
+	bool		has_qs = false,
+				cq_valid;
+	int			neg = 0;
+	size_t		ti = 0;
+	int64_t		since = 0;
+	/* runs from the streak start to r all moved by streak_diff (or stay inf) */
+	bool		streak_from_start = true;
+	bool		streak_excl = false;
+	KeNum		streak_start = ke_num_zero(kind);
+	bool		streak_has_diff = true;
+	KeNum		streak_diff = ke_num_zero(kind);
+
+	rc->converged = false;
+	rc->steps = 0;
+	if (!cur_seek(eng, &cr, rc->trig[0], false))
+		return KE_OK;
+
+	pc = cr;
+	if (cur_prev(eng, &pc))
+	{
+		Run			prev;
+
+		cur_get(eng, &pc, &prev);
+		cur = prev.best;
+		cur_arg = prev.argmin;
+		cur_last = prev.argmin_last;
+		has_qs = prev.has_frontier;
+		qs_val = prev.frontier;
+	}
+	if (has_qs)
+	{
+		if (seek_exact(eng, &cq, qs_val) != KE_OK)
+			return KE_ERR_CORRUPT;
+		prevE = cur_E(eng, &cq);
+		cq_valid = cur_next(eng, &cq);
+	}
+	else
+		cq_valid = cur_first(eng, &cq);
+
+	/* ck trails cr by k - 1 runs; neg counts positions before the first */
+	ck = cr;
+	for (int s = 0; s < eng->k - 1; s++)
+	{
+		if (neg > 0 || !cur_prev(eng, &ck))
+			neg++;
+	}
+
+	for (;;)
+	{
+		Run			old;
+		KeNum		v_r,
+					newE;
+		LeafItem   *w;
+		bool		old_inf,
+					new_inf;
+
+		cur_get(eng, &cr, &old);
+		v_r = old.value;
+		while (ti < rc->ntrig && ke_num_le(kind, rc->trig[ti], v_r))
+		{
+			ti++;
+			since = 0;
+		}
+
+		if (neg == 0)
+		{
+			KeNum		kth = cur_item(eng, &ck)->value;
+
+			while (cq_valid)
+			{
+				const LeafItem *qi = cur_item(eng, &cq);
+				KeNum		vq = qi->value;
+				int64_t		cnt = qi->count;
+				KeNum		Eq,
+							a;
+
+				if (ke_num_cmp(kind, vq, v_r) >= 0 ||
+					!ke_num_le(kind, vq, kth) ||
+					!ke_num_range_ok(kind, vq, v_r, eng->e))
+					break;
+				Eq = cur_E(eng, &cq);
+				if (!ke_num_is_inf(kind, prevE))
+				{
+					a = ke_num_sub(kind, prevE, vq);
+					if (ke_num_is_inf(kind, cur) || ke_num_le(kind, a, cur))
+					{
+						cur = a;
+						cur_arg = vq;
+						cur_last = 0;
+					}
+				}
+				if (cnt >= 2 && !ke_num_is_inf(kind, Eq))
+				{
+					a = ke_num_sub(kind, Eq, vq);
+					if (ke_num_is_inf(kind, cur) || ke_num_le(kind, a, cur))
+					{
+						cur = a;
+						cur_arg = vq;
+						cur_last = 1;
+					}
+				}
+				has_qs = true;
+				qs_val = vq;
+				prevE = Eq;
+				cq_valid = cur_next(eng, &cq);
+			}
+		}
+
+		newE = ke_num_is_inf(kind, cur) ? inf : ke_num_add(kind, v_r, cur);
+		w = cur_item_w(eng, &cr);
+		w->E = to_stored(eng, &cr, newE);
+		w->best = to_stored(eng, &cr, cur);
+		w->argmin = cur_arg;
+		w->argmin_last = (uint8_t) cur_last;
+		w->has_frontier = has_qs;
+		w->frontier = has_qs ? qs_val : ke_num_zero(kind);
+		w->fresh = 0;
+		rc->steps++;
+
+		old_inf = ke_num_is_inf(kind, old.E);
+		new_inf = ke_num_is_inf(kind, newE);
+		if (!old.fresh && old_inf && new_inf)
+		{
+			/* both infinite: matches any delta */
+		}
+		else if (!old.fresh && !old_inf && !new_inf)
+		{
+			KeNum		d = ke_num_sub(kind, newE, old.E);
+
+			if (!streak_has_diff)
+			{
+				streak_has_diff = true;
+				streak_diff = d;
+			}
+			else if (!ke_num_eq(kind, d, streak_diff))
+			{
+				streak_from_start = false;
+				streak_excl = false;
+				streak_start = v_r;
+				streak_diff = d;
+			}
+		}
+		else
+		{
+			streak_from_start = false;
+			streak_excl = true;
+			streak_start = v_r;
+			streak_has_diff = false;
+		}
+
+		if (ti == rc->ntrig && since >= eng->k && has_qs &&
+			!old.fresh && !old_inf && !new_inf && streak_has_diff &&
+			(!rc->has_absorb ||
+			 (rc->absorb_strict ? ke_num_cmp(kind, qs_val, rc->absorb) > 0
+			  : ke_num_le(kind, rc->absorb, qs_val))) &&
+			(streak_from_start ||
+			 (streak_excl ? ke_num_cmp(kind, streak_start, qs_val) < 0
+			  : ke_num_le(kind, streak_start, qs_val))) &&
+			old.has_frontier && ke_num_eq(kind, old.frontier, qs_val) &&
+			ke_num_eq(kind, old.argmin, cur_arg) && old.argmin_last == cur_last)
+		{
+			KeNum		delta = ke_num_sub(kind, newE, old.E);
+
+			if (ke_num_eq(kind, cur, ke_num_add(kind, old.best, delta)))
+			{
+				if (!ke_num_eq(kind, delta, ke_num_zero(kind)))
+					add_suffix(eng, &cr, delta);
+				rc->converged = true;
+				rc->conv = cr;
+				return KE_OK;
+			}
+		}
+		since++;
+
+		if (!cur_next(eng, &cr))
+			return KE_OK;
+		if (neg > 0)
+		{
+			if (--neg == 0)
+				ck.valid = true;
+		}
+		else
+			cur_next(eng, &ck);
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Partition boundaries
+ * ----------------------------------------------------------------
+ */
+
+typedef struct Boundary
+{
+	KeNum		value;
+	int			end;
+} Boundary;
+
+typedef struct BoundList
+{
+	Boundary   *items;
+	size_t		n;
+	size_t		cap;
+	Boundary	local[64];
+} BoundList;
+
+/* Append to a boundary list */
+static KeStatus
+bl_push(BoundList *bl, KeNum v, int end)
+{
+	if (bl->n == bl->cap)
+	{
+		size_t		ncap = bl->cap * 2;
+		Boundary   *nb = malloc(ncap * sizeof(Boundary));
+
+		if (nb == NULL)
+			return KE_ERR_NOMEM;
+		memcpy(nb, bl->items, bl->n * sizeof(Boundary));
+		if (bl->items != bl->local)
+			free(bl->items);
+		bl->items = nb;
+		bl->cap = ncap;
+	}
+	bl->items[bl->n].value = v;
+	bl->items[bl->n].end = end;
+	bl->n++;
+	return KE_OK;
+}
+
+/* Clear every end flag (the partitioning ceased to exist) */
+static void
+clear_all_flags(KeEngine *eng)
+{
+	Cursor		c;
+
+	if (meta_r(eng)->npartitions == 0)
+		return;
+	for (bool ok = cur_first(eng, &c); ok; ok = cur_next(eng, &c))
+	{
+		if (cur_item(eng, &c)->end != KE_END_NONE)
+			cur_item_w(eng, &c)->end = KE_END_NONE;
+	}
+	meta_w(eng)->npartitions = 0;
+}
+
+/*
+ * Re-flag partition ends after a recompute.  rc->converged says whether
+ * everything above rc->conv is untouched; below is the lowest recompute
+ * start (runs under it kept their DP state).  Sets the changed range.
+ */
+static KeStatus
+update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, KeChangeInfo *ci)
+{
+	KeKind		kind = eng->kind;
+	Cursor		c;
+	Boundary	anchor;
+	bool		anchor_kept = false;
+	bool		has_x = false;
+	Boundary	x = {{0}, 0};
+	BoundList	bl;
+	KeStatus	st = KE_OK;
+	int64_t		nparts_delta = 0;
+
+	bl.items = bl.local;
+	bl.n = 0;
+	bl.cap = sizeof(bl.local) / sizeof(bl.local[0]);
+
+	if (!cur_last(eng, &c) || ke_num_is_inf(kind, cur_E(eng, &c)))
+	{
+		/* no valid partitioning now */
+		if (meta_r(eng)->npartitions > 0)
+		{
+			clear_all_flags(eng);
+			ci->boundaries_changed = true;
+			ci->any = true;
+			ci->lo_unbounded = ci->hi_unbounded = true;
+		}
+		return KE_OK;
+	}
+
+	if (rc->converged)
+	{
+		c = rc->conv;
+		while (cur_next(eng, &c))
+		{
+			int			f = cur_item(eng, &c)->end;
+
+			if (f != KE_END_NONE)
+			{
+				anchor.value = cur_item(eng, &c)->value;
+				anchor.end = f;
+				anchor_kept = true;
+				break;
+			}
+		}
+	}
+	if (!anchor_kept)
+	{
+		cur_last(eng, &c);
+		anchor.value = cur_item(eng, &c)->value;
+		anchor.end = KE_END_FULL;
+		st = bl_push(&bl, anchor.value, anchor.end);
+		if (st != KE_OK)
+			goto done;
+	}
+
+	/* walk the new path down until it lands on an old boundary below */
+	{
+		Boundary	b = anchor;
+
+		for (;;)
+		{
+			const LeafItem *it;
+			KeNum		q;
+			Boundary	nb;
+
+			if ((st = seek_exact(eng, &c, b.value)) != KE_OK)
+				goto done;
+			it = cur_item(eng, &c);
+			q = it->argmin;
+			if (it->argmin_last)
+			{
+				nb.value = q;
+				nb.end = KE_END_SPLIT;
+				if ((st = seek_exact(eng, &c, q)) != KE_OK)
+					goto done;
+			}
+			else
+			{
+				if ((st = seek_exact(eng, &c, q)) != KE_OK)
+					goto done;
+				if (!cur_prev(eng, &c))
+					break;		/* reached the first run */
+				nb.value = cur_item(eng, &c)->value;
+				nb.end = KE_END_FULL;
+			}
+			if (ke_num_cmp(kind, nb.value, below) < 0 &&
+				cur_item(eng, &c)->end == nb.end)
+			{
+				x = nb;
+				has_x = true;
+				break;
+			}
+			if ((st = bl_push(&bl, nb.value, nb.end)) != KE_OK)
+				goto done;
+			b = nb;
+		}
+	}
+
+	/* re-flag the runs strictly between x and the anchor */
+	{
+		size_t		li = bl.n;	/* the list is descending: walk it from its end */
+		bool		ok;
+		bool		first = true;
+
+		if (has_x)
+			ok = cur_seek(eng, &c, x.value, x.end == KE_END_FULL);
+		else
+			ok = cur_first(eng, &c);
+		if (has_x && x.end == KE_END_SPLIT)
+		{
+			/* x's own run keeps its flag; its last row opens the next partition */
+			ci->lo = x.value;
+			first = false;
+			ok = cur_next(eng, &c);
+		}
+		for (; ok; ok = cur_next(eng, &c))
+		{
+			const LeafItem *it = cur_item(eng, &c);
+			int			want = KE_END_NONE;
+			int			cmp;
+
+			if (first)
+			{
+				ci->lo = it->value;
+				first = false;
+			}
+			cmp = ke_num_cmp(kind, it->value, anchor.value);
+			if (anchor_kept && cmp >= 0)
+				break;
+			if (li > 0 && ke_num_eq(kind, bl.items[li - 1].value, it->value))
+				want = bl.items[--li].end;
+			if (it->end != want)
+			{
+				nparts_delta += (want != KE_END_NONE) - (it->end != KE_END_NONE);
+				cur_item_w(eng, &c)->end = (uint8_t) want;
+				ci->boundaries_changed = true;
+			}
+			if (cmp >= 0)
+				break;
+		}
+		if (li != 0)
+		{
+			st = KE_ERR_CORRUPT;
+			goto done;
+		}
+	}
+	if (nparts_delta != 0)
+		meta_w(eng)->npartitions += nparts_delta;
+	ci->any = true;
+	ci->lo_unbounded = !has_x;
+	ci->hi = anchor.value;
+	ci->hi_unbounded = false;
+
+done:
+	if (bl.items != bl.local)
+		free(bl.items);
+	return st;
+}
+
+/* ----------------------------------------------------------------
+ * Applying changes
+ * ----------------------------------------------------------------
+ */
+
+typedef enum ChangeKind
+{
+	CH_MEMBER,					/* count moved, >= 2 before and after (or 1) */
+	CH_NEW,						/* a new run */
+	CH_REMOVED,					/* a run went away */
+	CH_CROSS					/* count crossed between 1 and 2 */
+} ChangeKind;
+
+/* Order changes by value */
+static int
+change_cmp_exact(const void *a, const void *b)
+{
+	const KeChange *x = a,
+			   *y = b;
+
+	return (x->value.i > y->value.i) - (x->value.i < y->value.i);
+}
+
+static int
+change_cmp_float(const void *a, const void *b)
+{
+	const KeChange *x = a,
+			   *y = b;
+
+	return (x->value.f > y->value.f) - (x->value.f < y->value.f);
+}
+
+static int
+num_cmp_exact(const void *a, const void *b)
+{
+	const KeNum *x = a,
+			   *y = b;
+
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static int
+num_cmp_float(const void *a, const void *b)
+{
+	const KeNum *x = a,
+			   *y = b;
+
+	return (x->f > y->f) - (x->f < y->f);
+}
+
+/*
+ * The first run whose frontier can absorb the candidates of run q: at least
+ * k - 1 runs past q and with a range of at least e from it.  False if none.
+ */
+static bool
+first_absorbing(KeEngine *eng, KeNum q, KeNum *out)
+{
+	Cursor		w,
+				s;
+	RangeArg	ra;
+	KeNum		wv,
+				sv;
+
+	if (!cur_seek(eng, &w, q, false))
+		return false;
+	for (int i = 0; i < eng->k - 1; i++)
+	{
+		if (!cur_next(eng, &w))
+			return false;
+	}
+	wv = cur_item(eng, &w)->value;
+	ra.lo = q;
+	ra.e = eng->e;
+	cur_seek_raw(eng, &s, pred_range, &ra);
+	if (!cur_normalize(eng, &s))
+		return false;
+	sv = cur_item(eng, &s)->value;
+	*out = ke_num_cmp(eng->kind, wv, sv) >= 0 ? wv : sv;
+	return true;
+}
+
+/* Apply a batch of count changes, then bring the DP and boundaries up to date */
+KeStatus
+ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
+{
+	KeKind		kind = eng->kind;
+	KeChange	local[16];
+	KeChange   *ch = n <= 16 ? local : malloc(n * sizeof(KeChange));
+	ChangeKind	klocal[16];
+	ChangeKind *ck = n <= 16 ? klocal : malloc(n * sizeof(ChangeKind));
+	KeNum		tlocal[16];
+	KeNum	   *trig = n <= 16 ? tlocal : malloc(n * sizeof(KeNum));
+	size_t		m = 0,
+				ntrig = 0;
+	KeStatus	st = KE_OK;
+	Recompute	rc;
+	bool		top_dirty = false;
+	bool		has_below = false;
+	KeNum		below = ke_num_zero(kind);
+	KeChangeInfo *ci = &eng->last;
+	KeMeta	   *meta;
+
+	memset(ci, 0, sizeof(*ci));
+	memset(&rc, 0, sizeof(rc));
+	if (ch == NULL || ck == NULL || trig == NULL)
+	{
+		st = KE_ERR_NOMEM;
+		goto done;
+	}
+
+	/* sort, merge equal values, drop no-ops, validate before touching anything */
+	for (size_t i = 0; i < n; i++)
+	{
+		if (!value_ok(kind, changes[i].value))
+		{
+			st = KE_ERR_ARG;
+			goto done;
+		}
+		ch[i] = changes[i];
+	}
+	if (n > 1)
+		qsort(ch, n, sizeof(KeChange),
+			  kind == KE_KIND_EXACT ? change_cmp_exact : change_cmp_float);
+	for (size_t i = 0; i < n; i++)
+	{
+		if (m > 0 && ke_num_eq(kind, ch[m - 1].value, ch[i].value))
+			ch[m - 1].delta += ch[i].delta;
+		else
+			ch[m++] = ch[i];
+	}
+	{
+		size_t		j = 0;
+
+		for (size_t i = 0; i < m; i++)
+			if (ch[i].delta != 0)
+				ch[j++] = ch[i];
+		m = j;
+	}
+	for (size_t i = 0; i < m; i++)
+	{
+		Cursor		c;
+		int64_t		have = 0;
+
+		if (cur_seek(eng, &c, ch[i].value, false) &&
+			ke_num_eq(kind, cur_item(eng, &c)->value, ch[i].value))
+			have = cur_item(eng, &c)->count;
+		if (have + ch[i].delta < 0)
+		{
+			st = KE_ERR_NOTFOUND;
+			goto done;
+		}
+	}
+	if (m == 0)
+		goto done;
+
+	/* apply the counts */
+	for (size_t i = 0; i < m; i++)
+	{
+		Cursor		c;
+		KeNum		x = ch[i].value;
+		bool		found;
+
+		cur_seek_raw(eng, &c, pred_ge, &x);
+		{
+			Cursor		t = c;
+
+			found = cur_normalize(eng, &t) &&
+				ke_num_eq(kind, cur_item(eng, &t)->value, x);
+			if (found)
+				c = t;
+		}
+		if (found)
+		{
+			LeafItem   *w = cur_item_w(eng, &c);
+			int64_t		oldc = w->count;
+			int64_t		newc = oldc + ch[i].delta;
+
+			if (newc == 0)
+			{
+				if (w->end != KE_END_NONE)
+				{
+					meta_w(eng)->npartitions--;
+					ci->boundaries_changed = true;
+				}
+				leaf_remove(eng, &c);
+				meta_w(eng)->nruns--;
+				ck[i] = CH_REMOVED;
+			}
+			else
+			{
+				w->count = newc;
+				ck[i] = (oldc >= 2) != (newc >= 2) ? CH_CROSS : CH_MEMBER;
+			}
+		}
+		else
+		{
+			LeafItem	li;
+
+			memset(&li, 0, sizeof(li));
+			li.value = x;
+			li.count = ch[i].delta;
+			li.E = ke_num_inf(kind);
+			li.best = ke_num_inf(kind);
+			li.argmin = ke_num_zero(kind);
+			li.frontier = ke_num_zero(kind);
+			li.fresh = 1;
+			if ((st = leaf_insert(eng, &c, &li)) != KE_OK)
+				goto done;
+			meta_w(eng)->nruns++;
+			ck[i] = CH_NEW;
+		}
+		meta_w(eng)->nrows += ch[i].delta;
+	}
+
+	/* where the DP must resume, and what its frontier must pass */
+	for (size_t i = 0; i < m; i++)
+	{
+		KeNum		x = ch[i].value;
+		KeNum		start;
+		bool		has_start = false;
+		Cursor		s;
+
+		switch (ck[i])
+		{
+			case CH_MEMBER:
+				continue;
+			case CH_NEW:
+				start = x;
+				has_start = true;
+				break;
+			case CH_REMOVED:
+				if (cur_seek(eng, &s, x, true))
+				{
+					start = cur_item(eng, &s)->value;
+					has_start = true;
+				}
+				else
+				{
+					top_dirty = true;
+					if (!has_below || ke_num_cmp(kind, x, below) < 0)
+						below = x;
+					has_below = true;
+				}
+				break;
+			case CH_CROSS:
+				has_start = first_absorbing(eng, x, &start);
+				break;
+		}
+		if (!has_start)
+			continue;
+		trig[ntrig++] = start;
+		if (!rc.has_absorb || ke_num_cmp(kind, x, rc.absorb) > 0 ||
+			(ke_num_eq(kind, x, rc.absorb) && ck[i] == CH_REMOVED))
+		{
+			rc.has_absorb = true;
+			rc.absorb = x;
+			rc.absorb_strict = ck[i] == CH_REMOVED;
+		}
+	}
+	if (ntrig > 1)
+		qsort(trig, ntrig, sizeof(KeNum),
+			  kind == KE_KIND_EXACT ? num_cmp_exact : num_cmp_float);
+	if (ntrig > 0)
+	{
+		if (!has_below || ke_num_cmp(kind, trig[0], below) < 0)
+			below = trig[0];
+		has_below = true;
+		rc.trig = trig;
+		rc.ntrig = ntrig;
+		if ((st = recompute(eng, &rc)) != KE_OK)
+			goto done;
+		ci->runs_recomputed = rc.steps;
+	}
+	if (ntrig > 0 || top_dirty)
+	{
+		/* with the old last run gone, the old path above the recompute is too */
+		if (top_dirty)
+			rc.converged = false;
+		if ((st = update_boundaries(eng, &rc, below, ci)) != KE_OK)
+			goto done;
+	}
+
+	/* rows of changed runs changed their partitions' membership */
+	meta = meta_r(eng);
+	if (meta->npartitions > 0)
+	{
+		KeNum		lo = ch[0].value,
+					hi = ch[m - 1].value;
+
+		if (!ci->any)
+		{
+			ci->any = true;
+			ci->lo = lo;
+			ci->hi = hi;
+		}
+		else
+		{
+			if (ke_num_cmp(kind, lo, ci->lo) < 0)
+				ci->lo = lo;
+			if (ke_num_cmp(kind, hi, ci->hi) > 0)
+				ci->hi = hi;
+		}
+	}
+
+done:
+	if (ch != local)
+		free(ch);
+	if (ck != klocal)
+		free(ck);
+	if (trig != tlocal)
+		free(trig);
+	return st;
+}
+
+/* Insert one row of value v */
+KeStatus
+ke_insert(KeEngine *eng, KeNum v)
+{
+	KeChange	c;
+
+	c.value = v;
+	c.delta = 1;
+	return ke_apply(eng, &c, 1);
+}
+
+/* Delete one row of value v */
+KeStatus
+ke_delete(KeEngine *eng, KeNum v)
+{
+	KeChange	c;
+
+	c.value = v;
+	c.delta = -1;
+	return ke_apply(eng, &c, 1);
+}
+
+/* ----------------------------------------------------------------
+ * Reading
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Emit partitions scanning forward from the cursor's run.  When
+ * split_start, the scan opens with a partition holding only the last row of
+ * that run.  Stops after the partition ending past hi when bounded.
+ */
+static bool
+scan_partitions(KeEngine *eng, Cursor *c, bool split_start, bool bounded, KeNum hi,
+				KePartitionFn fn, void *arg)
+{
+	KeKind		kind = eng->kind;
+	KePartition p;
+	bool		open = false;
+	bool		ok = c->valid;
+
+	memset(&p, 0, sizeof(p));
+	if (ok && split_start)
+	{
+		p.lo = cur_item(eng, c)->value;
+		p.lo_last_only = true;
+		p.n = 1;
+		p.ndistinct = 1;
+		open = true;
+		ok = cur_next(eng, c);
+	}
+	for (; ok; ok = cur_next(eng, c))
+	{
+		const LeafItem *it = cur_item(eng, c);
+
+		if (!open)
+		{
+			if (bounded && ke_num_cmp(kind, it->value, hi) > 0)
+				return true;
+			memset(&p, 0, sizeof(p));
+			p.lo = it->value;
+			open = true;
+		}
+		p.ndistinct++;
+		if (it->end == KE_END_SPLIT)
+		{
+			p.n += it->count - 1;
+			p.hi = it->value;
+			p.hi_split = true;
+			p.error = ke_num_sub(kind, p.hi, p.lo);
+			if (!fn(&p, arg))
+				return false;
+			if (bounded && ke_num_cmp(kind, it->value, hi) > 0)
+				return true;
+			memset(&p, 0, sizeof(p));
+			p.lo = it->value;
+			p.lo_last_only = true;
+			p.n = 1;
+			p.ndistinct = 1;
+			continue;
+		}
+		p.n += it->count;
+		if (it->end == KE_END_FULL)
+		{
+			p.hi = it->value;
+			p.error = ke_num_sub(kind, p.hi, p.lo);
+			if (!fn(&p, arg))
+				return false;
+			open = false;
+		}
+	}
+	return true;
+}
+
+/* Call fn for every partition, ascending; false if fn stopped early */
+bool
+ke_foreach_partition(KeEngine *eng, KePartitionFn fn, void *arg)
+{
+	Cursor		c;
+
+	if (meta_r(eng)->npartitions == 0)
+		return true;
+	if (!cur_first(eng, &c))
+		return true;
+	return scan_partitions(eng, &c, false, false, ke_num_zero(eng->kind), fn, arg);
+}
+
+/* Call fn for every partition the last change may have altered */
+bool
+ke_foreach_changed_partition(KeEngine *eng, KePartitionFn fn, void *arg)
+{
+	KeChangeInfo *ci = &eng->last;
+	Cursor		c;
+	bool		split_start = false;
+
+	if (!ci->any || meta_r(eng)->npartitions == 0)
+		return true;
+	if (ci->lo_unbounded || !cur_seek(eng, &c, ci->lo, false))
+	{
+		if (ci->lo_unbounded)
+			cur_first(eng, &c);
+		else
+			return true;
+	}
+	else
+	{
+		/* back to the start of the partition holding lo's first rows */
+		Cursor		b = c;
+
+		for (;;)
+		{
+			int			f;
+
+			if (!cur_prev(eng, &b))
+			{
+				cur_first(eng, &c);
+				break;
+			}
+			f = cur_item(eng, &b)->end;
+			if (f == KE_END_FULL)
+			{
+				c = b;
+				cur_next(eng, &c);
+				break;
+			}
+			if (f == KE_END_SPLIT)
+			{
+				c = b;
+				split_start = true;
+				break;
+			}
+		}
+	}
+	return scan_partitions(eng, &c, split_start, !ci->hi_unbounded, ci->hi, fn, arg);
+}
+
+/* Call fn for every run, ascending */
+bool
+ke_foreach_run(KeEngine *eng, KeRunFn fn, void *arg)
+{
+	Cursor		c;
+
+	for (bool ok = cur_first(eng, &c); ok; ok = cur_next(eng, &c))
+	{
+		Run			r;
+		KeRunInfo	ri;
+
+		cur_get(eng, &c, &r);
+		ri.value = r.value;
+		ri.count = r.count;
+		ri.E = r.E;
+		ri.best = r.best;
+		ri.argmin = r.argmin;
+		ri.argmin_last = r.argmin_last;
+		ri.has_frontier = r.has_frontier;
+		ri.frontier = r.frontier;
+		ri.end = r.end;
+		if (!fn(&ri, arg))
+			return false;
+	}
+	return true;
+}
+
+/* ----------------------------------------------------------------
+ * Verification
+ * ----------------------------------------------------------------
+ */
+
+/* Check a subtree's shape and bounds; counts runs into *nruns */
+static bool
+verify_node(KeEngine *eng, KeNodeId id, int level, bool has_lo, KeNum lo,
+			bool has_hi, KeNum hi, int64_t *nruns, char *msg, size_t len)
+{
+	KeKind		kind = eng->kind;
+	const NodeHdr *n = node_r(eng, id);
+
+	if (n->level != level)
+	{
+		snprintf(msg, len, "node %u has level %d, expected %d", id, n->level, level);
+		return false;
+	}
+	if (n->nitems == 0 && !(level == 0 && id == meta_r(eng)->root))
+	{
+		snprintf(msg, len, "node %u is empty", id);
+		return false;
+	}
+	if (level == 0)
+	{
+		const LeafItem *li = LEAF_ITEMS(n);
+
+		if (n->nitems > eng->leaf_cap)
+		{
+			snprintf(msg, len, "leaf %u overfull", id);
+			return false;
+		}
+		for (int i = 0; i < n->nitems; i++)
+		{
+			if ((i > 0 && ke_num_cmp(kind, li[i - 1].value, li[i].value) >= 0) ||
+				(has_lo && ke_num_cmp(kind, li[i].value, lo) < 0) ||
+				(has_hi && ke_num_cmp(kind, li[i].value, hi) > 0) ||
+				li[i].count < 1 || li[i].fresh)
+			{
+				snprintf(msg, len, "leaf %u item %d out of order, out of bounds or empty", id, i);
+				return false;
+			}
+		}
+		*nruns += n->nitems;
+		return true;
+	}
+	if (n->nitems > eng->inner_cap)
+	{
+		snprintf(msg, len, "inner node %u overfull", id);
+		return false;
+	}
+	for (int i = 0; i < n->nitems; i++)
+	{
+		const InnerItem *it = INNER_ITEMS(node_r(eng, id));
+		bool		clo = i > 0 ? true : has_lo;
+		KeNum		vlo = i > 0 ? it[i].key : lo;
+		bool		chi = i + 1 < n->nitems ? true : has_hi;
+		KeNum		vhi = i + 1 < n->nitems ? it[i + 1].key : hi;
+
+		if (!verify_node(eng, it[i].child, level - 1, clo, vlo, chi, vhi, nruns, msg, len))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Compare the stored state with a from-scratch DP over the same runs, and
+ * the tree with its invariants.  KE_OK, or KE_ERR_CORRUPT with a message.
+ */
+KeStatus
+ke_verify(KeEngine *eng, char *msg, size_t msglen)
+{
+	KeKind		kind = eng->kind;
+	KeMeta	   *meta = meta_r(eng);
+	int64_t		m = meta->nruns;
+	int64_t		counted = 0,
+				rows = 0,
+				flags = 0,
+				r = 0;
+	size_t		cap = m > 0 ? (size_t) m : 1;
+	KeNum	   *vals = malloc(cap * sizeof(KeNum));
+	int64_t    *counts = malloc(cap * sizeof(int64_t));
+	Run		   *runs = malloc(cap * sizeof(Run));
+	KeNum	   *E = malloc(cap * sizeof(KeNum));
+	KeNum	   *best = malloc(cap * sizeof(KeNum));
+	KeNum	   *argmin = malloc(cap * sizeof(KeNum));
+	int		   *argmin_last = malloc(cap * sizeof(int));
+	int64_t    *frontier = malloc(cap * sizeof(int64_t));
+	int		   *end = malloc(cap * sizeof(int));
+	KeStatus	st = KE_ERR_CORRUPT;
+	Cursor		c;
+	char		b1[64],
+				b2[64];
+
+	if (msglen > 0)
+		msg[0] = '\0';
+	if (!vals || !counts || !runs || !E || !best || !argmin || !argmin_last || !frontier || !end)
+	{
+		st = KE_ERR_NOMEM;
+		goto done;
+	}
+	if (!verify_node(eng, meta->root, (int) meta->height - 1, false, ke_num_zero(kind),
+					 false, ke_num_zero(kind), &counted, msg, msglen))
+		goto done;
+	if (counted != m)
+	{
+		snprintf(msg, msglen, "tree holds %lld runs, metadata says %lld",
+				 (long long) counted, (long long) m);
+		goto done;
+	}
+	for (bool ok = cur_first(eng, &c); ok; ok = cur_next(eng, &c))
+	{
+		if (r >= m)
+		{
+			snprintf(msg, msglen, "cursor visits more runs than the tree holds");
+			goto done;
+		}
+		cur_get(eng, &c, &runs[r]);
+		vals[r] = runs[r].value;
+		counts[r] = runs[r].count;
+		rows += runs[r].count;
+		flags += runs[r].end != KE_END_NONE;
+		r++;
+	}
+	if (r != m || rows != meta->nrows || flags != meta->npartitions)
+	{
+		snprintf(msg, msglen, "runs %lld/%lld, rows %lld/%lld or partitions %lld/%lld disagree with metadata",
+				 (long long) r, (long long) m, (long long) rows, (long long) meta->nrows,
+				 (long long) flags, (long long) meta->npartitions);
+		goto done;
+	}
+	ke_linear_dp(kind, eng->k, eng->e, vals, counts, (size_t) m,
+				 E, best, argmin, argmin_last, frontier, end);
+	for (r = 0; r < m; r++)
+	{
+		const Run  *x = &runs[r];
+		bool		e_ok;
+
+		if (kind == KE_KIND_FLOAT && !ke_num_is_inf(kind, E[r]))
+			e_ok = !ke_num_is_inf(kind, x->E) &&
+				fabs(x->E.f - E[r].f) <= 1e-9 * fmax(1.0, fabs(E[r].f));
+		else
+			e_ok = ke_num_eq(kind, x->E, E[r]) ||
+				(ke_num_is_inf(kind, x->E) && ke_num_is_inf(kind, E[r]));
+		if (!e_ok)
+		{
+			snprintf(msg, msglen, "run %s: stored E %s, recomputed %s",
+					 ke_num_format(kind, x->value, b1, sizeof(b1)),
+					 ke_num_format(kind, x->E, b2, sizeof(b2)),
+					 ke_num_format(kind, E[r], b1 + 32, sizeof(b1) - 32));
+			goto done;
+		}
+		if (!ke_num_is_inf(kind, best[r]) &&
+			(!ke_num_eq(kind, x->argmin, argmin[r]) || x->argmin_last != argmin_last[r]))
+		{
+			snprintf(msg, msglen, "run %s: stored argmin %s/%d, recomputed %s/%d",
+					 ke_num_format(kind, x->value, b1, 32),
+					 ke_num_format(kind, x->argmin, b1 + 32, 32), x->argmin_last,
+					 ke_num_format(kind, argmin[r], b2, sizeof(b2)), argmin_last[r]);
+			goto done;
+		}
+		if (x->has_frontier != (frontier[r] >= 0) ||
+			(frontier[r] >= 0 && !ke_num_eq(kind, x->frontier, vals[frontier[r]])))
+		{
+			snprintf(msg, msglen, "run %s: frontier differs from the recomputed one",
+					 ke_num_format(kind, x->value, b1, sizeof(b1)));
+			goto done;
+		}
+		if (x->end != end[r])
+		{
+			snprintf(msg, msglen, "run %s: partition end flag %d, recomputed %d",
+					 ke_num_format(kind, x->value, b1, sizeof(b1)), x->end, end[r]);
+			goto done;
+		}
+	}
+	st = KE_OK;
+
+done:
+	free(vals);
+	free(counts);
+	free(runs);
+	free(E);
+	free(best);
+	free(argmin);
+	free(argmin_last);
+	free(frontier);
+	free(end);
+	return st;
+}
