@@ -104,7 +104,36 @@ typedef struct Run
 	bool		fresh;
 } Run;
 
-typedef bool (*ValuePred) (KeKind kind, KeNum v, const void *arg);
+/* What a seek looks for: the first run whose value satisfies a monotone test */
+typedef enum SeekMode
+{
+	SEEK_GE,					/* value >= x */
+	SEEK_GT,					/* value > x */
+	SEEK_RANGE					/* value - x >= e */
+} SeekMode;
+
+typedef struct SeekKey
+{
+	SeekMode	mode;
+	KeNum		x;
+	KeNum		e;
+} SeekKey;
+
+/* Does v satisfy the seek's test? */
+static inline bool
+seek_test(KeKind kind, const SeekKey *key, KeNum v)
+{
+	switch (key->mode)
+	{
+		case SEEK_GE:
+			return ke_num_le(kind, key->x, v);
+		case SEEK_GT:
+			return !ke_num_le(kind, v, key->x);
+		case SEEK_RANGE:
+			return ke_num_range_ok(kind, key->x, v, key->e);
+	}
+	return true;
+}
 
 /* ----------------------------------------------------------------
  * Small helpers
@@ -222,13 +251,13 @@ cur_last(KeEngine *eng, Cursor *c)
 }
 
 /*
- * Position at the first run whose value satisfies pred (monotone: false then
- * true).  The leaf index may equal nitems (the insertion point is the end of
+ * Position at the first run whose value satisfies the key's test (monotone:
+ * false, then true).  The leaf index may equal nitems (the insertion point is the end of
  * that leaf); c->valid tells whether it names a run.  Call cur_normalize()
  * before reading.
  */
 static void
-cur_seek_raw(KeEngine *eng, Cursor *c, ValuePred pred, const void *arg)
+cur_seek_raw(KeEngine *eng, Cursor *c, const SeekKey *key)
 {
 	int			lev;
 
@@ -245,7 +274,7 @@ cur_seek_raw(KeEngine *eng, Cursor *c, ValuePred pred, const void *arg)
 		{
 			int			mid = (lo + hi) / 2;
 
-			if (pred(eng->kind, it[mid].key, arg))
+			if (seek_test(eng->kind, key, it[mid].key))
 				hi = mid;
 			else
 				lo = mid + 1;
@@ -264,7 +293,7 @@ cur_seek_raw(KeEngine *eng, Cursor *c, ValuePred pred, const void *arg)
 		{
 			int			mid = (lo + hi) / 2;
 
-			if (pred(eng->kind, li[mid].value, arg))
+			if (seek_test(eng->kind, key, li[mid].value))
 				hi = mid;
 			else
 				lo = mid + 1;
@@ -359,37 +388,15 @@ cur_normalize(KeEngine *eng, Cursor *c)
 	return cur_next(eng, c);
 }
 
-static bool
-pred_ge(KeKind kind, KeNum v, const void *arg)
-{
-	return ke_num_cmp(kind, v, *(const KeNum *) arg) >= 0;
-}
-
-static bool
-pred_gt(KeKind kind, KeNum v, const void *arg)
-{
-	return ke_num_cmp(kind, v, *(const KeNum *) arg) > 0;
-}
-
-typedef struct RangeArg
-{
-	KeNum		lo;
-	KeNum		e;
-} RangeArg;
-
-static bool
-pred_range(KeKind kind, KeNum v, const void *arg)
-{
-	const RangeArg *ra = arg;
-
-	return ke_num_range_ok(kind, ra->lo, v, ra->e);
-}
-
 /* Position at the first run >= x (or > x when strict); false if none */
 static bool
 cur_seek(KeEngine *eng, Cursor *c, KeNum x, bool strict)
 {
-	cur_seek_raw(eng, c, strict ? pred_gt : pred_ge, &x);
+	SeekKey		key;
+
+	key.mode = strict ? SEEK_GT : SEEK_GE;
+	key.x = x;
+	cur_seek_raw(eng, c, &key);
 	return cur_normalize(eng, c);
 }
 
@@ -1049,6 +1056,27 @@ seek_exact(KeEngine *eng, Cursor *c, KeNum v)
 }
 
 /*
+ * Move the cursor back to the run of value v (v <= the current value).  The
+ * targets are almost always a few runs away, so step first and seek only
+ * when that does not get there quickly.
+ */
+static KeStatus
+cur_back_to(KeEngine *eng, Cursor *c, KeNum v)
+{
+	for (int i = 0; i < 32 && c->valid; i++)
+	{
+		int			cmp = ke_num_cmp(eng->kind, cur_item(eng, c)->value, v);
+
+		if (cmp == 0)
+			return KE_OK;
+		if (cmp < 0)
+			return KE_ERR_CORRUPT;
+		cur_prev(eng, c);
+	}
+	return seek_exact(eng, c, v);
+}
+
+/*
  * Rerun the DP from the run at trig[0], resuming from the state stored in
  * the run before it, until it converges (see the file header) or reaches
  * the last run.
@@ -1096,16 +1124,6 @@ recompute(KeEngine *eng, Recompute *rc)
 		has_qs = prev.has_frontier;
 		qs_val = prev.frontier;
 	}
-	if (has_qs)
-	{
-		if (seek_exact(eng, &cq, qs_val) != KE_OK)
-			return KE_ERR_CORRUPT;
-		prevE = cur_E(eng, &cq);
-		cq_valid = cur_next(eng, &cq);
-	}
-	else
-		cq_valid = cur_first(eng, &cq);
-
 	/* ck trails cr by k - 1 runs; neg counts positions before the first */
 	ck = cr;
 	for (int s = 0; s < eng->k - 1; s++)
@@ -1113,6 +1131,19 @@ recompute(KeEngine *eng, Recompute *rc)
 		if (neg > 0 || !cur_prev(eng, &ck))
 			neg++;
 	}
+
+	/* the frontier lies before ck: cq is the next candidate after it */
+	if (has_qs)
+	{
+		cq = ck;
+		cq.valid = true;
+		if (cur_back_to(eng, &cq, qs_val) != KE_OK)
+			return KE_ERR_CORRUPT;
+		prevE = cur_E(eng, &cq);
+		cq_valid = cur_next(eng, &cq);
+	}
+	else
+		cq_valid = cur_first(eng, &cq);
 
 	for (;;)
 	{
@@ -1372,47 +1403,37 @@ update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, KeChangeInfo 
 			goto done;
 	}
 
-	/* walk the new path down until it lands on an old boundary below */
+	/* walk the new path down (c is at the anchor) until it meets the old one */
+	for (;;)
 	{
-		Boundary	b = anchor;
+		const LeafItem *it = cur_item(eng, &c);
+		KeNum		q = it->argmin;
+		bool		split = it->argmin_last;
+		Boundary	nb;
 
-		for (;;)
+		if ((st = cur_back_to(eng, &c, q)) != KE_OK)
+			goto done;
+		if (split)
 		{
-			const LeafItem *it;
-			KeNum		q;
-			Boundary	nb;
-
-			if ((st = seek_exact(eng, &c, b.value)) != KE_OK)
-				goto done;
-			it = cur_item(eng, &c);
-			q = it->argmin;
-			if (it->argmin_last)
-			{
-				nb.value = q;
-				nb.end = KE_END_SPLIT;
-				if ((st = seek_exact(eng, &c, q)) != KE_OK)
-					goto done;
-			}
-			else
-			{
-				if ((st = seek_exact(eng, &c, q)) != KE_OK)
-					goto done;
-				if (!cur_prev(eng, &c))
-					break;		/* reached the first run */
-				nb.value = cur_item(eng, &c)->value;
-				nb.end = KE_END_FULL;
-			}
-			if (ke_num_cmp(kind, nb.value, below) < 0 &&
-				cur_item(eng, &c)->end == nb.end)
-			{
-				x = nb;
-				has_x = true;
-				break;
-			}
-			if ((st = bl_push(&bl, nb.value, nb.end)) != KE_OK)
-				goto done;
-			b = nb;
+			nb.value = q;
+			nb.end = KE_END_SPLIT;
 		}
+		else
+		{
+			if (!cur_prev(eng, &c))
+				break;			/* reached the first run */
+			nb.value = cur_item(eng, &c)->value;
+			nb.end = KE_END_FULL;
+		}
+		if (ke_num_cmp(kind, nb.value, below) < 0 &&
+			cur_item(eng, &c)->end == nb.end)
+		{
+			x = nb;
+			has_x = true;
+			break;
+		}
+		if ((st = bl_push(&bl, nb.value, nb.end)) != KE_OK)
+			goto done;
 	}
 
 	/* re-flag the runs strictly between x and the anchor */
@@ -1422,16 +1443,17 @@ update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, KeChangeInfo 
 		bool		first = true;
 
 		if (has_x)
-			ok = cur_seek(eng, &c, x.value, x.end == KE_END_FULL);
-		else
-			ok = cur_first(eng, &c);
-		if (has_x && x.end == KE_END_SPLIT)
 		{
-			/* x's own run keeps its flag; its last row opens the next partition */
-			ci->lo = x.value;
-			first = false;
+			/* x keeps its flag; after a split x's last row opens the next partition */
+			if (x.end == KE_END_SPLIT)
+			{
+				ci->lo = x.value;
+				first = false;
+			}
 			ok = cur_next(eng, &c);
 		}
+		else
+			ok = cur_first(eng, &c);
 		for (; ok; ok = cur_next(eng, &c))
 		{
 			const LeafItem *it = cur_item(eng, &c);
@@ -1535,7 +1557,7 @@ first_absorbing(KeEngine *eng, KeNum q, KeNum *out)
 {
 	Cursor		w,
 				s;
-	RangeArg	ra;
+	SeekKey		key;
 	KeNum		wv,
 				sv;
 
@@ -1547,9 +1569,10 @@ first_absorbing(KeEngine *eng, KeNum q, KeNum *out)
 			return false;
 	}
 	wv = cur_item(eng, &w)->value;
-	ra.lo = q;
-	ra.e = eng->e;
-	cur_seek_raw(eng, &s, pred_range, &ra);
+	key.mode = SEEK_RANGE;
+	key.x = q;
+	key.e = eng->e;
+	cur_seek_raw(eng, &s, &key);
 	if (!cur_normalize(eng, &s))
 		return false;
 	sv = cur_item(eng, &s)->value;
@@ -1614,7 +1637,7 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 				ch[j++] = ch[i];
 		m = j;
 	}
-	for (size_t i = 0; i < m; i++)
+	for (size_t i = 0; m > 1 && i < m; i++)
 	{
 		Cursor		c;
 		int64_t		have = 0;
@@ -1637,8 +1660,11 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 		Cursor		c;
 		KeNum		x = ch[i].value;
 		bool		found;
+		SeekKey		key;
 
-		cur_seek_raw(eng, &c, pred_ge, &x);
+		key.mode = SEEK_GE;
+		key.x = x;
+		cur_seek_raw(eng, &c, &key);
 		{
 			Cursor		t = c;
 
@@ -1649,10 +1675,17 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 		}
 		if (found)
 		{
-			LeafItem   *w = cur_item_w(eng, &c);
-			int64_t		oldc = w->count;
+			LeafItem   *w;
+			int64_t		oldc = cur_item(eng, &c)->count;
 			int64_t		newc = oldc + ch[i].delta;
 
+			/* a batch was validated above; a single change is checked here */
+			if (newc < 0)
+			{
+				st = KE_ERR_NOTFOUND;
+				goto done;
+			}
+			w = cur_item_w(eng, &c);
 			if (newc == 0)
 			{
 				if (w->end != KE_END_NONE)
@@ -1674,6 +1707,11 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 		{
 			LeafItem	li;
 
+			if (ch[i].delta < 0)
+			{
+				st = KE_ERR_NOTFOUND;
+				goto done;
+			}
 			memset(&li, 0, sizeof(li));
 			li.value = x;
 			li.count = ch[i].delta;
