@@ -35,6 +35,12 @@
 
 #include "ke_engine.h"
 
+/*
+ * A bulk build leaves room in every node, as btree's fillfactor does, so
+ * that the inserts that follow do not split nearly every leaf at once.
+ */
+#define KE_BUILD_FILL	80
+
 typedef struct NodeHdr
 {
 	uint16_t	level;			/* 0 = leaf */
@@ -251,6 +257,61 @@ cur_last(KeEngine *eng, Cursor *c)
 }
 
 /*
+ * Search a node for the first item in [lo, hi) whose number (at keyoff in
+ * items of the given width) passes the seek's test; hi if none.
+ *
+ * A plain binary search of a node that is not in cache waits for one memory
+ * load per probe, one after the other.  Here fifteen evenly spaced samples
+ * are prefetched together and scanned, then the sixteenth of the node they
+ * point to is prefetched and searched: two memory latencies a level instead
+ * of about eight.  On large trees this is most of the cost of a change.
+ */
+static inline int
+node_search(KeKind kind, const SeekKey *key, const void *items, size_t width,
+			size_t keyoff, int lo, int hi)
+{
+	const char *base = (const char *) items + keyoff;
+
+#define ITEM_NUM(i) (*(const KeNum *) (base + (size_t) (i) * width))
+	if (hi - lo > 32)
+	{
+		int			step = (hi - lo) / 16;
+		int			nlo = lo,
+					nhi = hi;
+
+		for (int j = 1; j < 16; j++)
+			__builtin_prefetch(base + (size_t) (lo + j * step) * width);
+		for (int j = 1; j < 16; j++)
+		{
+			int			i = lo + j * step;
+
+			if (seek_test(kind, key, ITEM_NUM(i)))
+			{
+				nhi = i;
+				break;
+			}
+			nlo = i + 1;
+		}
+		lo = nlo;
+		hi = nhi;
+		for (const char *p = base + (size_t) lo * width;
+			 p < base + (size_t) hi * width; p += 64)
+			__builtin_prefetch(p);
+	}
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (seek_test(kind, key, ITEM_NUM(mid)))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+#undef ITEM_NUM
+	return lo;
+}
+
+/*
  * Position at the first run whose value satisfies the key's test (monotone:
  * false, then true).  The leaf index may equal nitems (the insertion point is the end of
  * that leaf); c->valid tells whether it names a run.  Call cur_normalize()
@@ -266,19 +327,11 @@ cur_seek_raw(KeEngine *eng, Cursor *c, const SeekKey *key)
 	{
 		const NodeHdr *n = node_r(eng, c->node[lev]);
 		const InnerItem *it = INNER_ITEMS(n);
-		int			lo = 1,
-					hi = n->nitems;
+		int			lo;
 
 		/* the last item whose key is false; item 0 counts as false */
-		while (lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (seek_test(eng->kind, key, it[mid].key))
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
+		lo = node_search(eng->kind, key, it, sizeof(InnerItem),
+						 offsetof(InnerItem, key), 1, n->nitems);
 		c->idx[lev] = lo - 1;
 		c->node[lev + 1] = it[lo - 1].child;
 		c->add[lev + 1] = ke_num_add(eng->kind, c->add[lev], it[lo - 1].add);
@@ -286,18 +339,10 @@ cur_seek_raw(KeEngine *eng, Cursor *c, const SeekKey *key)
 	{
 		const NodeHdr *leaf = node_r(eng, c->node[lev]);
 		const LeafItem *li = LEAF_ITEMS(leaf);
-		int			lo = 0,
-					hi = leaf->nitems;
+		int			lo;
 
-		while (lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (seek_test(eng->kind, key, li[mid].value))
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
+		lo = node_search(eng->kind, key, li, sizeof(LeafItem),
+						 offsetof(LeafItem, value), 0, leaf->nitems);
 		c->idx[lev] = lo;
 		c->valid = lo < leaf->nitems;
 	}
@@ -455,6 +500,32 @@ cur_E(KeEngine *eng, const Cursor *c)
  */
 
 /*
+ * Insert item at pos into a full array a of n items of the given width,
+ * splitting: the first keep = (n + 1) / 2 items stay in a, the rest go to r.
+ * Done in place, without a scratch copy.
+ */
+static void
+split_insert(char *a, char *r, int n, int pos, const void *item, size_t width)
+{
+	int			keep = (n + 1) / 2;
+
+	if (pos < keep)
+	{
+		memcpy(r, a + (size_t) (keep - 1) * width, (size_t) (n - keep + 1) * width);
+		memmove(a + (size_t) (pos + 1) * width, a + (size_t) pos * width,
+				(size_t) (keep - 1 - pos) * width);
+		memcpy(a + (size_t) pos * width, item, width);
+	}
+	else
+	{
+		memcpy(r, a + (size_t) keep * width, (size_t) (pos - keep) * width);
+		memcpy(r + (size_t) (pos - keep) * width, item, width);
+		memcpy(r + (size_t) (pos - keep + 1) * width, a + (size_t) pos * width,
+			   (size_t) (n - pos) * width);
+	}
+}
+
+/*
  * Add a right sibling `rid` of node[lev] (whose lowest key is key) to the
  * parent, splitting upwards as needed.
  */
@@ -514,27 +585,18 @@ link_sibling(KeEngine *eng, Cursor *c, int lev, KeNodeId rid, KeNum key)
 			NodeHdr    *rn;
 			int			total = pn->nitems + 1;
 			int			keep = total / 2;
-			InnerItem  *all;
 			KeNum		upkey;
 
 			if (rid2 == 0)
 				return KE_ERR_NOMEM;
-			all = malloc(total * sizeof(InnerItem));
-			if (all == NULL)
-				return KE_ERR_NOMEM;
 			pn = node_w(eng, c->node[plev]);
-			pit = INNER_ITEMS(pn);
-			memcpy(all, pit, pos * sizeof(InnerItem));
-			all[pos] = item;
-			memcpy(&all[pos + 1], &pit[pos], (pn->nitems - pos) * sizeof(InnerItem));
-			memcpy(pit, all, keep * sizeof(InnerItem));
-			pn->nitems = (uint16_t) keep;
 			rn = node_w(eng, rid2);
 			rn->level = pn->level;
-			memcpy(INNER_ITEMS(rn), &all[keep], (total - keep) * sizeof(InnerItem));
+			split_insert((char *) INNER_ITEMS(pn), (char *) INNER_ITEMS(rn),
+						 pn->nitems, pos, &item, sizeof(InnerItem));
+			pn->nitems = (uint16_t) keep;
 			rn->nitems = (uint16_t) (total - keep);
-			upkey = all[keep].key;
-			free(all);
+			upkey = INNER_ITEMS(rn)[0].key;
 			return link_sibling(eng, c, plev, rid2, upkey);
 		}
 	}
@@ -562,27 +624,18 @@ leaf_insert(KeEngine *eng, Cursor *c, const LeafItem *item)
 		NodeHdr    *rn;
 		int			total = n->nitems + 1;
 		int			keep = total / 2;
-		LeafItem   *all;
 		KeNum		key;
 
 		if (rid == 0)
 			return KE_ERR_NOMEM;
-		all = malloc(total * sizeof(LeafItem));
-		if (all == NULL)
-			return KE_ERR_NOMEM;
 		n = node_w(eng, c->node[lev]);
-		it = LEAF_ITEMS(n);
-		memcpy(all, it, pos * sizeof(LeafItem));
-		all[pos] = *item;
-		memcpy(&all[pos + 1], &it[pos], (n->nitems - pos) * sizeof(LeafItem));
-		memcpy(it, all, keep * sizeof(LeafItem));
-		n->nitems = (uint16_t) keep;
 		rn = node_w(eng, rid);
 		rn->level = 0;
-		memcpy(LEAF_ITEMS(rn), &all[keep], (total - keep) * sizeof(LeafItem));
+		split_insert((char *) LEAF_ITEMS(n), (char *) LEAF_ITEMS(rn),
+					 n->nitems, pos, item, sizeof(LeafItem));
+		n->nitems = (uint16_t) keep;
 		rn->nitems = (uint16_t) (total - keep);
-		key = all[keep].value;
-		free(all);
+		key = LEAF_ITEMS(rn)[0].value;
 		return link_sibling(eng, c, lev, rid, key);
 	}
 }
@@ -897,6 +950,8 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	KeNodeId	old_root;
 	int64_t		nparts = 0;
 	size_t		cap = n > 0 ? n : 1;
+	size_t		leaf_fill = eng->leaf_cap * KE_BUILD_FILL / 100;
+	size_t		inner_fill = eng->inner_cap * KE_BUILD_FILL / 100;
 
 	for (size_t i = 0; i < n; i++)
 	{
@@ -931,7 +986,7 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 
 	/* lay the runs into full leaves, then free the old tree */
 	old_root = meta_r(eng)->root;
-	nlevel = m == 0 ? 1 : (m + eng->leaf_cap - 1) / eng->leaf_cap;
+	nlevel = m == 0 ? 1 : (m + leaf_fill - 1) / leaf_fill;
 	level_ids = malloc(nlevel * sizeof(KeNodeId));
 	level_keys = malloc(nlevel * sizeof(KeNum));
 	if (!level_ids || !level_keys)
@@ -940,8 +995,8 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	{
 		KeNodeId	id = eng->store->alloc(eng->store);
 		NodeHdr    *nd;
-		size_t		from = l * eng->leaf_cap;
-		size_t		to = from + eng->leaf_cap < m ? from + eng->leaf_cap : m;
+		size_t		from = l * leaf_fill;
+		size_t		to = from + leaf_fill < m ? from + leaf_fill : m;
 
 		if (id == 0)
 			goto done;
@@ -970,14 +1025,14 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	}
 	while (nlevel > 1)
 	{
-		size_t		nup = (nlevel + eng->inner_cap - 1) / eng->inner_cap;
+		size_t		nup = (nlevel + inner_fill - 1) / inner_fill;
 
 		for (size_t u = 0; u < nup; u++)
 		{
 			KeNodeId	id = eng->store->alloc(eng->store);
 			NodeHdr    *nd;
-			size_t		from = u * eng->inner_cap;
-			size_t		to = from + eng->inner_cap < nlevel ? from + eng->inner_cap : nlevel;
+			size_t		from = u * inner_fill;
+			size_t		to = from + inner_fill < nlevel ? from + inner_fill : nlevel;
 			KeNum		firstkey = level_keys[from];
 
 			if (id == 0)
