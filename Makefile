@@ -71,13 +71,13 @@ BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
 
 .PHONY: unit bench-engine demo test
 
-test/unit/ke_test: test/unit/ke_test.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+test/unit/ke_test: test/unit/ke_test.c $(wildcard test/unit/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ test/unit/ke_test.c $(ENGINE_SRCS) -lm
 
 unit: test/unit/ke_test
 	test/unit/ke_test
 
-test/bench/ke_bench: test/bench/ke_bench.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+test/bench/ke_bench: test/bench/ke_bench.c $(wildcard test/bench/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(BENCH_CFLAGS) -o $@ test/bench/ke_bench.c $(ENGINE_SRCS) -lm
 
 bench-engine: test/bench/ke_bench

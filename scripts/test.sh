@@ -49,10 +49,10 @@ work=$(mktemp -d /tmp/keanon-test.XXXXXX)
 chmod 755 "$work"
 
 section "copy of the tree in $work"
-tar -C "$root" --exclude=.git --exclude=tmp_check --exclude=tmp_pgr \
-	--exclude=results --exclude=log -cf - . | tar -C "$work" -xf -
+tar -C "$root" --exclude=./.git -cf - . | tar -C "$work" -xf -
 
 section "build and install (PG_CFLAGS=$cflags)"
+# also removes any earlier test output copied along with the tree
 make -C "$work" clean >/dev/null
 make -C "$work" PG_CFLAGS="$cflags"
 make -C "$work" PG_CFLAGS="$cflags" install

@@ -90,7 +90,7 @@ struct KePaperInc
 	int			k;
 	KeNum		e;
 	size_t		n;				/* values held */
-	size_t		cap;			/* room in d (E, P, oldE, oldP hold cap + 1) */
+	size_t		cap;			/* room in d; the per-position arrays hold cap + 1 */
 	KeNum	   *d;				/* sorted values, 0-based */
 	KeNum	   *E;				/* E[0..n] */
 	size_t	   *P;				/* P[0..n] */

@@ -179,6 +179,55 @@ value_ok(KeKind kind, KeNum v)
 	return v.i > -KE_EXACT_INF / 4 && v.i < KE_EXACT_INF / 4;
 }
 
+static void *(*alloc_hook) (size_t) = malloc;
+static void *(*realloc_hook) (void *, size_t) = realloc;
+static void (*free_hook) (void *) = free;
+
+/* Replace the engine's allocator */
+void
+ke_set_allocator(void *(*alloc_fn) (size_t), void *(*realloc_fn) (void *, size_t),
+				 void (*free_fn) (void *))
+{
+	alloc_hook = alloc_fn;
+	realloc_hook = realloc_fn;
+	free_hook = free_fn;
+}
+
+/* Allocate size bytes */
+void *
+ke_malloc(size_t size)
+{
+	return alloc_hook(size > 0 ? size : 1);
+}
+
+/* Allocate n zeroed items */
+void *
+ke_calloc(size_t n, size_t size)
+{
+	void	   *p = ke_malloc(n * size);
+
+	if (p != NULL)
+		memset(p, 0, n * size);
+	return p;
+}
+
+/* Resize an allocation (NULL allocates) */
+void *
+ke_realloc(void *ptr, size_t size)
+{
+	if (ptr == NULL)
+		return ke_malloc(size);
+	return realloc_hook(ptr, size > 0 ? size : 1);
+}
+
+/* Free an allocation (NULL is fine) */
+void
+ke_free(void *ptr)
+{
+	if (ptr != NULL)
+		free_hook(ptr);
+}
+
 /* Human-readable status */
 const char *
 ke_status_message(KeStatus st)
@@ -762,7 +811,7 @@ free_subtree(KeEngine *eng, KeNodeId id)
 	if (n->level > 0)
 	{
 		int			cnt = n->nitems;
-		KeNodeId   *kids = malloc(cnt * sizeof(KeNodeId));
+		KeNodeId   *kids = ke_malloc(cnt * sizeof(KeNodeId));
 
 		if (kids != NULL)
 		{
@@ -770,7 +819,7 @@ free_subtree(KeEngine *eng, KeNodeId id)
 				kids[i] = INNER_ITEMS(n)[i].child;
 			for (int i = 0; i < cnt; i++)
 				free_subtree(eng, kids[i]);
-			free(kids);
+			ke_free(kids);
 		}
 	}
 	eng->store->release(eng->store, id);
@@ -800,7 +849,7 @@ ke_validate_params(KeKind kind, int k, KeNum e)
 static KeStatus
 engine_attach(KeEngine **out, KeStore *store)
 {
-	KeEngine   *eng = calloc(1, sizeof(KeEngine));
+	KeEngine   *eng = ke_calloc(1, sizeof(KeEngine));
 	KeMeta	   *m = store->meta(store, false);
 
 	if (eng == NULL)
@@ -813,7 +862,7 @@ engine_attach(KeEngine **out, KeStore *store)
 	eng->inner_cap = (int) ((store->node_size - sizeof(NodeHdr)) / sizeof(InnerItem));
 	if (eng->leaf_cap < 3 || eng->inner_cap < 3)
 	{
-		free(eng);
+		ke_free(eng);
 		return KE_ERR_ARG;
 	}
 	*out = eng;
@@ -867,7 +916,7 @@ ke_open(KeEngine **out, KeStore *store)
 void
 ke_close(KeEngine *eng)
 {
-	free(eng);
+	ke_free(eng);
 }
 
 KeKind
@@ -960,14 +1009,14 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 		if (i > 0 && ke_num_cmp(kind, sorted[i - 1], sorted[i]) > 0)
 			return KE_ERR_ARG;
 	}
-	vals = calloc(cap, sizeof(KeNum));
-	E = malloc(cap * sizeof(KeNum));
-	best = malloc(cap * sizeof(KeNum));
-	argmin = malloc(cap * sizeof(KeNum));
-	counts = calloc(cap, sizeof(int64_t));
-	frontier = malloc(cap * sizeof(int64_t));
-	argmin_last = malloc(cap * sizeof(int));
-	end = malloc(cap * sizeof(int));
+	vals = ke_calloc(cap, sizeof(KeNum));
+	E = ke_malloc(cap * sizeof(KeNum));
+	best = ke_malloc(cap * sizeof(KeNum));
+	argmin = ke_malloc(cap * sizeof(KeNum));
+	counts = ke_calloc(cap, sizeof(int64_t));
+	frontier = ke_malloc(cap * sizeof(int64_t));
+	argmin_last = ke_malloc(cap * sizeof(int));
+	end = ke_malloc(cap * sizeof(int));
 	if (!vals || !E || !best || !argmin || !counts || !frontier || !argmin_last || !end)
 		goto done;
 	for (size_t i = 0; i < n; i++)
@@ -984,11 +1033,14 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	ke_linear_dp(kind, eng->k, eng->e, vals, counts, m,
 				 E, best, argmin, argmin_last, frontier, end);
 
-	/* lay the runs into full leaves, then free the old tree */
+	/*
+	 * Lay the runs into leaves, then free the old tree.  A store may zero
+	 * the root beforehand to discard the old tree wholesale.
+	 */
 	old_root = meta_r(eng)->root;
 	nlevel = m == 0 ? 1 : (m + leaf_fill - 1) / leaf_fill;
-	level_ids = malloc(nlevel * sizeof(KeNodeId));
-	level_keys = malloc(nlevel * sizeof(KeNum));
+	level_ids = ke_malloc(nlevel * sizeof(KeNodeId));
+	level_keys = ke_malloc(nlevel * sizeof(KeNum));
 	if (!level_ids || !level_keys)
 		goto done;
 	for (size_t l = 0; l < nlevel; l++)
@@ -1055,7 +1107,8 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 		nlevel = nup;
 		height++;
 	}
-	free_subtree(eng, old_root);
+	if (old_root != 0)
+		free_subtree(eng, old_root);
 	meta = meta_w(eng);
 	meta->root = level_ids[0];
 	meta->height = height;
@@ -1070,16 +1123,16 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	st = KE_OK;
 
 done:
-	free(vals);
-	free(E);
-	free(best);
-	free(argmin);
-	free(counts);
-	free(frontier);
-	free(argmin_last);
-	free(end);
-	free(level_ids);
-	free(level_keys);
+	ke_free(vals);
+	ke_free(E);
+	ke_free(best);
+	ke_free(argmin);
+	ke_free(counts);
+	ke_free(frontier);
+	ke_free(argmin_last);
+	ke_free(end);
+	ke_free(level_ids);
+	ke_free(level_keys);
 	return st;
 }
 
@@ -1365,13 +1418,13 @@ bl_push(BoundList *bl, KeNum v, int end)
 	if (bl->n == bl->cap)
 	{
 		size_t		ncap = bl->cap * 2;
-		Boundary   *nb = malloc(ncap * sizeof(Boundary));
+		Boundary   *nb = ke_malloc(ncap * sizeof(Boundary));
 
 		if (nb == NULL)
 			return KE_ERR_NOMEM;
 		memcpy(nb, bl->items, bl->n * sizeof(Boundary));
 		if (bl->items != bl->local)
-			free(bl->items);
+			ke_free(bl->items);
 		bl->items = nb;
 		bl->cap = ncap;
 	}
@@ -1400,10 +1453,12 @@ clear_all_flags(KeEngine *eng)
 /*
  * Re-flag partition ends after a recompute.  rc->converged says whether
  * everything above rc->conv is untouched; below is the lowest recompute
- * start (runs under it kept their DP state).  Sets the changed range.
+ * start (runs under it kept their DP state); had_parts whether a valid
+ * partitioning existed before the change.  Sets the changed range.
  */
 static KeStatus
-update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, KeChangeInfo *ci)
+update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, bool had_parts,
+				  KeChangeInfo *ci)
 {
 	KeKind		kind = eng->kind;
 	Cursor		c;
@@ -1422,7 +1477,7 @@ update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, KeChangeInfo 
 	if (!cur_last(eng, &c) || ke_num_is_inf(kind, cur_E(eng, &c)))
 	{
 		/* no valid partitioning now */
-		if (meta_r(eng)->npartitions > 0)
+		if (had_parts)
 		{
 			clear_all_flags(eng);
 			ci->boundaries_changed = true;
@@ -1549,7 +1604,7 @@ update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, KeChangeInfo 
 
 done:
 	if (bl.items != bl.local)
-		free(bl.items);
+		ke_free(bl.items);
 	return st;
 }
 
@@ -1641,11 +1696,11 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 {
 	KeKind		kind = eng->kind;
 	KeChange	local[16];
-	KeChange   *ch = n <= 16 ? local : malloc(n * sizeof(KeChange));
+	KeChange   *ch = n <= 16 ? local : ke_malloc(n * sizeof(KeChange));
 	ChangeKind	klocal[16];
-	ChangeKind *ck = n <= 16 ? klocal : malloc(n * sizeof(ChangeKind));
+	ChangeKind *ck = n <= 16 ? klocal : ke_malloc(n * sizeof(ChangeKind));
 	KeNum		tlocal[16];
-	KeNum	   *trig = n <= 16 ? tlocal : malloc(n * sizeof(KeNum));
+	KeNum	   *trig = n <= 16 ? tlocal : ke_malloc(n * sizeof(KeNum));
 	size_t		m = 0,
 				ntrig = 0;
 	KeStatus	st = KE_OK;
@@ -1654,7 +1709,7 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 	bool		has_below = false;
 	KeNum		below = ke_num_zero(kind);
 	KeChangeInfo *ci = &eng->last;
-	KeMeta	   *meta;
+	bool		had_parts = meta_r(eng)->npartitions > 0;
 
 	memset(ci, 0, sizeof(*ci));
 	memset(&rc, 0, sizeof(rc));
@@ -1847,13 +1902,12 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 		/* with the old last run gone, the old path above the recompute is too */
 		if (top_dirty)
 			rc.converged = false;
-		if ((st = update_boundaries(eng, &rc, below, ci)) != KE_OK)
+		if ((st = update_boundaries(eng, &rc, below, had_parts, ci)) != KE_OK)
 			goto done;
 	}
 
 	/* rows of changed runs changed their partitions' membership */
-	meta = meta_r(eng);
-	if (meta->npartitions > 0)
+	if (had_parts || meta_r(eng)->npartitions > 0)
 	{
 		KeNum		lo = ch[0].value,
 					hi = ch[m - 1].value;
@@ -1875,11 +1929,11 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 
 done:
 	if (ch != local)
-		free(ch);
+		ke_free(ch);
 	if (ck != klocal)
-		free(ck);
+		ke_free(ck);
 	if (trig != tlocal)
-		free(trig);
+		ke_free(trig);
 	return st;
 }
 
@@ -2078,6 +2132,7 @@ verify_node(KeEngine *eng, KeNodeId id, int level, bool has_lo, KeNum lo,
 {
 	KeKind		kind = eng->kind;
 	const NodeHdr *n = node_r(eng, id);
+	int			nitems;
 
 	if (n->level != level)
 	{
@@ -2117,15 +2172,18 @@ verify_node(KeEngine *eng, KeNodeId id, int level, bool has_lo, KeNum lo,
 		snprintf(msg, len, "inner node %u overfull", id);
 		return false;
 	}
-	for (int i = 0; i < n->nitems; i++)
+	nitems = n->nitems;
+	for (int i = 0; i < nitems; i++)
 	{
+		/* re-read: the recursion may have let a store drop this node */
 		const InnerItem *it = INNER_ITEMS(node_r(eng, id));
 		bool		clo = i > 0 ? true : has_lo;
 		KeNum		vlo = i > 0 ? it[i].key : lo;
-		bool		chi = i + 1 < n->nitems ? true : has_hi;
-		KeNum		vhi = i + 1 < n->nitems ? it[i + 1].key : hi;
+		bool		chi = i + 1 < nitems ? true : has_hi;
+		KeNum		vhi = i + 1 < nitems ? it[i + 1].key : hi;
+		KeNodeId	child = it[i].child;
 
-		if (!verify_node(eng, it[i].child, level - 1, clo, vlo, chi, vhi, nruns, msg, len))
+		if (!verify_node(eng, child, level - 1, clo, vlo, chi, vhi, nruns, msg, len))
 			return false;
 	}
 	return true;
@@ -2146,15 +2204,15 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 				flags = 0,
 				r = 0;
 	size_t		cap = m > 0 ? (size_t) m : 1;
-	KeNum	   *vals = malloc(cap * sizeof(KeNum));
-	int64_t    *counts = malloc(cap * sizeof(int64_t));
-	Run		   *runs = malloc(cap * sizeof(Run));
-	KeNum	   *E = malloc(cap * sizeof(KeNum));
-	KeNum	   *best = malloc(cap * sizeof(KeNum));
-	KeNum	   *argmin = malloc(cap * sizeof(KeNum));
-	int		   *argmin_last = malloc(cap * sizeof(int));
-	int64_t    *frontier = malloc(cap * sizeof(int64_t));
-	int		   *end = malloc(cap * sizeof(int));
+	KeNum	   *vals = ke_malloc(cap * sizeof(KeNum));
+	int64_t    *counts = ke_malloc(cap * sizeof(int64_t));
+	Run		   *runs = ke_malloc(cap * sizeof(Run));
+	KeNum	   *E = ke_malloc(cap * sizeof(KeNum));
+	KeNum	   *best = ke_malloc(cap * sizeof(KeNum));
+	KeNum	   *argmin = ke_malloc(cap * sizeof(KeNum));
+	int		   *argmin_last = ke_malloc(cap * sizeof(int));
+	int64_t    *frontier = ke_malloc(cap * sizeof(int64_t));
+	int		   *end = ke_malloc(cap * sizeof(int));
 	KeStatus	st = KE_ERR_CORRUPT;
 	Cursor		c;
 	char		b1[64],
@@ -2244,14 +2302,14 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 	st = KE_OK;
 
 done:
-	free(vals);
-	free(counts);
-	free(runs);
-	free(E);
-	free(best);
-	free(argmin);
-	free(argmin_last);
-	free(frontier);
-	free(end);
+	ke_free(vals);
+	ke_free(counts);
+	ke_free(runs);
+	ke_free(E);
+	ke_free(best);
+	ke_free(argmin);
+	ke_free(argmin_last);
+	ke_free(frontier);
+	ke_free(end);
 	return st;
 }

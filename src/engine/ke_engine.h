@@ -78,9 +78,12 @@ typedef struct KeStore KeStore;
 struct KeStore
 {
 	size_t		node_size;		/* usable bytes of one node */
-	/* node for reading; valid until the engine call returns */
+	/*
+	 * Node for reading.  The pointer stays valid for at least the next 16
+	 * read or write calls; the engine never keeps one longer.
+	 */
 	const void *(*read) (KeStore *store, KeNodeId id);
-	/* node for writing (marks it dirty) */
+	/* node for writing (marks it dirty); valid until the engine call returns */
 	void	   *(*write) (KeStore *store, KeNodeId id);
 	/* a new zeroed node, returned for writing through write() */
 	KeNodeId	(*alloc) (KeStore *store);
@@ -153,6 +156,19 @@ typedef struct KeChange
 
 typedef bool (*KePartitionFn) (const KePartition *part, void *arg);
 typedef bool (*KeRunFn) (const KeRunInfo *run, void *arg);
+
+/*
+ * Memory for the engine's own use: malloc and free unless replaced.  The
+ * backend routes them to palloc, so an error thrown from a store callback
+ * leaks nothing.  Allocation failure returns NULL.
+ */
+extern void ke_set_allocator(void *(*alloc_fn) (size_t),
+							 void *(*realloc_fn) (void *, size_t),
+							 void (*free_fn) (void *));
+extern void *ke_malloc(size_t size);
+extern void *ke_calloc(size_t n, size_t size);
+extern void *ke_realloc(void *ptr, size_t size);
+extern void ke_free(void *ptr);
 
 /* ke_engine.c */
 extern KeStatus ke_validate_params(KeKind kind, int k, KeNum e);

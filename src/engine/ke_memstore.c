@@ -59,19 +59,19 @@ mem_alloc(KeStore *store)
 	if (ms->nnodes == ms->capacity)
 	{
 		size_t		ncap = ms->capacity * 2;
-		void	  **nn = realloc(ms->nodes, ncap * sizeof(void *));
+		void	  **nn = ke_realloc(ms->nodes, ncap * sizeof(void *));
 		KeNodeId   *nf;
 
 		if (nn == NULL)
 			return 0;
 		ms->nodes = nn;
-		nf = realloc(ms->freelist, ncap * sizeof(KeNodeId));
+		nf = ke_realloc(ms->freelist, ncap * sizeof(KeNodeId));
 		if (nf == NULL)
 			return 0;
 		ms->freelist = nf;
 		ms->capacity = ncap;
 	}
-	node = calloc(1, store->node_size);
+	node = ke_calloc(1, store->node_size);
 	if (node == NULL)
 		return 0;
 	id = (KeNodeId) ms->nnodes++;
@@ -108,17 +108,17 @@ ke_memstore_create(size_t node_size)
 
 	if (node_size < 512)
 		return NULL;
-	ms = calloc(1, sizeof(MemStore));
+	ms = ke_calloc(1, sizeof(MemStore));
 	if (ms == NULL)
 		return NULL;
 	ms->capacity = 64;
-	ms->nodes = calloc(ms->capacity, sizeof(void *));
-	ms->freelist = calloc(ms->capacity, sizeof(KeNodeId));
+	ms->nodes = ke_calloc(ms->capacity, sizeof(void *));
+	ms->freelist = ke_calloc(ms->capacity, sizeof(KeNodeId));
 	if (ms->nodes == NULL || ms->freelist == NULL)
 	{
-		free(ms->nodes);
-		free(ms->freelist);
-		free(ms);
+		ke_free(ms->nodes);
+		ke_free(ms->freelist);
+		ke_free(ms);
 		return NULL;
 	}
 	ms->nnodes = 1;
@@ -140,10 +140,10 @@ ke_memstore_destroy(KeStore *store)
 	if (ms == NULL)
 		return;
 	for (size_t i = 1; i < ms->nnodes; i++)
-		free(ms->nodes[i]);
-	free(ms->nodes);
-	free(ms->freelist);
-	free(ms);
+		ke_free(ms->nodes[i]);
+	ke_free(ms->nodes);
+	ke_free(ms->freelist);
+	ke_free(ms);
 }
 
 /* Bytes held by live nodes */

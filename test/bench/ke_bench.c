@@ -31,9 +31,11 @@
  *		when it belongs to two sweeps (k = 5, e = 100, delta = 50 %).
  *
  *	ke_bench scale N SHAPE
- *		Build the engine over N values drawn from SHAPE, then time
- *		SCALE_OPS single inserts of values from the same distribution and
- *		SCALE_OPS deletes of values picked at random among those present.
+ *		Build the engine over N values drawn from SHAPE, then time rounds of
+ *		SCALE_OPS single inserts of values from the same distribution followed
+ *		by SCALE_OPS deletes of values picked at random among those present
+ *		(so each round ends at N rows again); rounds repeat until they add up
+ *		to MIN_TIMED_SECONDS, and the means per change are reported.
  *		SHAPE is "uniform" (random 62-bit integers, almost surely distinct;
  *		e is ten mean gaps, 10 * 2^62 / N, so a partition holds about as many
  *		rows at every N) or "dup" (salaries rounded to 1,000 in 0..200,000,
@@ -42,7 +44,8 @@
  *		Output: CSV "shape,n,build_seconds,insert_us,delete_us,
  *		runs_recomputed_per_insert,mem_mb", one row.  build_seconds times
  *		ke_create plus ke_build_sorted on values already sorted; mem_mb is
- *		ke_memstore_bytes in MiB after the inserts and deletes.
+ *		ke_memstore_bytes in MiB after the rounds; the engine is checked with
+ *		ke_verify at the end.
  *
  * All randomness comes from a fixed-seed xorshift64* generator, so a run is
  * reproducible.  Times come from clock_gettime(CLOCK_MONOTONIC).  Progress,
@@ -69,6 +72,7 @@
 
 #define SCALE_K				5
 #define SCALE_OPS			20000
+#define SCALE_MAX_ROUNDS	100
 #define SCALE_MIN_N			100
 #define SCALE_MAX_N			100000000
 #define SCALE_SEED			UINT64_C(0x9e3779b97f4a7c15)
@@ -511,9 +515,10 @@ compare_partitions(const AdultRun *run, const char *name_a, size_t na,
  * Untimed check of one configuration: keanon and the incremental algorithm
  * side by side, sum-errors compared after every insert; at the end the
  * partitions of both and of the quadratic algorithm compared, and the
- * engine's own verification run.
+ * engine's own verification run.  Returns the engine's mean runs recomputed
+ * per insert.
  */
-static void
+static double
 check_adult_config(const AdultRun *run)
 {
 	KeStore    *store;
@@ -534,6 +539,7 @@ check_adult_config(const AdultRun *run)
 	size_t		m = run->ninit;
 	size_t		nq,
 				np;
+	int64_t		runs = 0;
 	char		msg[512];
 	char		b1[64],
 				b2[64],
@@ -556,6 +562,7 @@ check_adult_config(const AdultRun *run)
 		if (i == run->n)
 			break;
 		check_status(ke_insert(eng, run->rows[i]), "ke_insert");
+		runs += ke_last_change(eng)->runs_recomputed;
 		ke_paperinc_insert(pi, run->rows[i]);
 		sorted_insert(sorted, &m, run->rows[i]);
 	}
@@ -596,6 +603,7 @@ check_adult_config(const AdultRun *run)
 	free(plast);
 	free(kl.first);
 	free(kl.last);
+	return (double) runs / (double) (run->n - run->ninit);
 }
 
 /*
@@ -634,6 +642,7 @@ bench_adult_config(const AdultConfig *cfg, const KeNum *rows, size_t n)
 	double		secs[NALGORITHMS];
 	int			reps[NALGORITHMS];
 	size_t		ninc = (n * (size_t) cfg->delta_pct + 50) / 100;
+	double		runs;
 	char		buf[64];
 	char		buf2[64];
 
@@ -646,7 +655,7 @@ bench_adult_config(const AdultConfig *cfg, const KeNum *rows, size_t n)
 	qsort(init, run.ninit, sizeof(KeNum), cmp_knum);
 	run.init_sorted = init;
 
-	check_adult_config(&run);
+	runs = check_adult_config(&run);
 
 	for (int a = 0; a < NALGORITHMS; a++)
 		secs[a] = time_algorithm(&algorithms[a], &run, &sums[a], &reps[a]);
@@ -662,8 +671,8 @@ bench_adult_config(const AdultConfig *cfg, const KeNum *rows, size_t n)
 		die("k=%d e=%" PRId64 " delta=%d%%: approx sum-error below the optimum",
 			cfg->k, cfg->e, cfg->delta_pct);
 
-	fprintf(stderr, "k=%d e=%" PRId64 " delta=%d%%: %zu initial rows, %zu inserts, checked;",
-			cfg->k, cfg->e, cfg->delta_pct, run.ninit, ninc);
+	fprintf(stderr, "k=%d e=%" PRId64 " delta=%d%%: %zu initial rows, %zu inserts, checked, %.2f runs recomputed per insert;",
+			cfg->k, cfg->e, cfg->delta_pct, run.ninit, ninc, runs);
 	for (int a = 0; a < NALGORITHMS; a++)
 		fprintf(stderr, " %s %d reps", algorithms[a].name, reps[a]);
 	fputc('\n', stderr);
@@ -730,8 +739,8 @@ draw(Shape shape)
 static int
 bench_scale(size_t n, Shape shape)
 {
-	size_t		pool_n = n + SCALE_OPS;
-	int64_t    *pool = xmalloc(pool_n * sizeof(int64_t));
+	size_t		pool_n = n;
+	int64_t    *pool = xmalloc((n + SCALE_OPS) * sizeof(int64_t));
 	int64_t    *ins = xmalloc(SCALE_OPS * sizeof(int64_t));
 	int64_t    *del = xmalloc(SCALE_OPS * sizeof(int64_t));
 	KeNum	   *sorted;
@@ -740,10 +749,11 @@ bench_scale(size_t n, Shape shape)
 	KeEngine   *eng;
 	int64_t		runs_ins = 0,
 				runs_del = 0;
+	int			rounds = 0;
 	double		t0,
 				t_build,
-				t_ins,
-				t_del,
+				t_ins = 0.0,
+				t_del = 0.0,
 				t_verify;
 	char		msg[512];
 
@@ -768,40 +778,46 @@ bench_scale(size_t n, Shape shape)
 	free(sorted);
 
 	/*
-	 * The inserts come from the same distribution; the deletes are values
-	 * picked uniformly among the rows present after the inserts, each pick
-	 * removed from the pool.  All drawn before the timing.
+	 * Rounds of SCALE_OPS inserts then SCALE_OPS deletes, each round leaving
+	 * n rows again, until the rounds add up to MIN_TIMED_SECONDS.  The
+	 * inserts come from the same distribution as the table; the deletes are
+	 * values picked uniformly among the rows present after the inserts, each
+	 * pick removed from the pool.  All drawn before the timing.
 	 */
-	for (int j = 0; j < SCALE_OPS; j++)
+	do
 	{
-		ins[j] = draw(shape);
-		pool[n + j] = ins[j];
-	}
-	for (int j = 0; j < SCALE_OPS; j++)
-	{
-		size_t		idx = (size_t) rng_below(pool_n);
+		for (int j = 0; j < SCALE_OPS; j++)
+		{
+			ins[j] = draw(shape);
+			pool[pool_n++] = ins[j];
+		}
+		for (int j = 0; j < SCALE_OPS; j++)
+		{
+			size_t		idx = (size_t) rng_below(pool_n);
 
-		del[j] = pool[idx];
-		pool[idx] = pool[--pool_n];
-	}
+			del[j] = pool[idx];
+			pool[idx] = pool[--pool_n];
+		}
 
-	t0 = now_seconds();
-	for (int j = 0; j < SCALE_OPS; j++)
-	{
-		if (ke_insert(eng, ke_num_int(ins[j])) != KE_OK)
-			die("ke_insert of %" PRId64 " failed", ins[j]);
-		runs_ins += ke_last_change(eng)->runs_recomputed;
-	}
-	t_ins = now_seconds() - t0;
+		t0 = now_seconds();
+		for (int j = 0; j < SCALE_OPS; j++)
+		{
+			if (ke_insert(eng, ke_num_int(ins[j])) != KE_OK)
+				die("ke_insert of %" PRId64 " failed", ins[j]);
+			runs_ins += ke_last_change(eng)->runs_recomputed;
+		}
+		t_ins += now_seconds() - t0;
 
-	t0 = now_seconds();
-	for (int j = 0; j < SCALE_OPS; j++)
-	{
-		if (ke_delete(eng, ke_num_int(del[j])) != KE_OK)
-			die("ke_delete of %" PRId64 " failed", del[j]);
-		runs_del += ke_last_change(eng)->runs_recomputed;
-	}
-	t_del = now_seconds() - t0;
+		t0 = now_seconds();
+		for (int j = 0; j < SCALE_OPS; j++)
+		{
+			if (ke_delete(eng, ke_num_int(del[j])) != KE_OK)
+				die("ke_delete of %" PRId64 " failed", del[j]);
+			runs_del += ke_last_change(eng)->runs_recomputed;
+		}
+		t_del += now_seconds() - t0;
+		rounds++;
+	} while (t_ins + t_del < MIN_TIMED_SECONDS && rounds < SCALE_MAX_ROUNDS);
 
 	if (ke_nrows(eng) != (int64_t) n)
 		die("the engine holds %" PRId64 " rows, expected %zu", ke_nrows(eng), n);
@@ -810,15 +826,16 @@ bench_scale(size_t n, Shape shape)
 		die("ke_verify after the inserts and deletes: %s", msg);
 	t_verify = now_seconds() - t0;
 
-	fprintf(stderr, "scale %s n=%zu: e=%s, %" PRId64 " runs, %.2f runs recomputed per delete, verified in %.2f s\n",
+	fprintf(stderr, "scale %s n=%zu: e=%s, %" PRId64 " runs, %d rounds of %d inserts and deletes, %.2f runs recomputed per delete, verified in %.2f s\n",
 			shape == SHAPE_UNIFORM ? "uniform" : "dup", n,
-			format_sum(e, msg, sizeof(msg)), ke_nruns(eng),
-			(double) runs_del / SCALE_OPS, t_verify);
+			format_sum(e, msg, sizeof(msg)), ke_nruns(eng), rounds, SCALE_OPS,
+			(double) runs_del / ((double) SCALE_OPS * rounds), t_verify);
 	printf("shape,n,build_seconds,insert_us,delete_us,runs_recomputed_per_insert,mem_mb\n");
 	printf("%s,%zu,%.6f,%.4f,%.4f,%.3f,%.2f\n",
 		   shape == SHAPE_UNIFORM ? "uniform" : "dup", n, t_build,
-		   t_ins * 1e6 / SCALE_OPS, t_del * 1e6 / SCALE_OPS,
-		   (double) runs_ins / SCALE_OPS,
+		   t_ins * 1e6 / ((double) SCALE_OPS * rounds),
+		   t_del * 1e6 / ((double) SCALE_OPS * rounds),
+		   (double) runs_ins / ((double) SCALE_OPS * rounds),
 		   (double) ke_memstore_bytes(store) / (1024.0 * 1024.0));
 
 	ke_close(eng);

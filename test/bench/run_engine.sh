@@ -49,6 +49,7 @@ mkdir -p "$results" docs
 	echo "kernel: $(uname -r)"
 	echo "compiler: $(cc --version | head -n 1)"
 	echo "memory: $(free -g 2>/dev/null | awk '/^Mem:/ {print $2 " GiB"}')"
+	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$results/machine.txt"
 cat "$results/machine.txt"
 
@@ -77,6 +78,8 @@ for shape in $scale_shapes; do
 		printf '%s\n' "$out" | tail -n 1
 	done
 done
+
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$results/machine.txt"
 
 if command -v gnuplot > /dev/null 2>&1; then
 	gnuplot -e "resdir='$results'; docdir='docs'" test/bench/plot_engine.gp

@@ -1,0 +1,176 @@
+-- The keanon index access method: builds, options, types, checks, repair.
+CREATE EXTENSION IF NOT EXISTS keanon;
+SET client_min_messages = warning;
+
+-- The research's worked example (report Tables 3.5/3.6), k = 3, e = 2
+CREATE TABLE t35 (id serial PRIMARY KEY, v integer);
+INSERT INTO t35 (v) VALUES (54), (55), (56), (65), (70), (75), (75), (80), (85);
+CREATE INDEX t35_ke ON t35 USING keanon (v) WITH (k = 3, e = 2);
+SELECT * FROM keanon.index_partitions('t35_ke');
+SELECT keanon.index_check('t35_ke');
+
+-- Table 3.7: inserting 67 lowers the sum-error from 22 to 17
+INSERT INTO t35 (v) VALUES (67);
+REINDEX INDEX t35_ke;
+SELECT * FROM keanon.index_partitions('t35_ke');
+SELECT sum(error) AS sum_error FROM keanon.index_partitions('t35_ke');
+SELECT keanon.index_check('t35_ke');
+
+-- Table 3.8: inserting 55 instead leaves it at 22
+DELETE FROM t35 WHERE v = 67;
+INSERT INTO t35 (v) VALUES (55);
+REINDEX INDEX t35_ke;
+SELECT * FROM keanon.index_partitions('t35_ke');
+SELECT keanon.index_check('t35_ke');
+
+-- A stale index is reported, REINDEX mends it
+INSERT INTO t35 (v) VALUES (90), (91);
+SELECT keanon.index_check('t35_ke');
+REINDEX INDEX t35_ke;
+SELECT keanon.index_check('t35_ke');
+
+-- The salary example of report Table 3.1, k = 3, e = 2000
+CREATE TABLE salaries (id serial PRIMARY KEY, salary bigint);
+INSERT INTO salaries (salary) VALUES (14000), (15000), (16000), (25000),
+	(35000), (30000), (40000), (35000), (45000);
+CREATE INDEX salaries_ke ON salaries USING keanon (salary) WITH (k = 3, e = 2000);
+SELECT * FROM keanon.index_partitions('salaries_ke');
+SELECT keanon.index_check('salaries_ke');
+
+-- Too few distinct values: no valid partitioning, nothing published
+CREATE TABLE few (id serial PRIMARY KEY, v smallint);
+INSERT INTO few (v) VALUES (5), (5), (5), (7), (7);
+CREATE INDEX few_ke ON few USING keanon (v) WITH (k = 3);
+SELECT count(*) FROM keanon.index_partitions('few_ke');
+SELECT keanon.index_check('few_ke');
+
+-- Empty table, NULLs skipped
+CREATE TABLE empty_t (id serial PRIMARY KEY, v integer);
+CREATE INDEX empty_ke ON empty_t USING keanon (v) WITH (k = 2);
+SELECT count(*) FROM keanon.index_partitions('empty_ke');
+SELECT keanon.index_check('empty_ke');
+INSERT INTO empty_t (v) VALUES (NULL), (1), (NULL), (2), (3);
+REINDEX INDEX empty_ke;
+SELECT * FROM keanon.index_partitions('empty_ke');
+SELECT keanon.index_check('empty_ke');
+
+-- Every supported type
+CREATE TABLE types (id serial PRIMARY KEY, a smallint, b integer, c bigint,
+	d numeric(8,2), e numeric, f real, g double precision);
+INSERT INTO types (a, b, c, d, e, f, g)
+SELECT i % 7, i % 11, (i % 13) * 1000000000000, (i % 9) * 1.25,
+	   (i % 10) / 4.0, (i % 8) * 0.5, (i % 12) * 0.25
+FROM generate_series(1, 200) i;
+CREATE INDEX types_a ON types USING keanon (a) WITH (k = 2, e = 1);
+CREATE INDEX types_b ON types USING keanon (b) WITH (k = 3, e = 2);
+CREATE INDEX types_c ON types USING keanon (c) WITH (k = 4, e = 3000000000000);
+CREATE INDEX types_d ON types USING keanon (d) WITH (k = 3, e = 2.5);
+CREATE INDEX types_e ON types USING keanon (e) WITH (k = 2, e = 0.5);
+CREATE INDEX types_f ON types USING keanon (f) WITH (k = 2, e = 1);
+CREATE INDEX types_g ON types USING keanon (g) WITH (k = 3, e = 0.5);
+SELECT * FROM keanon.index_partitions('types_a');
+SELECT * FROM keanon.index_partitions('types_b');
+SELECT * FROM keanon.index_partitions('types_c');
+SELECT * FROM keanon.index_partitions('types_d');
+SELECT * FROM keanon.index_partitions('types_e');
+SELECT * FROM keanon.index_partitions('types_f');
+SELECT * FROM keanon.index_partitions('types_g');
+SELECT i, keanon.index_check(i)
+FROM unnest(ARRAY['types_a', 'types_b', 'types_c', 'types_d', 'types_e',
+				  'types_f', 'types_g']::regclass[]) i;
+
+-- Options and bad input: each error leaves nothing behind
+CREATE INDEX bad ON types USING keanon (b);
+CREATE INDEX bad ON types USING keanon (b) WITH (k = 1);
+CREATE INDEX bad ON types USING keanon (b) WITH (k = 3, e = -1);
+CREATE INDEX bad ON types USING keanon (b) WITH (k = 3, scale = 99);
+CREATE INDEX bad ON types USING keanon (b) WITH (k = 3, colour = 1);
+CREATE INDEX bad ON types USING keanon (a, b) WITH (k = 3);
+CREATE INDEX bad ON types USING keanon ((b + 1)) WITH (k = 3);
+CREATE INDEX bad ON types USING keanon (b) WITH (k = 3) WHERE b > 1;
+CREATE INDEX bad ON types USING keanon (b) INCLUDE (a) WITH (k = 3);
+CREATE INDEX bad ON types USING keanon (d) WITH (k = 3, e = 0.001);
+CREATE INDEX bad ON types USING keanon ((id::text)) WITH (k = 3);
+CREATE UNIQUE INDEX bad ON types USING keanon (b) WITH (k = 3);
+CREATE TABLE floats (id serial PRIMARY KEY, x double precision);
+INSERT INTO floats (x) VALUES (1), ('NaN');
+CREATE INDEX bad ON floats USING keanon (x) WITH (k = 2);
+UPDATE floats SET x = 'Infinity' WHERE x = 'NaN';
+CREATE INDEX bad ON floats USING keanon (x) WITH (k = 2);
+CREATE TABLE decimals (id serial PRIMARY KEY, x numeric);
+INSERT INTO decimals (x) VALUES (1.5), (2.25);
+CREATE INDEX bad ON decimals USING keanon (x) WITH (k = 2, scale = 1);
+SELECT count(*) FROM pg_class WHERE relname = 'bad';
+SELECT keanon.index_partitions('types');
+SELECT keanon.index_check('t35');
+
+-- The planner never uses a keanon index
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM t35 WHERE v = 75;
+RESET enable_seqscan;
+
+-- VACUUM and amvalidate
+VACUUM ANALYZE t35;
+SELECT keanon.index_check('t35_ke');
+SELECT opcname, amvalidate(c.oid)
+FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+WHERE a.amname = 'keanon' ORDER BY opcname;
+CREATE OPERATOR FAMILY broken_ops USING keanon;
+CREATE OPERATOR CLASS broken_ops FOR TYPE integer USING keanon FAMILY broken_ops AS
+	FUNCTION 1 btint4cmp(integer, integer),
+	FUNCTION 2 int4pl(integer, integer),
+	FUNCTION 3 int4mi(integer, integer);
+CREATE OPERATOR CLASS broken_text_ops FOR TYPE text USING keanon AS
+	FUNCTION 1 bttextcmp(text, text);
+SET client_min_messages = info;
+SELECT opcname, amvalidate(oid) FROM pg_opclass
+WHERE opcname IN ('broken_ops', 'broken_text_ops') ORDER BY opcname;
+SET client_min_messages = warning;
+DROP OPERATOR CLASS broken_text_ops USING keanon;
+DROP OPERATOR FAMILY broken_ops USING keanon;
+
+-- Changes through the entry point keanon's triggers use, in a transaction
+BEGIN;
+INSERT INTO t35 (v) VALUES (67);
+SELECT keanon.index_apply('t35_ke', '{67}', '{1}') > 0 AS recomputed;
+SELECT keanon.index_check('t35_ke');
+ROLLBACK;
+-- the aborted change is found and the state rebuilt from the table
+SELECT keanon.index_check('t35_ke');
+SELECT * FROM keanon.index_partitions('t35_ke');
+
+BEGIN;
+INSERT INTO t35 (v) VALUES (60);
+SELECT keanon.index_apply('t35_ke', '{60}', '{1}') >= 0 AS applied;
+SAVEPOINT s1;
+INSERT INTO t35 (v) VALUES (61), (62);
+SELECT keanon.index_apply('t35_ke', '{61,62}', '{1,1}') >= 0 AS applied;
+ROLLBACK TO SAVEPOINT s1;
+SELECT keanon.index_check('t35_ke');
+COMMIT;
+SELECT keanon.index_check('t35_ke');
+SELECT * FROM keanon.index_partitions('t35_ke');
+
+-- removing a value the index does not hold is refused and changes nothing
+SELECT keanon.index_apply('t35_ke', '{1000}', '{-1}');
+SELECT keanon.index_apply('t35_ke', '{1.5}', '{1}');
+SELECT keanon.index_apply('t35_ke', '{1,2}', '{1}');
+SELECT keanon.index_check('t35_ke');
+
+-- only superusers may change an index directly
+CREATE ROLE keanon_plain_role;
+GRANT SELECT ON t35 TO keanon_plain_role;
+SET ROLE keanon_plain_role;
+SELECT keanon.index_apply('t35_ke', '{60}', '{1}');
+RESET ROLE;
+DROP OWNED BY keanon_plain_role;
+DROP ROLE keanon_plain_role;
+
+-- An unlogged table gets an empty index after a crash; here, after build
+CREATE UNLOGGED TABLE ul (id serial PRIMARY KEY, v integer);
+INSERT INTO ul (v) SELECT i FROM generate_series(1, 20) i;
+CREATE INDEX ul_ke ON ul USING keanon (v) WITH (k = 4, e = 3);
+SELECT * FROM keanon.index_partitions('ul_ke');
+SELECT keanon.index_check('ul_ke');
+
+DROP TABLE t35, salaries, few, empty_t, types, floats, decimals, ul;

@@ -1,0 +1,341 @@
+/*
+ * am_index.c
+ *		Opening a keanon index for the engine: the keanon lock, the
+ *		metapage's list of unconfirmed transactions, repair after aborts
+ *		and crashes, and applying a batch of changes.
+ *
+ * Every writer first records its (sub)transaction id in the metapage (one
+ * small WAL record, flushed before any node page changes) unless it is
+ * already there.  Whoever next opens the index looks at that list: ids that
+ * committed are dropped, ids of the current transaction stay, and any id
+ * that aborted or was cut short by a crash means the pages may hold changes
+ * the table does not: the state is rebuilt from the table before anything
+ * else happens.  Readers do the same check; they can repair only on a
+ * primary.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "keanon_am.h"
+
+typedef enum FluxState
+{
+	FLUX_CLEAN,					/* every listed transaction committed */
+	FLUX_OURS,					/* some are the current transaction's */
+	FLUX_BROKEN					/* one aborted or crashed */
+} FluxState;
+
+/* Raise an error for an engine status other than KE_OK */
+void
+KeanonCheckStatus(KeStatus st, Relation index)
+{
+	if (st == KE_OK)
+		return;
+	if (st == KE_ERR_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory in keanon index \"%s\"",
+						RelationGetRelationName(index))));
+	if (st == KE_ERR_NOTFOUND)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("keanon index \"%s\" does not hold a value being removed",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+	if (st == KE_ERR_ARG)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for keanon index \"%s\"",
+						RelationGetRelationName(index))));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("keanon index \"%s\" is corrupted: %s",
+					RelationGetRelationName(index), ke_status_message(st)),
+			 errhint("REINDEX the index.")));
+}
+
+/* Classify the metapage's transaction list */
+static FluxState
+flux_state(const KeanonMetaPageData *meta)
+{
+	FluxState	st = FLUX_CLEAN;
+
+	for (uint32 i = 0; i < meta->nflux; i++)
+	{
+		TransactionId xid = meta->flux[i];
+
+		if (TransactionIdIsCurrentTransactionId(xid))
+			st = FLUX_OURS;
+		else if (TransactionIdDidCommit(xid))
+			continue;
+		else if (TransactionIdIsInProgress(xid))
+			elog(ERROR, "keanon index changed by transaction %u still in progress", xid);
+		else
+			return FLUX_BROKEN;
+	}
+	return st;
+}
+
+/* Is the index's state trustworthy as it stands? */
+static bool
+state_ok(const KeanonMetaPageData *meta)
+{
+	return !meta->needs_rebuild && flux_state(meta) != FLUX_BROKEN;
+}
+
+/* Read and check the metapage into *out */
+static void
+read_meta(Relation index, KeanonMetaPageData *out)
+{
+	Buffer		buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
+	Page		page;
+	KeanonMetaPageData *meta;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	meta = KeanonPageGetMeta(page);
+	if (KeanonPageGetOpaque(page)->page_id != KEANON_PAGE_ID ||
+		meta->magic != KEANON_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a keanon index",
+						RelationGetRelationName(index))));
+	if (meta->version != KEANON_LAYOUT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("keanon index \"%s\" has layout version %u, this build reads %u",
+						RelationGetRelationName(index), meta->version,
+						KEANON_LAYOUT_VERSION),
+				 errhint("REINDEX the index.")));
+	memcpy(out, meta, sizeof(KeanonMetaPageData));
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Record the current (sub)transaction in the metapage, dropping committed
+ * ones, and make that durable before any node page changes.
+ */
+static void
+register_writer(Relation index, bool rebuilding)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	GenericXLogState *state;
+	Buffer		buf;
+	Page		page;
+	KeanonMetaPageData *meta;
+	uint32		n = 0;
+	bool		present = false;
+
+	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	meta = KeanonPageGetMeta(BufferGetPage(buf));
+	for (uint32 i = 0; i < meta->nflux; i++)
+		if (TransactionIdEquals(meta->flux[i], xid))
+			present = true;
+	if (present && !rebuilding && !meta->needs_rebuild)
+	{
+		UnlockReleaseBuffer(buf);
+		return;
+	}
+
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	meta = KeanonPageGetMeta(page);
+	for (uint32 i = 0; i < meta->nflux; i++)
+	{
+		TransactionId x = meta->flux[i];
+
+		/* after a rebuild nothing older matters */
+		if (rebuilding && !TransactionIdIsCurrentTransactionId(x))
+			continue;
+		if (!TransactionIdIsCurrentTransactionId(x) && TransactionIdDidCommit(x))
+			continue;
+		meta->flux[n++] = x;
+	}
+	if (!present)
+	{
+		if (n >= KEANON_MAX_FLUX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many subtransactions changed keanon index \"%s\" in one transaction",
+							RelationGetRelationName(index)),
+					 errhint("Use fewer savepoints in one transaction.")));
+		meta->flux[n++] = xid;
+	}
+	meta->nflux = n;
+	if (rebuilding)
+		meta->needs_rebuild = true;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	/* node pages may be written without WAL next: this must be on disk first */
+	XLogFlush(GetXLogInsertRecPtr());
+}
+
+/* Clear the rebuild mark once the state is whole again */
+static void
+clear_rebuild_mark(Relation index)
+{
+	GenericXLogState *state;
+	Buffer		buf;
+	Page		page;
+
+	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	KeanonPageGetMeta(page)->needs_rebuild = false;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/* Lock tag helpers: the keanon lock of an index */
+static void
+keanon_lock(Oid indexoid, LOCKMODE mode)
+{
+	LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+}
+
+static void
+keanon_unlock(Oid indexoid, LOCKMODE mode)
+{
+	UnlockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+}
+
+/* Attach a store and the engine to an opened index */
+static void
+attach_engine(KeanonIndex *ki, KeanonStoreMode mode)
+{
+	KeStatus	st;
+
+	ki->mode = mode;
+	ki->store = KeanonStoreCreate(ki->index, mode);
+	if (ki->store->meta(ki->store, false)->magic == 0)
+	{
+		/* an empty index from ambuildempty: create the tree on first write */
+		if (mode == KEANON_STORE_READ)
+		{
+			ki->engine = NULL;
+			return;
+		}
+		st = ke_create(&ki->engine, ki->store, ki->vt.kind, ki->k,
+					   KeanonEFromDouble(&ki->vt, ki->e));
+	}
+	else
+		st = ke_open(&ki->engine, ki->store);
+	KeanonCheckStatus(st, ki->index);
+}
+
+/*
+ * Open a keanon index by OID, for reading or for changing, taking the
+ * keanon lock and repairing the state first if an aborted or crashed
+ * transaction left it untrustworthy.
+ */
+KeanonIndex *
+KeanonIndexOpen(Oid indexoid, bool for_write)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "keanon index",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	KeanonIndex *ki = palloc0(sizeof(KeanonIndex));
+	KeanonMetaPageData *meta = palloc(sizeof(KeanonMetaPageData));
+	LOCKMODE	lockmode = for_write ? ExclusiveLock : ShareLock;
+
+	ki->cxt = cxt;
+	KeanonEngineAllocator();
+	ki->index = index_open(indexoid, for_write ? RowExclusiveLock : AccessShareLock);
+	if (ki->index->rd_rel->relkind != RELKIND_INDEX ||
+		ki->index->rd_indam == NULL ||
+		ki->index->rd_indam->ambuild != keanonbuild)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a keanon index",
+						RelationGetRelationName(ki->index))));
+	ki->heap = table_open(ki->index->rd_index->indrelid, AccessShareLock);
+
+	keanon_lock(indexoid, lockmode);
+	read_meta(ki->index, meta);
+	if (!state_ok(meta))
+	{
+		if (!for_write)
+		{
+			if (RecoveryInProgress())
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("keanon index \"%s\" is waiting to be repaired on the primary",
+								RelationGetRelationName(ki->index)),
+						 errdetail("A transaction that changed it did not commit.")));
+			/* repair needs the writer's lock */
+			keanon_unlock(indexoid, ShareLock);
+			keanon_lock(indexoid, ExclusiveLock);
+			read_meta(ki->index, meta);
+		}
+		if (!state_ok(meta))
+		{
+			ki->vt.typid = meta->typid;
+			ki->vt.kind = (KeKind) meta->kind;
+			ki->vt.scale = meta->scale;
+			ki->k = meta->k;
+			ki->e = meta->e;
+			register_writer(ki->index, true);
+			KeanonRebuild(ki);
+			clear_rebuild_mark(ki->index);
+		}
+	}
+	ki->vt.typid = meta->typid;
+	ki->vt.kind = (KeKind) meta->kind;
+	ki->vt.scale = meta->scale;
+	ki->k = meta->k;
+	ki->e = meta->e;
+	if (for_write)
+		register_writer(ki->index, false);
+	attach_engine(ki, for_write ? KEANON_STORE_WRITE : KEANON_STORE_READ);
+	MemoryContextSwitchTo(old);
+	return ki;
+}
+
+/*
+ * Close: a writer's pages are logged and installed, a reader's released.
+ * A writer keeps the keanon lock to the end of its transaction.
+ */
+void
+KeanonIndexClose(KeanonIndex *ki)
+{
+	Oid			indexoid = RelationGetRelid(ki->index);
+
+	if (ki->engine)
+		ke_close(ki->engine);
+	if (ki->mode == KEANON_STORE_WRITE)
+		KeanonStoreFinish(ki->store);
+	else
+	{
+		KeanonStoreRelease(ki->store);
+		keanon_unlock(indexoid, ShareLock);
+	}
+	table_close(ki->heap, AccessShareLock);
+	index_close(ki->index, NoLock);
+	MemoryContextDelete(ki->cxt);
+}
+
+/* Apply a batch of value changes to an index opened for writing */
+void
+KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n)
+{
+	MemoryContext old = MemoryContextSwitchTo(ki->cxt);
+
+	Assert(ki->mode == KEANON_STORE_WRITE);
+	KeanonCheckStatus(ke_apply(ki->engine, changes, n), ki->index);
+	MemoryContextSwitchTo(old);
+}

@@ -1,0 +1,513 @@
+/*
+ * am_store.c
+ *		The engine's page home: engine nodes in index pages.
+ *
+ * One node per block, in the page's contents area; node ids are block
+ * numbers.  Three modes (see keanon_am.h for the lock and WAL plan):
+ *
+ *	READ	pages are pinned and share-locked while cached; the cache keeps
+ *			the most recently used pages and releases the rest.
+ *	WRITE	the first write to a page copies it into private memory and the
+ *			engine works on the copy; KeanonStoreFinish() logs the copies
+ *			with generic WAL, four pages a record, and installs them.  Pages
+ *			only read are pinned and not locked: the keanon lock keeps every
+ *			other writer out, and readers only read.
+ *	BUILD	pages are written in place under an exclusive content lock, new
+ *			nodes taken sequentially from block 1; no WAL (the caller logs
+ *			the whole relation once).  Blocks left over at the end are
+ *			marked free.  Only ke_create() and ke_build_sorted() run in this
+ *			mode, and they never hold more than two node pointers.
+ *
+ * Freed pages are flagged KEANON_PAGE_FREE and reported to the free space
+ * map when the store finishes; alloc() takes pages from the free space map
+ * and re-checks the flag, since the map is only a hint.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "keanon_am.h"
+
+#define READ_CACHE_PAGES	64
+
+typedef struct PageEntry
+{
+	BlockNumber blkno;			/* hash key */
+	Buffer		buf;
+	bool		locked;			/* content lock held (READ/BUILD) */
+	bool		isnew;			/* extended by this store: log a full image */
+	char	   *shadow;			/* WRITE: private copy, once written */
+	uint64		stamp;			/* last use */
+} PageEntry;
+
+typedef struct PageStore
+{
+	KeStore		pub;			/* must be first */
+	Relation	index;
+	KeanonStoreMode mode;
+	MemoryContext cxt;
+	HTAB	   *pages;
+	int			nclean;			/* cached entries without a shadow */
+	uint64		clock;
+	BlockNumber next_block;		/* BUILD: next block to hand out */
+	List	   *freed;			/* blocks to report to the FSM */
+} PageStore;
+
+static void evict_clean(PageStore *ps);
+
+/* Release one cached page (never a dirty copy) */
+static void
+drop_entry(PageStore *ps, PageEntry *e)
+{
+	if (ps->mode == KEANON_STORE_BUILD)
+	{
+		MarkBufferDirty(e->buf);
+		UnlockReleaseBuffer(e->buf);
+	}
+	else if (e->locked)
+		UnlockReleaseBuffer(e->buf);
+	else
+		ReleaseBuffer(e->buf);
+	if (e->shadow == NULL)
+		ps->nclean--;
+	hash_search(ps->pages, &e->blkno, HASH_REMOVE, NULL);
+}
+
+/* Keep at most READ_CACHE_PAGES pages without private copies */
+static void
+evict_clean(PageStore *ps)
+{
+	while (ps->nclean > READ_CACHE_PAGES)
+	{
+		HASH_SEQ_STATUS seq;
+		PageEntry  *e,
+				   *victim = NULL;
+
+		hash_seq_init(&seq, ps->pages);
+		while ((e = hash_seq_search(&seq)) != NULL)
+		{
+			if (e->shadow == NULL && (victim == NULL || e->stamp < victim->stamp))
+				victim = e;
+		}
+		if (victim == NULL)
+			return;
+		drop_entry(ps, victim);
+	}
+}
+
+/* Initialize an empty node page image */
+static void
+init_node_page(Page page)
+{
+	KeanonPageOpaque op;
+
+	PageInit(page, BLCKSZ, sizeof(KeanonPageOpaqueData));
+	op = KeanonPageGetOpaque(page);
+	op->flags = KEANON_PAGE_NODE;
+	op->page_id = KEANON_PAGE_ID;
+	/* the node fills the page: nothing between pd_lower and pd_upper */
+	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + KEANON_NODE_SIZE;
+}
+
+/* The cache entry of a block, reading it in if needed */
+static PageEntry *
+get_entry(PageStore *ps, BlockNumber blkno)
+{
+	PageEntry  *e;
+	bool		found;
+
+	e = hash_search(ps->pages, &blkno, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->buf = InvalidBuffer;
+		e->shadow = NULL;
+		e->isnew = false;
+		e->locked = false;
+		e->buf = ReadBuffer(ps->index, blkno);
+		if (ps->mode == KEANON_STORE_READ)
+		{
+			LockBuffer(e->buf, BUFFER_LOCK_SHARE);
+			e->locked = true;
+		}
+		else if (ps->mode == KEANON_STORE_BUILD)
+		{
+			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
+			e->locked = true;
+		}
+		ps->nclean++;
+	}
+	e->stamp = ++ps->clock;
+	return e;
+}
+
+/* The page image the engine should see for a block */
+static Page
+page_for(PageStore *ps, BlockNumber blkno, bool for_write)
+{
+	PageEntry  *e = get_entry(ps, blkno);
+	Page		page;
+
+	if (e->shadow != NULL)
+		return (Page) e->shadow;
+	if (for_write && ps->mode == KEANON_STORE_WRITE)
+	{
+		e->shadow = MemoryContextAlloc(ps->cxt, BLCKSZ);
+		memcpy(e->shadow, BufferGetPage(e->buf), BLCKSZ);
+		ps->nclean--;
+		return (Page) e->shadow;
+	}
+	if (for_write && ps->mode == KEANON_STORE_READ)
+		elog(ERROR, "keanon index \"%s\" opened read-only was written",
+			 RelationGetRelationName(ps->index));
+	page = BufferGetPage(e->buf);
+	evict_clean(ps);
+	return page;
+}
+
+/* Check that a block the engine names is one of its nodes */
+static Page
+node_page(PageStore *ps, KeNodeId id, bool for_write)
+{
+	Page		page;
+
+	if (id == KEANON_METAPAGE_BLKNO || id == InvalidBlockNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("keanon index \"%s\" refers to invalid block %u",
+						RelationGetRelationName(ps->index), id)));
+	page = page_for(ps, id, for_write);
+	if (KeanonPageGetOpaque(page)->page_id != KEANON_PAGE_ID ||
+		(KeanonPageGetOpaque(page)->flags & KEANON_PAGE_NODE) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("block %u of keanon index \"%s\" is not a node page",
+						id, RelationGetRelationName(ps->index))));
+	return page;
+}
+
+static const void *
+store_read(KeStore *store, KeNodeId id)
+{
+	return PageGetContents(node_page((PageStore *) store, id, false));
+}
+
+static void *
+store_write(KeStore *store, KeNodeId id)
+{
+	return PageGetContents(node_page((PageStore *) store, id, true));
+}
+
+/* A fresh node page: a free one, the next one in BUILD mode, or a new block */
+static KeNodeId
+store_alloc(KeStore *store)
+{
+	PageStore  *ps = (PageStore *) store;
+	PageEntry  *e;
+	BlockNumber blkno;
+	Buffer		buf;
+	Page		page;
+
+	if (ps->mode == KEANON_STORE_BUILD)
+	{
+		blkno = ps->next_block++;
+		if (blkno < RelationGetNumberOfBlocks(ps->index))
+		{
+			e = get_entry(ps, blkno);
+			init_node_page(BufferGetPage(e->buf));
+			return blkno;
+		}
+		LockRelationForExtension(ps->index, ExclusiveLock);
+		buf = ReadBuffer(ps->index, P_NEW);
+		UnlockRelationForExtension(ps->index, ExclusiveLock);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		blkno = BufferGetBlockNumber(buf);
+		Assert(blkno + 1 == ps->next_block);
+		e = hash_search(ps->pages, &blkno, HASH_ENTER, NULL);
+		e->buf = buf;
+		e->locked = true;
+		e->isnew = true;
+		e->shadow = NULL;
+		e->stamp = ++ps->clock;
+		ps->nclean++;
+		init_node_page(BufferGetPage(buf));
+		return blkno;
+	}
+
+	/* reuse a page the free space map offers, if it really is free */
+	while ((blkno = GetFreeIndexPage(ps->index)) != InvalidBlockNumber)
+	{
+		page = page_for(ps, blkno, false);
+		if (PageIsNew(page) ||
+			(KeanonPageGetOpaque(page)->page_id == KEANON_PAGE_ID &&
+			 (KeanonPageGetOpaque(page)->flags & KEANON_PAGE_FREE) != 0))
+		{
+			page = page_for(ps, blkno, true);
+			init_node_page(page);
+			return blkno;
+		}
+	}
+
+	LockRelationForExtension(ps->index, ExclusiveLock);
+	buf = ReadBuffer(ps->index, P_NEW);
+	UnlockRelationForExtension(ps->index, ExclusiveLock);
+	blkno = BufferGetBlockNumber(buf);
+	e = hash_search(ps->pages, &blkno, HASH_ENTER, NULL);
+	e->buf = buf;
+	e->locked = false;
+	e->isnew = true;
+	e->stamp = ++ps->clock;
+	e->shadow = MemoryContextAllocZero(ps->cxt, BLCKSZ);
+	init_node_page((Page) e->shadow);
+	return blkno;
+}
+
+/* Give a node page back */
+static void
+store_release(KeStore *store, KeNodeId id)
+{
+	PageStore  *ps = (PageStore *) store;
+	Page		page = node_page(ps, id, true);
+	MemoryContext old;
+
+	KeanonPageGetOpaque(page)->flags = KEANON_PAGE_FREE;
+	old = MemoryContextSwitchTo(ps->cxt);
+	ps->freed = lappend_int(ps->freed, (int) id);
+	MemoryContextSwitchTo(old);
+}
+
+/* The engine's root record in the metapage */
+static KeMeta *
+store_meta(KeStore *store, bool for_write)
+{
+	PageStore  *ps = (PageStore *) store;
+	Page		page = page_for(ps, KEANON_METAPAGE_BLKNO, for_write);
+
+	return &KeanonPageGetMeta(page)->engine;
+}
+
+/* Open a page home on an index */
+KeStore *
+KeanonStoreCreate(Relation index, KeanonStoreMode mode)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "keanon page store",
+											  ALLOCSET_DEFAULT_SIZES);
+	PageStore  *ps = MemoryContextAllocZero(cxt, sizeof(PageStore));
+	HASHCTL		ctl;
+
+	ps->cxt = cxt;
+	ps->index = index;
+	ps->mode = mode;
+	ps->next_block = KEANON_METAPAGE_BLKNO + 1;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(BlockNumber);
+	ctl.entrysize = sizeof(PageEntry);
+	ctl.hcxt = cxt;
+	ps->pages = hash_create("keanon pages", 256, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ps->pub.node_size = KEANON_NODE_SIZE;
+	ps->pub.read = store_read;
+	ps->pub.write = store_write;
+	ps->pub.alloc = store_alloc;
+	ps->pub.release = store_release;
+	ps->pub.meta = store_meta;
+	return &ps->pub;
+}
+
+/* BUILD mode: forget the old tree; nodes are laid out again from block 1 */
+void
+KeanonStoreReset(KeStore *store)
+{
+	PageStore  *ps = (PageStore *) store;
+	KeMeta	   *m = store_meta(store, true);
+
+	Assert(ps->mode == KEANON_STORE_BUILD);
+	m->root = 0;
+	ps->next_block = KEANON_METAPAGE_BLKNO + 1;
+}
+
+/* Blocks the relation has now */
+BlockNumber
+KeanonStoreBlocks(KeStore *store)
+{
+	return RelationGetNumberOfBlocks(((PageStore *) store)->index);
+}
+
+static int
+blkno_cmp(const void *a, const void *b)
+{
+	BlockNumber x = *(const BlockNumber *) a;
+	BlockNumber y = *(const BlockNumber *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Finish an operation: WRITE logs and installs the private copies, BUILD
+ * marks leftover blocks free; then every page is released.
+ */
+void
+KeanonStoreFinish(KeStore *store)
+{
+	PageStore  *ps = (PageStore *) store;
+	HASH_SEQ_STATUS seq;
+	PageEntry  *e;
+	BlockNumber *dirty;
+	int			ndirty = 0;
+	ListCell   *lc;
+
+	if (ps->mode == KEANON_STORE_BUILD)
+	{
+		BlockNumber nblocks = RelationGetNumberOfBlocks(ps->index);
+
+		for (BlockNumber b = ps->next_block; b < nblocks; b++)
+		{
+			PageEntry  *fe = get_entry(ps, b);
+			Page		page = BufferGetPage(fe->buf);
+
+			init_node_page(page);
+			KeanonPageGetOpaque(page)->flags = KEANON_PAGE_FREE;
+			ps->freed = lappend_int(ps->freed, (int) b);
+			if (ps->nclean > READ_CACHE_PAGES)
+				evict_clean(ps);
+		}
+	}
+
+	dirty = MemoryContextAlloc(ps->cxt, sizeof(BlockNumber) * (hash_get_num_entries(ps->pages) + 1));
+	hash_seq_init(&seq, ps->pages);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (e->shadow != NULL)
+			dirty[ndirty++] = e->blkno;
+	}
+	qsort(dirty, ndirty, sizeof(BlockNumber), blkno_cmp);
+
+	for (int i = 0; i < ndirty; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		GenericXLogState *state;
+		int			n = Min(MAX_GENERIC_XLOG_PAGES, ndirty - i);
+
+		state = GenericXLogStart(ps->index);
+		for (int j = 0; j < n; j++)
+		{
+			Page		page;
+
+			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
+			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
+			page = GenericXLogRegisterBuffer(state, e->buf,
+											 e->isnew ? GENERIC_XLOG_FULL_IMAGE : 0);
+			memcpy(page, e->shadow, BLCKSZ);
+		}
+		GenericXLogFinish(state);
+		for (int j = 0; j < n; j++)
+		{
+			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
+			LockBuffer(e->buf, BUFFER_LOCK_UNLOCK);
+			pfree(e->shadow);
+			e->shadow = NULL;
+			ps->nclean++;
+		}
+	}
+
+	KeanonStoreRelease(store);
+	foreach(lc, ps->freed)
+		RecordFreeIndexPage(ps->index, (BlockNumber) lfirst_int(lc));
+	list_free(ps->freed);
+	ps->freed = NIL;
+}
+
+/* Release every page without installing anything (also after errors) */
+void
+KeanonStoreRelease(KeStore *store)
+{
+	PageStore  *ps = (PageStore *) store;
+	HASH_SEQ_STATUS seq;
+	PageEntry  *e;
+
+	hash_seq_init(&seq, ps->pages);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (e->shadow != NULL)
+		{
+			pfree(e->shadow);
+			e->shadow = NULL;
+			ps->nclean++;
+		}
+		drop_entry(ps, e);
+	}
+}
+
+/*
+ * Write a fresh metapage into block 0 of a fork: for the main fork through
+ * the buffer manager without WAL (a build logs the relation afterwards), for
+ * the init fork of an unlogged index straight to storage with WAL.
+ */
+void
+KeanonInitMetaPage(Relation index, ForkNumber fork, const KeanonValueType *vt,
+				   int k, double e)
+{
+	Buffer		buf;
+	Page		page;
+	KeanonMetaPageData *meta;
+	KeanonPageOpaque op;
+
+	buf = ReadBufferExtended(index, fork, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(buf) == KEANON_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	PageInit(page, BLCKSZ, sizeof(KeanonPageOpaqueData));
+	op = KeanonPageGetOpaque(page);
+	op->flags = KEANON_PAGE_META;
+	op->page_id = KEANON_PAGE_ID;
+	meta = KeanonPageGetMeta(page);
+	memset(meta, 0, sizeof(KeanonMetaPageData));
+	meta->magic = KEANON_MAGIC;
+	meta->version = KEANON_LAYOUT_VERSION;
+	meta->typid = vt->typid;
+	meta->kind = vt->kind;
+	meta->scale = vt->scale;
+	meta->k = k;
+	meta->e = e;
+	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(KeanonMetaPageData)) - (char *) page;
+	Assert(((PageHeader) page)->pd_lower <= ((PageHeader) page)->pd_upper);
+
+	START_CRIT_SECTION();
+	MarkBufferDirty(buf);
+	if (fork == INIT_FORKNUM)
+		log_newpage_buffer(buf, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
+}
+
+/* palloc for the engine: huge allocations allowed, in the current context */
+static void *
+engine_alloc(size_t size)
+{
+	return MemoryContextAllocExtended(CurrentMemoryContext, size, MCXT_ALLOC_HUGE);
+}
+
+static void *
+engine_realloc(void *ptr, size_t size)
+{
+	return repalloc_huge(ptr, size);
+}
+
+static void
+engine_free(void *ptr)
+{
+	pfree(ptr);
+}
+
+/* Route the engine's memory through palloc */
+void
+KeanonEngineAllocator(void)
+{
+	ke_set_allocator(engine_alloc, engine_realloc, engine_free);
+}

@@ -1,0 +1,216 @@
+/*
+ * keanon_am.h
+ *		The keanon index access method: the (k,e) engine's state in index
+ *		pages.
+ *
+ * Layout.  Block 0 is the metapage: magic, layout version, the options
+ * frozen at build (k, e, the value kind and decimal scale), the engine's
+ * root record and the list of transactions whose changes are not yet known
+ * to have committed.  Every other block holds one engine node in its
+ * contents area, or is free (KEANON_PAGE_FREE, listed in the free space
+ * map).
+ *
+ * Locks.  The state is not MVCC: one writer at a time, readers excluded
+ * while it writes.  Writers take the keanon lock of the index (an object
+ * lock on the index OID, so it never conflicts with ordinary relation locks)
+ * in ExclusiveLock mode and hold it to the end of the transaction; readers
+ * take it in ShareLock mode for the duration of one read.  Under that lock,
+ * buffers are pinned and content-locked one at a time; the only other
+ * processes touching the pages are the checkpointer and bgwriter, which
+ * never wait for a second page, so no page lock order is needed.
+ *
+ * WAL.  A change is made in private copies of the pages it touches (the
+ * engine never sees a shared buffer while it works), then logged with
+ * generic WAL, four pages per record.  An error before that leaves the
+ * pages untouched.  A crash between two records leaves a partial change,
+ * but its transaction is in the metapage's list and did not commit, so the
+ * next user of the index finds it aborted and rebuilds the state from the
+ * table.  The same holds for rolled-back transactions and savepoints.
+ * Builds write pages without WAL and log the whole relation once.
+ */
+#ifndef KEANON_AM_H
+#define KEANON_AM_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/reloptions.h"
+#include "access/xact.h"
+#include "fmgr.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+
+#include "ke_engine.h"
+
+/* ----------------------------------------------------------------
+ * Constants
+ * ----------------------------------------------------------------
+ */
+#define KEANON_METAPAGE_BLKNO	0
+#define KEANON_MAGIC			0x4b45414eU
+#define KEANON_LAYOUT_VERSION	1
+
+#define KEANON_PAGE_META		0x0001
+#define KEANON_PAGE_NODE		0x0002
+#define KEANON_PAGE_FREE		0x0004
+
+#define KEANON_PAGE_ID			0xFE4E	/* marks our pages, as bloom does */
+
+/* support functions of the operator classes */
+#define KEANON_CMP_PROC			1
+#define KEANON_DIFF_PROC		2
+#define KEANON_NPROCS			2
+
+/* objsubid of the object lock guarding one index's state */
+#define KEANON_LOCK_SUBID		0x4b45
+
+/* transactions remembered in the metapage before a change must commit */
+#define KEANON_MAX_FLUX			1024
+
+/* the largest decimal scale of a numeric column */
+#define KEANON_MAX_SCALE		30
+
+/* ----------------------------------------------------------------
+ * On-disk structures
+ * ----------------------------------------------------------------
+ */
+typedef struct KeanonPageOpaqueData
+{
+	uint16		flags;
+	uint16		page_id;
+} KeanonPageOpaqueData;
+
+typedef KeanonPageOpaqueData *KeanonPageOpaque;
+
+#define KeanonPageGetOpaque(page) \
+	((KeanonPageOpaque) PageGetSpecialPointer(page))
+
+/* bytes of a page available to one engine node, a multiple of 16 */
+#define KEANON_NODE_SIZE \
+	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
+	  MAXALIGN(sizeof(KeanonPageOpaqueData))) & ~15)
+
+typedef struct KeanonMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	Oid			typid;			/* the indexed column's type */
+	int32		kind;			/* KeKind */
+	int32		scale;			/* numeric: values are scaled by 10^scale */
+	int32		k;
+	double		e;				/* as given, for display */
+	KeMeta		engine;			/* the engine's root record */
+	bool		needs_rebuild;	/* set by a build that could not finish */
+	uint32		nflux;
+	TransactionId flux[KEANON_MAX_FLUX];
+} KeanonMetaPageData;
+
+#define KeanonPageGetMeta(page) ((KeanonMetaPageData *) PageGetContents(page))
+
+/* ----------------------------------------------------------------
+ * State
+ * ----------------------------------------------------------------
+ */
+
+/* reloptions */
+typedef struct KeanonOptions
+{
+	int32		vl_len_;
+	int			k;				/* -1 when not given */
+	double		e;
+	int			scale;			/* -1: the column's, or chosen at build */
+} KeanonOptions;
+
+/* how values of the indexed type become engine numbers */
+typedef struct KeanonValueType
+{
+	Oid			typid;
+	KeKind		kind;
+	int			scale;
+} KeanonValueType;
+
+typedef enum KeanonStoreMode
+{
+	KEANON_STORE_READ,			/* read only */
+	KEANON_STORE_WRITE,			/* private copies, generic WAL at the end */
+	KEANON_STORE_BUILD			/* direct writes without WAL */
+} KeanonStoreMode;
+
+/* an index opened for the engine */
+typedef struct KeanonIndex
+{
+	Relation	index;
+	Relation	heap;
+	KeStore    *store;
+	KeEngine   *engine;
+	KeanonValueType vt;
+	int			k;
+	double		e;
+	KeanonStoreMode mode;
+	MemoryContext cxt;
+} KeanonIndex;
+
+/* the values of a table's indexed column, sorted */
+typedef struct KeanonValues
+{
+	KeNum	   *vals;
+	int64		n;
+	double		heap_tuples;
+} KeanonValues;
+
+/* ----------------------------------------------------------------
+ * Prototypes
+ * ----------------------------------------------------------------
+ */
+
+/* am_handler.c */
+extern bytea *keanonoptions(Datum reloptions, bool validate);
+extern void KeanonInitReloptions(void);
+
+/* am_validate.c */
+extern bool keanonvalidate(Oid opclassoid);
+
+/* am_build.c */
+extern IndexBuildResult *keanonbuild(Relation heap, Relation index,
+									 struct IndexInfo *indexInfo);
+extern void keanonbuildempty(Relation index);
+extern void KeanonRebuild(KeanonIndex *ki);
+extern void KeanonTableValues(Relation heap, Relation index,
+							  const KeanonValueType *vt, KeanonValues *out);
+extern char *keanonbuildphasename(int64 phasenum);
+
+/* am_vacuum.c */
+extern IndexBulkDeleteResult *keanonbulkdelete(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats,
+											   IndexBulkDeleteCallback callback,
+											   void *callback_state);
+extern IndexBulkDeleteResult *keanonvacuumcleanup(IndexVacuumInfo *info,
+												  IndexBulkDeleteResult *stats);
+
+/* am_store.c */
+extern KeStore *KeanonStoreCreate(Relation index, KeanonStoreMode mode);
+extern void KeanonStoreFinish(KeStore *store);
+extern void KeanonStoreRelease(KeStore *store);
+extern void KeanonStoreReset(KeStore *store);
+extern BlockNumber KeanonStoreBlocks(KeStore *store);
+extern void KeanonInitMetaPage(Relation index, ForkNumber fork,
+							   const KeanonValueType *vt, int k, double e);
+extern void KeanonEngineAllocator(void);
+
+/* am_index.c */
+extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
+extern void KeanonIndexClose(KeanonIndex *ki);
+extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
+extern void KeanonCheckStatus(KeStatus st, Relation index);
+
+/* am_values.c */
+extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
+							   KeanonValueType *vt);
+extern bool KeanonTypeSupported(Oid typid);
+extern KeNum KeanonDatumToNum(const KeanonValueType *vt, Datum d);
+extern Datum KeanonNumToNumeric(const KeanonValueType *vt, KeNum x);
+extern KeNum KeanonEFromDouble(const KeanonValueType *vt, double e);
+extern int	KeanonNumericScale(Datum num);
+
+#endif							/* KEANON_AM_H */

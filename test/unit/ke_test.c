@@ -1,0 +1,2234 @@
+/*
+ * ke_test.c
+ *		Unit tests of the (k,e) engine against the report's algorithms.
+ *
+ * The oracle is ke_quadratic (the report's Figure 3.2, O(n^2)) run from
+ * scratch over the current multiset after every single operation.  Against
+ * it the engine must agree on everything it exposes: the E of every run, the
+ * argmin and frontier of its running minimum, the partition end flags, the
+ * partitions with their split-run flags, the sum-error and the absence of
+ * any valid partitioning.  After each change the range reported by
+ * ke_last_change() must cover every row whose partition changed, and
+ * ke_foreach_changed_partition() must list every partition that is new or
+ * whose membership changed.  The report's incremental algorithm (KePaperInc)
+ * is held to the same oracle after every insert, and the greedy
+ * 2-approximation must never beat the optimum.
+ *
+ * Parts:
+ *	golden		the report's worked examples (golden.h, generated from
+ *				golden.json by gen_golden.py), built in bulk and by inserts
+ *	bounds		the report's query-bound examples over the engine's partitions
+ *	args		invalid arguments are refused and change nothing
+ *	random		deterministic randomized sequences of inserts, deletes, batches,
+ *				rebuilds and re-opens, in both number kinds and with node sizes
+ *				small enough to force multi-level trees
+ *
+ * A failing random sequence is replayed and shrunk by dropping operations
+ * while it still fails, and the smallest failing sequence found is printed.
+ *
+ * Output: one line per failure, a summary per part, and a last line
+ * "N passed, M failed" counting test cases; the exit status is 1 if any
+ * failed.  Everything is deterministic: the random part uses its own
+ * xorshift generator with fixed seeds.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ke_baseline.h"
+#include "ke_engine.h"
+#include "golden.h"
+
+#define MAX_FAIL_LINES	12		/* failure lines printed per test case */
+#define MAX_FAIL_CASES	40		/* failing cases whose lines are printed */
+#define SHRINK_SECONDS	3.0		/* CPU time spent shrinking one failure */
+#define MAX_BATCH		40		/* changes in one generated batch */
+
+/* ----------------------------------------------------------------
+ * Test bookkeeping
+ * ----------------------------------------------------------------
+ */
+static int	cases_passed;
+static int	cases_failed;
+static char case_name[256];
+static int	case_failures;
+static bool quiet;				/* replaying while shrinking: count, don't print */
+static int64_t ops_checked;
+static int	cases_hidden;		/* failing cases past MAX_FAIL_CASES */
+
+/* Start a test case */
+static void
+case_begin(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(case_name, sizeof(case_name), fmt, ap);
+	va_end(ap);
+	case_failures = 0;
+}
+
+/* Finish the current test case; true when it passed */
+static bool
+case_end(void)
+{
+	if (case_failures == 0)
+		cases_passed++;
+	else
+	{
+		if (cases_failed >= MAX_FAIL_CASES)
+			cases_hidden++;
+		else if (case_failures > MAX_FAIL_LINES)
+			printf("FAIL [%s] ... %d more failure lines not shown\n",
+				   case_name, case_failures - MAX_FAIL_LINES);
+		cases_failed++;
+	}
+	return case_failures == 0;
+}
+
+/* Record one failure of the current case, printing it unless quiet */
+static void
+fail(const char *fmt,...)
+{
+	va_list		ap;
+
+	case_failures++;
+	/* one bug tends to fail thousands of random cases alike: show a few */
+	if (quiet || case_failures > MAX_FAIL_LINES || cases_failed >= MAX_FAIL_CASES)
+		return;
+	printf("FAIL [%s] ", case_name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Format a number into one of a few rotating buffers, for messages */
+static const char *
+fmt_num(KeKind kind, KeNum x)
+{
+	static char bufs[8][64];
+	static int	next;
+	char	   *b = bufs[next++ % 8];
+
+	return ke_num_format(kind, x, b, 64);
+}
+
+/* Both infinite, or both finite and equal */
+static bool
+num_same(KeKind kind, KeNum a, KeNum b)
+{
+	bool		ia = ke_num_is_inf(kind, a);
+	bool		ib = ke_num_is_inf(kind, b);
+
+	if (ia || ib)
+		return ia && ib;
+	return ke_num_eq(kind, a, b);
+}
+
+/* Allocate or stop the test run: nothing sensible can follow */
+static void *
+xmalloc(size_t size)
+{
+	void	   *p = malloc(size ? size : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "ke_test: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* Grow an array to hold at least need elements */
+static void *
+xgrow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t		c = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return p;
+	while (c < need)
+		c *= 2;
+	p = realloc(p, c * elem);
+	if (p == NULL)
+	{
+		fprintf(stderr, "ke_test: out of memory\n");
+		exit(2);
+	}
+	*cap = c;
+	return p;
+}
+
+/* ----------------------------------------------------------------
+ * Deterministic random numbers (xorshift64*)
+ * ----------------------------------------------------------------
+ */
+static uint64_t rng_state = 88172645463325252ULL;
+
+/* Reseed; zero is not a valid xorshift state */
+static void
+rng_seed(uint64_t seed)
+{
+	rng_state = seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+	if (rng_state == 0)
+		rng_state = 1;
+}
+
+/* Next 64 random bits */
+static uint64_t
+rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform in [0, n), n > 0 */
+static uint64_t
+rng_below(uint64_t n)
+{
+	return rng_next() % n;
+}
+
+/* Uniform in [lo, hi] */
+static int64_t
+rng_range(int64_t lo, int64_t hi)
+{
+	uint64_t	span = (uint64_t) hi - (uint64_t) lo;
+
+	if (span == UINT64_MAX)
+		return (int64_t) rng_next();
+	return (int64_t) ((uint64_t) lo + rng_below(span + 1));
+}
+
+/* True with probability pct percent */
+static bool
+rng_pct(int pct)
+{
+	return (int) rng_below(100) < pct;
+}
+
+/* ----------------------------------------------------------------
+ * The multiset model and what the oracle says about it
+ * ----------------------------------------------------------------
+ */
+
+/* Values kept sorted; tests use integers, exact in both kinds */
+typedef struct Model
+{
+	KeKind		kind;
+	size_t		n;
+	size_t		cap;
+	KeNum	   *d;
+} Model;
+
+/* Everything the oracle derives from a multiset */
+typedef struct Expect
+{
+	size_t		n;
+	KeNum	   *d;				/* copy of the sorted values */
+	KeNum	   *E;				/* E[0..n] from ke_quadratic */
+	size_t	   *P;				/* P[0..n] */
+	size_t		m;				/* runs */
+	KeNum	   *rv;				/* run values */
+	int64_t    *rc;				/* run counts */
+	size_t	   *rs;				/* 1-based first position of each run */
+	size_t		np;				/* partitions (0: none valid) */
+	KePartition *parts;
+	size_t	   *pfirst;			/* 1-based positions of each partition */
+	size_t	   *plast;
+	bool		has_sum;
+	KeNum		sum;
+} Expect;
+
+/* The number of kind `kind` for an integer */
+static KeNum
+num(KeKind kind, int64_t x)
+{
+	return ke_num_from_int(kind, x);
+}
+
+/* Index of the first value > v in the model */
+static size_t
+model_upper(const Model *mo, KeNum v)
+{
+	size_t		lo = 0,
+				hi = mo->n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (ke_num_le(mo->kind, mo->d[mid], v))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Index of the first value >= v in the model */
+static size_t
+model_lower(const Model *mo, KeNum v)
+{
+	size_t		lo = 0,
+				hi = mo->n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (ke_num_cmp(mo->kind, mo->d[mid], v) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* How many copies of v the model holds */
+static int64_t
+model_count(const Model *mo, KeNum v)
+{
+	return (int64_t) (model_upper(mo, v) - model_lower(mo, v));
+}
+
+/* Add copies of v */
+static void
+model_add(Model *mo, KeNum v, int64_t copies)
+{
+	size_t		at = model_upper(mo, v);
+
+	mo->d = xgrow(mo->d, &mo->cap, mo->n + (size_t) copies, sizeof(KeNum));
+	memmove(&mo->d[at + copies], &mo->d[at], (mo->n - at) * sizeof(KeNum));
+	for (int64_t i = 0; i < copies; i++)
+		mo->d[at + i] = v;
+	mo->n += (size_t) copies;
+}
+
+/* Remove copies of v (the caller made sure they are there) */
+static void
+model_remove(Model *mo, KeNum v, int64_t copies)
+{
+	size_t		at = model_lower(mo, v);
+
+	memmove(&mo->d[at], &mo->d[at + copies], (mo->n - at - copies) * sizeof(KeNum));
+	mo->n -= (size_t) copies;
+}
+
+/* Free an Expect's arrays */
+static void
+expect_free(Expect *x)
+{
+	free(x->d);
+	free(x->E);
+	free(x->P);
+	free(x->rv);
+	free(x->rc);
+	free(x->rs);
+	free(x->parts);
+	free(x->pfirst);
+	free(x->plast);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Run the oracle over sorted d[0..n-1] and derive runs and partitions */
+static void
+expect_compute(Expect *x, KeKind kind, int k, KeNum e, const KeNum *d, size_t n)
+{
+	memset(x, 0, sizeof(*x));
+	x->n = n;
+	x->d = xmalloc((n + 1) * sizeof(KeNum));
+	if (n > 0)
+		memcpy(x->d, d, n * sizeof(KeNum));
+	x->E = xmalloc((n + 1) * sizeof(KeNum));
+	x->P = xmalloc((n + 1) * sizeof(size_t));
+	ke_quadratic(kind, k, e, d, n, x->E, x->P);
+
+	x->rv = xmalloc((n + 1) * sizeof(KeNum));
+	x->rc = xmalloc((n + 1) * sizeof(int64_t));
+	x->rs = xmalloc((n + 1) * sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+	{
+		if (x->m > 0 && ke_num_eq(kind, x->rv[x->m - 1], d[i]))
+			x->rc[x->m - 1]++;
+		else
+		{
+			x->rv[x->m] = d[i];
+			x->rc[x->m] = 1;
+			x->rs[x->m] = i + 1;
+			x->m++;
+		}
+	}
+
+	x->parts = xmalloc((n + 1) * sizeof(KePartition));
+	x->pfirst = xmalloc((n + 1) * sizeof(size_t));
+	x->plast = xmalloc((n + 1) * sizeof(size_t));
+	x->np = ke_positions_partitions(kind, x->E, x->P, n, x->pfirst, x->plast);
+	for (size_t p = 0; p < x->np; p++)
+	{
+		size_t		f = x->pfirst[p],
+					l = x->plast[p];
+		KePartition *pt = &x->parts[p];
+
+		memset(pt, 0, sizeof(*pt));
+		pt->lo = d[f - 1];
+		pt->hi = d[l - 1];
+		pt->lo_last_only = f > 1 && ke_num_eq(kind, d[f - 2], d[f - 1]);
+		pt->hi_split = l < n && ke_num_eq(kind, d[l], d[l - 1]);
+		pt->n = (int64_t) (l - f + 1);
+		pt->ndistinct = 1;
+		for (size_t i = f; i < l; i++)
+			if (!ke_num_eq(kind, d[i - 1], d[i]))
+				pt->ndistinct++;
+		pt->error = ke_num_sub(kind, pt->hi, pt->lo);
+	}
+	x->has_sum = n > 0 && !ke_num_is_inf(kind, x->E[n]);
+	if (x->has_sum)
+		x->sum = x->E[n];
+}
+
+/* Index of the run holding 1-based position pos */
+static size_t
+expect_run_of(const Expect *x, size_t pos)
+{
+	size_t		lo = 0,
+				hi = x->m;
+
+	while (hi - lo > 1)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (x->rs[mid] <= pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Index of the run of value v, or -1 */
+static int64_t
+expect_find_run(KeKind kind, const Expect *x, KeNum v)
+{
+	size_t		lo = 0,
+				hi = x->m;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (ke_num_cmp(kind, x->rv[mid], v) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < x->m && ke_num_eq(kind, x->rv[lo], v))
+		return (int64_t) lo;
+	return -1;
+}
+
+/* ----------------------------------------------------------------
+ * Reading the engine
+ * ----------------------------------------------------------------
+ */
+typedef struct RunList
+{
+	size_t		n;
+	size_t		cap;
+	KeRunInfo  *r;
+} RunList;
+
+typedef struct PartList
+{
+	size_t		n;
+	size_t		cap;
+	KePartition *p;
+} PartList;
+
+/* ke_foreach_run callback: append */
+static bool
+collect_run(const KeRunInfo *run, void *arg)
+{
+	RunList    *rl = arg;
+
+	rl->r = xgrow(rl->r, &rl->cap, rl->n + 1, sizeof(KeRunInfo));
+	rl->r[rl->n++] = *run;
+	return true;
+}
+
+/* ke_foreach_partition callback: append */
+static bool
+collect_part(const KePartition *part, void *arg)
+{
+	PartList   *pl = arg;
+
+	pl->p = xgrow(pl->p, &pl->cap, pl->n + 1, sizeof(KePartition));
+	pl->p[pl->n++] = *part;
+	return true;
+}
+
+/* Are two partitions the same in every field? */
+static bool
+part_same(KeKind kind, const KePartition *a, const KePartition *b)
+{
+	return ke_num_eq(kind, a->lo, b->lo) && ke_num_eq(kind, a->hi, b->hi) &&
+		a->lo_last_only == b->lo_last_only && a->hi_split == b->hi_split &&
+		a->n == b->n && a->ndistinct == b->ndistinct &&
+		ke_num_eq(kind, a->error, b->error);
+}
+
+/* Do two partitions have the same boundaries (ignoring membership)? */
+static bool
+part_same_bounds(KeKind kind, const KePartition *a, const KePartition *b)
+{
+	return ke_num_eq(kind, a->lo, b->lo) && ke_num_eq(kind, a->hi, b->hi) &&
+		a->lo_last_only == b->lo_last_only && a->hi_split == b->hi_split;
+}
+
+/* A partition as text, for messages */
+static const char *
+part_text(KeKind kind, const KePartition *p)
+{
+	static char bufs[4][200];
+	static int	next;
+	char	   *b = bufs[next++ % 4];
+
+	snprintf(b, 200, "[%s%s..%s%s n=%lld nd=%lld err=%s]",
+			 p->lo_last_only ? "last of " : "", fmt_num(kind, p->lo),
+			 fmt_num(kind, p->hi), p->hi_split ? " minus last" : "",
+			 (long long) p->n, (long long) p->ndistinct, fmt_num(kind, p->error));
+	return b;
+}
+
+/* Is p (by its boundaries and membership) in the list? */
+static bool
+part_in_list(KeKind kind, const KePartition *p, const KePartition *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (part_same(kind, p, &list[i]))
+			return true;
+	return false;
+}
+
+/* ----------------------------------------------------------------
+ * Comparing the engine with the oracle
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The largest run q < r whose last row is a valid start for a partition
+ * ending at run r (k distinct values and a range of e), or -1: what the
+ * engine calls the frontier of run r.
+ */
+static int64_t
+frontier_of(KeKind kind, int k, KeNum e, const Expect *x, size_t r)
+{
+	int64_t		q;
+
+	if (r + 1 < (size_t) k)
+		return -1;
+	for (q = (int64_t) r - (k - 1); q >= 0; q--)
+		if (ke_num_range_ok(kind, x->rv[q], x->rv[r], e))
+			return q;
+	return -1;
+}
+
+/*
+ * Check the engine's whole observable state against the oracle; the runs
+ * and partitions read are left in rl and pl for the change checks.
+ */
+static void
+check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
+			 RunList *rl, PartList *pl)
+{
+	char		msg[512];
+	KeStatus	st;
+	KeNum		sum;
+	bool		has_sum;
+	size_t		*partof_last;	/* per run: end flag the oracle implies */
+
+	st = ke_verify(eng, msg, sizeof(msg));
+	if (st != KE_OK)
+		fail("ke_verify: %s: %s", ke_status_message(st), msg);
+	if (ke_nrows(eng) != (int64_t) x->n)
+		fail("ke_nrows %lld, expected %zu", (long long) ke_nrows(eng), x->n);
+	if (ke_nruns(eng) != (int64_t) x->m)
+		fail("ke_nruns %lld, expected %zu", (long long) ke_nruns(eng), x->m);
+
+	has_sum = ke_sum_error(eng, &sum);
+	if (has_sum != x->has_sum)
+		fail("ke_sum_error says %s, the oracle %s",
+			 has_sum ? "valid" : "none valid", x->has_sum ? "valid" : "none valid");
+	else if (has_sum && !ke_num_eq(kind, sum, x->sum))
+		fail("sum-error %s, expected %s", fmt_num(kind, sum), fmt_num(kind, x->sum));
+
+	/* runs: values, counts and the DP state of each */
+	rl->n = 0;
+	ke_foreach_run(eng, collect_run, rl);
+	if (rl->n != x->m)
+		fail("ke_foreach_run gave %zu runs, expected %zu", rl->n, x->m);
+
+	partof_last = xmalloc((x->m + 1) * sizeof(size_t));
+	for (size_t r = 0; r < x->m; r++)
+		partof_last[r] = KE_END_NONE;
+	for (size_t p = 0; p < x->np; p++)
+	{
+		size_t		l = x->plast[p];
+		size_t		r = expect_run_of(x, l);
+		size_t		rend = x->rs[r] + (size_t) x->rc[r] - 1;
+		size_t		f = x->pfirst[p];
+		size_t		fr = expect_run_of(x, f);
+
+		if (l == rend)
+			partof_last[r] = KE_END_FULL;
+		else if (l + 1 == rend)
+			partof_last[r] = KE_END_SPLIT;
+		else
+			fail("oracle partition %zu..%zu ends inside run %s, not at its last or second-to-last row",
+				 f, l, fmt_num(kind, x->rv[r]));
+		if (f != x->rs[fr] && f != x->rs[fr] + (size_t) x->rc[fr] - 1)
+			fail("oracle partition %zu..%zu starts inside run %s, not at its first or last row",
+				 f, l, fmt_num(kind, x->rv[fr]));
+	}
+
+	for (size_t r = 0; r < x->m && r < rl->n; r++)
+	{
+		const KeRunInfo *ri = &rl->r[r];
+		size_t		s = x->rs[r];
+		size_t		t = s + (size_t) x->rc[r] - 1;
+		KeNum		Ex = x->E[t];
+		const char *v = fmt_num(kind, x->rv[r]);
+
+		if (!ke_num_eq(kind, ri->value, x->rv[r]) || ri->count != x->rc[r])
+		{
+			fail("run %zu is %s x%lld, expected %s x%lld", r,
+				 fmt_num(kind, ri->value), (long long) ri->count, v,
+				 (long long) x->rc[r]);
+			continue;
+		}
+		for (size_t i = s; i < t; i++)
+			if (!num_same(kind, x->E[i], Ex) || x->P[i] != x->P[t])
+				fail("oracle: positions %zu and %zu of run %s differ (E %s/%s, P %zu/%zu)",
+					 i, t, v, fmt_num(kind, x->E[i]), fmt_num(kind, Ex), x->P[i], x->P[t]);
+		if (!num_same(kind, ri->E, Ex))
+			fail("run %s: E %s, expected %s", v, fmt_num(kind, ri->E), fmt_num(kind, Ex));
+		if ((int) partof_last[r] != ri->end)
+			fail("run %s: end flag %d, expected %d", v, ri->end, (int) partof_last[r]);
+		if (!ke_num_is_inf(kind, Ex))
+		{
+			int64_t		ar = expect_find_run(kind, x, ri->argmin);
+			int64_t		fq = frontier_of(kind, k, e, x, r);
+
+			if (!num_same(kind, ri->best, ke_num_sub(kind, Ex, x->rv[r])))
+				fail("run %s: best %s, expected E - value = %s", v,
+					 fmt_num(kind, ri->best), fmt_num(kind, ke_num_sub(kind, Ex, x->rv[r])));
+			if (ar < 0)
+				fail("run %s: argmin %s is not a run", v, fmt_num(kind, ri->argmin));
+			else
+			{
+				size_t		pos = ri->argmin_last ?
+					x->rs[ar] + (size_t) x->rc[ar] - 1 : x->rs[ar];
+
+				if (pos != x->P[t])
+					fail("run %s: argmin %s/%s is position %zu, the oracle's P is %zu", v,
+						 fmt_num(kind, ri->argmin), ri->argmin_last ? "last" : "first",
+						 pos, x->P[t]);
+			}
+			if (!ri->has_frontier || fq < 0 ||
+				!ke_num_eq(kind, ri->frontier, x->rv[fq]))
+				fail("run %s: frontier %s, expected %s", v,
+					 ri->has_frontier ? fmt_num(kind, ri->frontier) : "none",
+					 fq >= 0 ? fmt_num(kind, x->rv[fq]) : "none");
+		}
+		else if (ri->has_frontier)
+			fail("run %s: E infinite but a frontier %s", v, fmt_num(kind, ri->frontier));
+	}
+	free(partof_last);
+
+	/* partitions */
+	pl->n = 0;
+	ke_foreach_partition(eng, collect_part, pl);
+	if (pl->n != x->np)
+		fail("ke_foreach_partition gave %zu partitions, expected %zu", pl->n, x->np);
+	for (size_t p = 0; p < pl->n && p < x->np; p++)
+		if (!part_same(kind, &pl->p[p], &x->parts[p]))
+			fail("partition %zu is %s, expected %s", p,
+				 part_text(kind, &pl->p[p]), part_text(kind, &x->parts[p]));
+}
+
+/*
+ * Per run of x, the partitions holding its rows: main[r] holds all rows but
+ * possibly the last-arriving, last[r] the last-arriving one (they differ
+ * only for a split run); -1 when no valid partitioning exists.
+ */
+static void
+row_homes(KeKind kind, const Expect *x, const KePartition *parts, size_t np,
+		  int64_t *main_, int64_t *last)
+{
+	size_t		p = 0;
+
+	for (size_t r = 0; r < x->m; r++)
+	{
+		main_[r] = last[r] = -1;
+		if (np == 0)
+			continue;
+		while (p < np && ke_num_cmp(kind, parts[p].hi, x->rv[r]) < 0)
+			p++;
+		if (p >= np)
+			continue;
+		if (parts[p].hi_split && ke_num_eq(kind, parts[p].hi, x->rv[r]))
+		{
+			main_[r] = (int64_t) p;
+			last[r] = p + 1 < np ? (int64_t) p + 1 : -1;
+		}
+		else
+			main_[r] = last[r] = (int64_t) p;
+	}
+}
+
+/* Does value v lie in the changed range? */
+static bool
+in_changed(KeKind kind, const KeChangeInfo *ci, KeNum v)
+{
+	if (!ci->any)
+		return false;
+	if (!ci->lo_unbounded && ke_num_cmp(kind, v, ci->lo) < 0)
+		return false;
+	if (!ci->hi_unbounded && ke_num_cmp(kind, v, ci->hi) > 0)
+		return false;
+	return true;
+}
+
+/* Does a partition's value span meet the changed range? */
+static bool
+overlaps_changed(KeKind kind, const KeChangeInfo *ci, const KePartition *p)
+{
+	if (!ci->any)
+		return false;
+	if (!ci->lo_unbounded && ke_num_cmp(kind, p->hi, ci->lo) < 0)
+		return false;
+	if (!ci->hi_unbounded && ke_num_cmp(kind, p->lo, ci->hi) > 0)
+		return false;
+	return true;
+}
+
+/* Same home for a row before and after? (-1 = suppressed) */
+static bool
+home_same(KeKind kind, const KePartition *op, int64_t oi,
+		  const KePartition *np_, int64_t ni)
+{
+	if (oi < 0 || ni < 0)
+		return oi < 0 && ni < 0;
+	return part_same_bounds(kind, &op[oi], &np_[ni]);
+}
+
+/*
+ * Check what ke_last_change() and ke_foreach_changed_partition() report
+ * after a successful change from state ox (partitions opl) to nx (npl).
+ */
+static void
+check_change(KeEngine *eng, KeKind kind, const Expect *ox, const PartList *opl,
+			 const Expect *nx, const PartList *npl)
+{
+	const KeChangeInfo *ci = ke_last_change(eng);
+	int64_t    *om = xmalloc((ox->m + 1) * sizeof(int64_t));
+	int64_t    *ol = xmalloc((ox->m + 1) * sizeof(int64_t));
+	int64_t    *nm = xmalloc((nx->m + 1) * sizeof(int64_t));
+	int64_t    *nl = xmalloc((nx->m + 1) * sizeof(int64_t));
+	PartList	cl = {0, 0, NULL};
+	size_t		a = 0,
+				b = 0;
+	bool		bounds_moved = false;
+	char		range[160];
+
+	snprintf(range, sizeof(range), "%s%s, %s%s",
+			 ci->any ? "" : "(none) ",
+			 ci->lo_unbounded ? "-inf" : fmt_num(kind, ci->lo),
+			 ci->hi_unbounded ? "+inf" : fmt_num(kind, ci->hi),
+			 ci->boundaries_changed ? " boundaries changed" : "");
+
+	row_homes(kind, ox, opl->p, opl->n, om, ol);
+	row_homes(kind, nx, npl->p, npl->n, nm, nl);
+
+	/* rows: merge the old and new runs by value */
+	while (a < ox->m || b < nx->m)
+	{
+		int			c;
+
+		if (a >= ox->m)
+			c = 1;
+		else if (b >= nx->m)
+			c = -1;
+		else
+			c = ke_num_cmp(kind, ox->rv[a], nx->rv[b]);
+
+		if (c == 0 && ox->rc[a] == nx->rc[b])
+		{
+			/* same rows; a row whose partition moved must be in range */
+			bool		moved = !home_same(kind, opl->p, om[a], npl->p, nm[b]) ||
+				!home_same(kind, opl->p, ol[a], npl->p, nl[b]);
+
+			if (moved && !in_changed(kind, ci, nx->rv[b]))
+				fail("rows of %s changed partition, outside the reported range [%s]",
+					 fmt_num(kind, nx->rv[b]), range);
+			a++;
+			b++;
+			continue;
+		}
+
+		/* a value whose count changed: its rows joined or left a partition */
+		{
+			KeNum		v = c <= 0 ? ox->rv[a] : nx->rv[b];
+
+			if ((opl->n > 0 || npl->n > 0) && !in_changed(kind, ci, v))
+				fail("count of %s changed, outside the reported range [%s]",
+					 fmt_num(kind, v), range);
+		}
+		if (c <= 0)
+			a++;
+		if (c >= 0)
+			b++;
+	}
+
+	/* partitions that went away or changed must meet the range */
+	for (size_t i = 0; i < opl->n; i++)
+		if (!part_in_list(kind, &opl->p[i], npl->p, npl->n) &&
+			!overlaps_changed(kind, ci, &opl->p[i]))
+			fail("old partition %s changed, outside the reported range [%s]",
+				 part_text(kind, &opl->p[i]), range);
+
+	/* new or changed partitions must be listed as changed */
+	ke_foreach_changed_partition(eng, collect_part, &cl);
+	for (size_t i = 0; i < npl->n; i++)
+		if (!part_in_list(kind, &npl->p[i], opl->p, opl->n) &&
+			!part_in_list(kind, &npl->p[i], cl.p, cl.n))
+			fail("partition %s is new or changed but not listed by ke_foreach_changed_partition (range [%s])",
+				 part_text(kind, &npl->p[i]), range);
+	for (size_t i = 0; i < cl.n; i++)
+		if (!part_in_list(kind, &cl.p[i], npl->p, npl->n))
+			fail("ke_foreach_changed_partition listed %s, which is not a current partition",
+				 part_text(kind, &cl.p[i]));
+
+	/*
+	 * A boundary is where a partition ends (a run's last or second-to-last
+	 * row); a partition that only gained or lost rows moved none.
+	 */
+	if (opl->n != npl->n)
+		bounds_moved = true;
+	for (size_t i = 0; !bounds_moved && i < opl->n; i++)
+		if (!ke_num_eq(kind, opl->p[i].hi, npl->p[i].hi) ||
+			opl->p[i].hi_split != npl->p[i].hi_split)
+			bounds_moved = true;
+	if (bounds_moved && !ci->boundaries_changed)
+		fail("partition boundaries moved but boundaries_changed is false");
+
+	free(cl.p);
+	free(om);
+	free(ol);
+	free(nm);
+	free(nl);
+}
+
+/* KePaperInc's arrays must equal the oracle's */
+static void
+check_paperinc(KePaperInc *pi, KeKind kind, const Expect *x)
+{
+	const KeNum *E;
+	const size_t *P;
+	size_t		n = ke_paperinc_arrays(pi, &E, &P);
+	KeNum		sum;
+	bool		has;
+
+	if (n != x->n)
+	{
+		fail("KePaperInc holds %zu values, expected %zu", n, x->n);
+		return;
+	}
+	for (size_t i = 0; i <= n; i++)
+	{
+		if (!num_same(kind, E[i], x->E[i]) || P[i] != x->P[i])
+		{
+			fail("KePaperInc position %zu: E %s P %zu, expected E %s P %zu",
+				 i, fmt_num(kind, E[i]), P[i], fmt_num(kind, x->E[i]), x->P[i]);
+			return;
+		}
+	}
+	has = ke_paperinc_sum_error(pi, &sum);
+	if (has != x->has_sum || (has && !ke_num_eq(kind, sum, x->sum)))
+		fail("KePaperInc sum-error disagrees with the oracle");
+}
+
+/* The 2-approximation: valid exactly when the optimum is, never better */
+static void
+check_approx(KeKind kind, int k, KeNum e, const Expect *x)
+{
+	KeNum		s;
+	bool		has = ke_approx(kind, k, e, x->d, x->n, &s);
+
+	if (has != x->has_sum)
+		fail("ke_approx says %s, the oracle %s", has ? "valid" : "none valid",
+			 x->has_sum ? "valid" : "none valid");
+	else if (has && ke_num_cmp(kind, s, x->sum) < 0)
+		fail("ke_approx sum-error %s beats the optimum %s",
+			 fmt_num(kind, s), fmt_num(kind, x->sum));
+}
+
+/* ----------------------------------------------------------------
+ * Golden examples
+ * ----------------------------------------------------------------
+ */
+
+/* Check one golden entry's final state in an engine and the baselines */
+static void
+check_golden_state(KeEngine *eng, const KeGoldenPartitioning *g, const Expect *x,
+				   const PartList *pl, const RunList *rl)
+{
+	KeKind		kind = KE_KIND_EXACT;
+	size_t		pos = 1;
+	size_t		gi = 0;
+
+	/* the oracle against the golden arrays */
+	for (int i = 1; i <= g->n; i++)
+	{
+		bool		ginf = g->error[i - 1] == KE_GOLDEN_INF;
+
+		if (ginf ? !ke_num_is_inf(kind, x->E[i]) :
+			!num_same(kind, x->E[i], num(kind, g->error[i - 1])))
+			fail("ke_quadratic E[%d] = %s, golden %s", i, fmt_num(kind, x->E[i]),
+				 ginf ? "inf" : fmt_num(kind, num(kind, g->error[i - 1])));
+		if ((int64_t) x->P[i] != g->partition[i - 1])
+			fail("ke_quadratic P[%d] = %zu, golden %lld", i, x->P[i],
+				 (long long) g->partition[i - 1]);
+	}
+
+	/* engine runs: every position of a run carries the run's E */
+	for (size_t r = 0; r < rl->n; r++)
+	{
+		for (int64_t c = 0; c < rl->r[r].count && pos <= (size_t) g->n; c++, pos++)
+		{
+			int64_t		ge = g->error[pos - 1];
+			bool		ok = ge == KE_GOLDEN_INF ? ke_num_is_inf(kind, rl->r[r].E) :
+				num_same(kind, rl->r[r].E, num(kind, ge));
+
+			if (!ok)
+				fail("engine run %s: E %s, golden position %zu says %s",
+					 fmt_num(kind, rl->r[r].value), fmt_num(kind, rl->r[r].E), pos,
+					 ge == KE_GOLDEN_INF ? "inf" : fmt_num(kind, num(kind, ge)));
+		}
+	}
+	if (pos != (size_t) g->n + 1)
+		fail("engine runs hold %zu rows, golden %d", pos - 1, g->n);
+
+	/* engine partitions against the golden groups */
+	if (pl->n != (size_t) g->ngroups)
+		fail("engine has %zu partitions, golden %d", pl->n, g->ngroups);
+	{
+		size_t		first = 1;
+
+		for (int p = 0; p < g->ngroups && (size_t) p < pl->n; p++)
+		{
+			const int64_t *gv = &g->group_values[gi];
+			int			gn = g->group_sizes[p];
+			size_t		last = first + (size_t) gn - 1;
+			KePartition want;
+
+			memset(&want, 0, sizeof(want));
+			want.lo = num(kind, gv[0]);
+			want.hi = num(kind, gv[gn - 1]);
+			want.n = gn;
+			want.ndistinct = 1;
+			for (int i = 1; i < gn; i++)
+				if (gv[i] != gv[i - 1])
+					want.ndistinct++;
+			want.error = num(kind, gv[gn - 1] - gv[0]);
+			/* the golden values are sorted: a split shows as equal neighbours */
+			want.lo_last_only = first > 1 && x->d[first - 2].i == gv[0];
+			want.hi_split = last < x->n && x->d[last].i == gv[gn - 1];
+			if (!part_same(kind, &pl->p[p], &want))
+				fail("engine partition %d is %s, golden %s", p,
+					 part_text(kind, &pl->p[p]), part_text(kind, &want));
+			gi += (size_t) gn;
+			first = last + 1;
+		}
+	}
+
+	/* sum-error */
+	{
+		KeNum		s;
+		bool		has = ke_sum_error(eng, &s);
+
+		if (has != g->has_sum_error)
+			fail("engine sum-error %s, golden %s", has ? "present" : "none",
+				 g->has_sum_error ? "present" : "none");
+		else if (has && !ke_num_eq(kind, s, num(kind, g->sum_error)))
+			fail("engine sum-error %s, golden %lld", fmt_num(kind, s),
+				 (long long) g->sum_error);
+	}
+}
+
+/* Every golden partitioning entry, built in bulk and by inserts */
+static void
+test_golden(void)
+{
+	static const size_t node_sizes[] = {512, 8192};
+	KeKind		kind = KE_KIND_EXACT;
+
+	for (int gidx = 0; gidx < KE_GOLDEN_NPARTITIONINGS; gidx++)
+	{
+		const KeGoldenPartitioning *g = &golden_partitionings[gidx];
+		KeNum		e = num(kind, g->e);
+		Model		mo = {kind, 0, 0, NULL};
+		Expect		x;
+
+		for (int i = 0; i < g->n; i++)
+			model_add(&mo, num(kind, g->values[i]), 1);
+		expect_compute(&x, kind, g->k, e, mo.d, mo.n);
+
+		for (size_t ns = 0; ns < sizeof(node_sizes) / sizeof(node_sizes[0]); ns++)
+		{
+			for (int how = 0; how < 3; how++)
+			{
+				static const char *hows[] = {"ke_build_sorted", "inserts in order",
+				"inserts in reverse order"};
+				KeStore    *store = ke_memstore_create(node_sizes[ns]);
+				KeEngine   *eng = NULL;
+				KeStatus	st;
+				RunList		rl = {0, 0, NULL};
+				PartList	pl = {0, 0, NULL};
+
+				case_begin("golden '%s', %s, node %zu", g->name, hows[how], node_sizes[ns]);
+				st = ke_create(&eng, store, kind, g->k, e);
+				if (st != KE_OK)
+				{
+					fail("ke_create: %s", ke_status_message(st));
+					ke_memstore_destroy(store);
+					case_end();
+					continue;
+				}
+				if (how == 0)
+				{
+					if ((st = ke_build_sorted(eng, mo.d, mo.n)) != KE_OK)
+						fail("ke_build_sorted: %s", ke_status_message(st));
+				}
+				else
+				{
+					/* check after every insert, not only at the end */
+					Model		part = {kind, 0, 0, NULL};
+
+					for (int i = 0; i < g->n; i++)
+					{
+						int			at = how == 1 ? i : g->n - 1 - i;
+						KeNum		v = num(kind, g->values[at]);
+						Expect		px;
+
+						if ((st = ke_insert(eng, v)) != KE_OK)
+							fail("ke_insert(%s): %s", fmt_num(kind, v), ke_status_message(st));
+						model_add(&part, v, 1);
+						expect_compute(&px, kind, g->k, e, part.d, part.n);
+						check_engine(eng, kind, g->k, e, &px, &rl, &pl);
+						expect_free(&px);
+					}
+					free(part.d);
+				}
+				check_engine(eng, kind, g->k, e, &x, &rl, &pl);
+				check_golden_state(eng, g, &x, &pl, &rl);
+				ke_close(eng);
+				ke_memstore_destroy(store);
+				free(rl.r);
+				free(pl.p);
+				case_end();
+			}
+		}
+
+		/* the baselines on the same example */
+		case_begin("golden '%s', baselines", g->name);
+		{
+			KePaperInc *pi = ke_paperinc_create(kind, g->k, e);
+
+			for (int i = 0; i < g->n; i++)
+				ke_paperinc_insert(pi, num(kind, g->values[i]));
+			check_paperinc(pi, kind, &x);
+			ke_paperinc_destroy(pi);
+			check_approx(kind, g->k, e, &x);
+		}
+		case_end();
+
+		expect_free(&x);
+		free(mo.d);
+	}
+}
+
+/* The report's query-bound examples over the engine's partitions */
+static void
+test_bounds(void)
+{
+	KeKind		kind = KE_KIND_EXACT;
+	KeStore    *store = ke_memstore_create(512);
+	KeEngine   *eng = NULL;
+	RunList		rl = {0, 0, NULL};
+	PartList	pl = {0, 0, NULL};
+	int64_t    *vals = NULL;
+	int		   *sizes = NULL;
+	size_t		nvals = 0;
+	KeStatus	st;
+
+	case_begin("bounds: partitions of the report's salary table");
+	st = ke_create(&eng, store, kind, KE_GOLDEN_BOUNDS_K, num(kind, KE_GOLDEN_BOUNDS_E));
+	if (st != KE_OK)
+	{
+		fail("ke_create: %s", ke_status_message(st));
+		ke_memstore_destroy(store);
+		case_end();
+		return;
+	}
+	for (int i = 0; i < KE_GOLDEN_BOUNDS_NROWS; i++)
+		if ((st = ke_insert(eng, num(kind, golden_bounds_rows[i]))) != KE_OK)
+			fail("ke_insert: %s", ke_status_message(st));
+	ke_foreach_run(eng, collect_run, &rl);
+	ke_foreach_partition(eng, collect_part, &pl);
+
+	/* spell out each partition's values from the runs and split flags */
+	vals = xmalloc((KE_GOLDEN_BOUNDS_NROWS + 1) * sizeof(int64_t));
+	sizes = xmalloc((pl.n + 1) * sizeof(int));
+	{
+		size_t		r = 0;
+
+		for (size_t p = 0; p < pl.n; p++)
+		{
+			const KePartition *pt = &pl.p[p];
+
+			sizes[p] = 0;
+			while (r < rl.n && ke_num_cmp(kind, rl.r[r].value, pt->lo) < 0)
+				r++;
+			for (; r < rl.n && ke_num_cmp(kind, rl.r[r].value, pt->hi) <= 0; r++)
+			{
+				int64_t		c = rl.r[r].count;
+
+				if (pt->lo_last_only && ke_num_eq(kind, rl.r[r].value, pt->lo))
+					c = 1;
+				else if (pt->hi_split && ke_num_eq(kind, rl.r[r].value, pt->hi))
+					c = c - 1;
+				for (int64_t i = 0; i < c && nvals < KE_GOLDEN_BOUNDS_NROWS; i++)
+				{
+					vals[nvals++] = (int64_t) rl.r[r].value.i;
+					sizes[p]++;
+				}
+			}
+			/* a split run's last row opens the next partition */
+			if (pt->hi_split && r > 0)
+				r--;
+		}
+	}
+	if (pl.n != KE_GOLDEN_BOUNDS_NPARTS || nvals != KE_GOLDEN_BOUNDS_NROWS)
+		fail("engine has %zu partitions over %zu rows, golden %d over %d",
+			 pl.n, nvals, KE_GOLDEN_BOUNDS_NPARTS, KE_GOLDEN_BOUNDS_NROWS);
+	else
+	{
+		for (size_t i = 0; i < nvals; i++)
+			if (vals[i] != golden_bounds_group_values[i])
+				fail("partitioned value %zu is %lld, golden %lld", i,
+					 (long long) vals[i], (long long) golden_bounds_group_values[i]);
+		for (int p = 0; p < KE_GOLDEN_BOUNDS_NPARTS; p++)
+			if (sizes[p] != golden_bounds_group_sizes[p])
+				fail("partition %d holds %d rows, golden %d", p, sizes[p],
+					 golden_bounds_group_sizes[p]);
+	}
+	case_end();
+
+	/* each query: rows hit per partition may carry any h of its values */
+	for (int q = 0; q < KE_GOLDEN_NBOUNDS; q++)
+	{
+		const KeGoldenBounds *gb = &golden_bounds[q];
+		int64_t		lo = 0,
+					hi = 0;
+		bool		first = true;
+		size_t		off = 0;
+
+		case_begin("bounds: %s", gb->query);
+		if (pl.n != KE_GOLDEN_BOUNDS_NPARTS || nvals != KE_GOLDEN_BOUNDS_NROWS)
+		{
+			fail("partitions differ from the golden ones; bounds not computed");
+			case_end();
+			continue;
+		}
+		for (int p = 0; p < KE_GOLDEN_BOUNDS_NPARTS; p++)
+		{
+			const int64_t *g = &vals[off];	/* ascending */
+			int			n = sizes[p];
+			int			h = gb->hits[p];
+
+			off += (size_t) n;
+			if (h == 0)
+				continue;
+			if (strcmp(gb->aggregate, "sum") == 0)
+			{
+				for (int i = 0; i < h; i++)
+				{
+					lo += g[i];
+					hi += g[n - 1 - i];
+				}
+			}
+			else if (strcmp(gb->aggregate, "min") == 0)
+			{
+				lo = first || g[0] < lo ? g[0] : lo;
+				hi = first || g[n - h] < hi ? g[n - h] : hi;
+			}
+			else if (strcmp(gb->aggregate, "max") == 0)
+			{
+				lo = first || g[h - 1] > lo ? g[h - 1] : lo;
+				hi = first || g[n - 1] > hi ? g[n - 1] : hi;
+			}
+			else if (strcmp(gb->aggregate, "count") == 0)
+			{
+				lo += h;
+				hi += h;
+			}
+			else
+				fail("aggregate %s not checked here", gb->aggregate);
+			first = false;
+		}
+		if (lo != gb->answer_lo || hi != gb->answer_hi)
+			fail("bounds [%lld, %lld], golden [%lld, %lld]", (long long) lo,
+				 (long long) hi, (long long) gb->answer_lo, (long long) gb->answer_hi);
+		if (gb->true_value < lo || gb->true_value > hi)
+			fail("true value %lld outside [%lld, %lld]", (long long) gb->true_value,
+				 (long long) lo, (long long) hi);
+		case_end();
+	}
+
+	free(vals);
+	free(sizes);
+	free(rl.r);
+	free(pl.p);
+	ke_close(eng);
+	ke_memstore_destroy(store);
+}
+
+/* ----------------------------------------------------------------
+ * Invalid arguments
+ * ----------------------------------------------------------------
+ */
+
+/* ke_create must refuse kind/k/e and leave *out NULL */
+static void
+expect_create_refused(KeKind kind, int k, KeNum e, const char *what)
+{
+	KeStore    *store = ke_memstore_create(512);
+	KeEngine   *eng = NULL;
+	KeStatus	st = ke_create(&eng, store, kind, k, e);
+
+	if (st != KE_ERR_ARG)
+		fail("ke_create with %s: %s, expected KE_ERR_ARG", what, ke_status_message(st));
+	if (ke_validate_params(kind, k, e) != KE_ERR_ARG)
+		fail("ke_validate_params accepts %s", what);
+	if (st == KE_OK && eng != NULL)
+		ke_close(eng);
+	ke_memstore_destroy(store);
+}
+
+/* An engine's state must still be what the model says */
+static void
+expect_unchanged(KeEngine *eng, KeKind kind, int k, KeNum e, const Model *mo)
+{
+	Expect		x;
+	RunList		rl = {0, 0, NULL};
+	PartList	pl = {0, 0, NULL};
+
+	expect_compute(&x, kind, k, e, mo->d, mo->n);
+	check_engine(eng, kind, k, e, &x, &rl, &pl);
+	expect_free(&x);
+	free(rl.r);
+	free(pl.p);
+}
+
+/* Refused arguments and absent values */
+static void
+test_args(void)
+{
+	KeStore    *store;
+	KeEngine   *eng;
+	KeStatus	st;
+	Model		mo;
+
+	case_begin("args: ke_create refuses bad k and e");
+	expect_create_refused(KE_KIND_EXACT, 1, num(KE_KIND_EXACT, 0), "k = 1");
+	expect_create_refused(KE_KIND_EXACT, 0, num(KE_KIND_EXACT, 0), "k = 0");
+	expect_create_refused(KE_KIND_EXACT, -3, num(KE_KIND_EXACT, 5), "k = -3");
+	expect_create_refused(KE_KIND_FLOAT, 1, num(KE_KIND_FLOAT, 0), "float k = 1");
+	expect_create_refused(KE_KIND_EXACT, KE_MAX_K + 1, num(KE_KIND_EXACT, 0), "k above KE_MAX_K");
+	expect_create_refused(KE_KIND_EXACT, 3, num(KE_KIND_EXACT, -1), "e = -1");
+	expect_create_refused(KE_KIND_FLOAT, 3, ke_num_float(-0.5), "float e = -0.5");
+	expect_create_refused(KE_KIND_FLOAT, 3, ke_num_float(NAN), "float e = NaN");
+	expect_create_refused(KE_KIND_FLOAT, 3, ke_num_float(INFINITY), "float e = infinity");
+	expect_create_refused((KeKind) 7, 3, num(KE_KIND_EXACT, 0), "an unknown kind");
+	case_end();
+
+	case_begin("args: ke_create accepts the smallest valid parameters");
+	store = ke_memstore_create(512);
+	st = ke_create(&eng, store, KE_KIND_EXACT, 2, num(KE_KIND_EXACT, 0));
+	if (st != KE_OK)
+		fail("ke_create(k = 2, e = 0): %s", ke_status_message(st));
+	else
+		ke_close(eng);
+	ke_memstore_destroy(store);
+	case_end();
+
+	case_begin("args: ke_open of a store never created");
+	store = ke_memstore_create(512);
+	st = ke_open(&eng, store);
+	if (st != KE_ERR_CORRUPT)
+		fail("ke_open on an empty store: %s, expected KE_ERR_CORRUPT", ke_status_message(st));
+	if (st == KE_OK)
+		ke_close(eng);
+	ke_memstore_destroy(store);
+	case_end();
+
+	/* float kind: NaN and infinities are not values; nothing may change */
+	case_begin("args: float kind refuses NaN and infinite values");
+	store = ke_memstore_create(512);
+	mo = (Model) {KE_KIND_FLOAT, 0, 0, NULL};
+	st = ke_create(&eng, store, KE_KIND_FLOAT, 2, ke_num_float(1.0));
+	if (st != KE_OK)
+		fail("ke_create: %s", ke_status_message(st));
+	else
+	{
+		static const double good[] = {1, 2, 3, 3, 7};
+		static const double bad[] = {NAN, INFINITY, -INFINITY};
+		KeChange	batch[3];
+
+		for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		{
+			if ((st = ke_insert(eng, ke_num_float(good[i]))) != KE_OK)
+				fail("ke_insert(%g): %s", good[i], ke_status_message(st));
+			model_add(&mo, ke_num_float(good[i]), 1);
+		}
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		{
+			if ((st = ke_insert(eng, ke_num_float(bad[i]))) != KE_ERR_ARG)
+				fail("ke_insert(%g): %s, expected KE_ERR_ARG", bad[i], ke_status_message(st));
+			if ((st = ke_delete(eng, ke_num_float(bad[i]))) != KE_ERR_ARG &&
+				st != KE_ERR_NOTFOUND)
+				fail("ke_delete(%g): %s, expected an error", bad[i], ke_status_message(st));
+		}
+		/* a batch with one bad value is refused whole */
+		batch[0] = (KeChange) {ke_num_float(5.0), 1};
+		batch[1] = (KeChange) {ke_num_float(NAN), 1};
+		batch[2] = (KeChange) {ke_num_float(1.0), -1};
+		if ((st = ke_apply(eng, batch, 3)) != KE_ERR_ARG)
+			fail("ke_apply with a NaN: %s, expected KE_ERR_ARG", ke_status_message(st));
+		/* bulk build with a NaN is refused too */
+		{
+			KeNum		bulk[3] = {ke_num_float(1.0), ke_num_float(NAN), ke_num_float(2.0)};
+
+			if ((st = ke_build_sorted(eng, bulk, 3)) != KE_ERR_ARG)
+				fail("ke_build_sorted with a NaN: %s, expected KE_ERR_ARG",
+					 ke_status_message(st));
+		}
+		expect_unchanged(eng, KE_KIND_FLOAT, 2, ke_num_float(1.0), &mo);
+		ke_close(eng);
+	}
+	ke_memstore_destroy(store);
+	free(mo.d);
+	case_end();
+
+	/* absent values */
+	case_begin("args: deleting absent values");
+	store = ke_memstore_create(512);
+	mo = (Model) {KE_KIND_EXACT, 0, 0, NULL};
+	st = ke_create(&eng, store, KE_KIND_EXACT, 2, num(KE_KIND_EXACT, 1));
+	if (st != KE_OK)
+		fail("ke_create: %s", ke_status_message(st));
+	else
+	{
+		KeChange	batch[3];
+
+		if ((st = ke_delete(eng, num(KE_KIND_EXACT, 5))) != KE_ERR_NOTFOUND)
+			fail("ke_delete on an empty engine: %s, expected KE_ERR_NOTFOUND",
+				 ke_status_message(st));
+		for (int v = 1; v <= 6; v++)
+		{
+			if ((st = ke_insert(eng, num(KE_KIND_EXACT, v * 10))) != KE_OK)
+				fail("ke_insert(%d): %s", v * 10, ke_status_message(st));
+			model_add(&mo, num(KE_KIND_EXACT, v * 10), 1);
+		}
+		if ((st = ke_insert(eng, num(KE_KIND_EXACT, 30))) != KE_OK)
+			fail("ke_insert(30): %s", ke_status_message(st));
+		model_add(&mo, num(KE_KIND_EXACT, 30), 1);
+		if ((st = ke_delete(eng, num(KE_KIND_EXACT, 35))) != KE_ERR_NOTFOUND)
+			fail("ke_delete(35): %s, expected KE_ERR_NOTFOUND", ke_status_message(st));
+		if ((st = ke_delete(eng, num(KE_KIND_EXACT, 70))) != KE_ERR_NOTFOUND)
+			fail("ke_delete(70), above every value: %s, expected KE_ERR_NOTFOUND",
+				 ke_status_message(st));
+		if ((st = ke_delete(eng, num(KE_KIND_EXACT, -5))) != KE_ERR_NOTFOUND)
+			fail("ke_delete(-5), below every value: %s, expected KE_ERR_NOTFOUND",
+				 ke_status_message(st));
+		/* a batch that removes more copies than exist is refused whole */
+		batch[0] = (KeChange) {num(KE_KIND_EXACT, 15), 2};
+		batch[1] = (KeChange) {num(KE_KIND_EXACT, 30), -3};
+		batch[2] = (KeChange) {num(KE_KIND_EXACT, 40), -1};
+		if ((st = ke_apply(eng, batch, 3)) != KE_ERR_NOTFOUND)
+			fail("ke_apply removing 3 of 2 copies: %s, expected KE_ERR_NOTFOUND",
+				 ke_status_message(st));
+		/* the second delete of a single copy finds nothing */
+		if ((st = ke_delete(eng, num(KE_KIND_EXACT, 20))) != KE_OK)
+			fail("ke_delete(20): %s", ke_status_message(st));
+		model_remove(&mo, num(KE_KIND_EXACT, 20), 1);
+		if ((st = ke_delete(eng, num(KE_KIND_EXACT, 20))) != KE_ERR_NOTFOUND)
+			fail("second ke_delete(20): %s, expected KE_ERR_NOTFOUND", ke_status_message(st));
+		expect_unchanged(eng, KE_KIND_EXACT, 2, num(KE_KIND_EXACT, 1), &mo);
+
+		/* a handle re-opened on the same store sees the same state */
+		ke_close(eng);
+		if ((st = ke_open(&eng, store)) != KE_OK)
+			fail("ke_open: %s", ke_status_message(st));
+		else
+		{
+			if (ke_k(eng) != 2 || ke_kind(eng) != KE_KIND_EXACT ||
+				!ke_num_eq(KE_KIND_EXACT, ke_e(eng), num(KE_KIND_EXACT, 1)))
+				fail("re-opened engine has other parameters");
+			expect_unchanged(eng, KE_KIND_EXACT, 2, num(KE_KIND_EXACT, 1), &mo);
+			ke_close(eng);
+		}
+	}
+	ke_memstore_destroy(store);
+	free(mo.d);
+	case_end();
+}
+
+/* ----------------------------------------------------------------
+ * Randomized differential tests
+ * ----------------------------------------------------------------
+ */
+typedef enum OpType
+{
+	OP_INSERT,
+	OP_DELETE,
+	OP_BATCH,					/* ke_apply with mixed deltas */
+	OP_BUILD,					/* ke_build_sorted replacing the contents */
+	OP_REOPEN					/* ke_close and ke_open on the same store */
+} OpType;
+
+typedef struct Op
+{
+	OpType		type;
+	int64_t		v;				/* OP_INSERT, OP_DELETE */
+	size_t		n;				/* OP_BATCH: changes; OP_BUILD: values */
+	int64_t    *cv;
+	int64_t    *cd;
+} Op;
+
+typedef struct SeqParams
+{
+	unsigned	seed;
+	KeKind		kind;
+	int			k;
+	int64_t		e;
+	bool		e_half;			/* float kind: e is e + 0.5 */
+	size_t		node_size;
+	int64_t		lo;				/* value domain */
+	int64_t		hi;
+	int			dup_pct;		/* chance an insert repeats a present value */
+	int			nops;
+	int			target;			/* size the sequence wanders around */
+	bool		waves;			/* grow to target, drain to empty, repeat */
+	int			ordered;		/* deletes take the smallest (1) or largest (2) */
+} SeqParams;
+
+/* e of a sequence as a number of its kind */
+static KeNum
+seq_e(const SeqParams *sp)
+{
+	if (sp->kind == KE_KIND_FLOAT)
+		return ke_num_float((double) sp->e + (sp->e_half ? 0.5 : 0.0));
+	return num(sp->kind, sp->e);
+}
+
+/* Describe a sequence's parameters */
+static void
+seq_text(const SeqParams *sp, char *buf, size_t len)
+{
+	char		eb[64];
+
+	snprintf(buf, len, "seed %u: %s k=%d e=%s node=%zu domain=[%lld,%lld]",
+			 sp->seed, sp->kind == KE_KIND_EXACT ? "exact" : "float", sp->k,
+			 ke_num_format(sp->kind, seq_e(sp), eb, sizeof(eb)), sp->node_size,
+			 (long long) sp->lo, (long long) sp->hi);
+}
+
+/* Print an operation the way a reproduction would be written */
+static void
+op_print(const Op *op)
+{
+	switch (op->type)
+	{
+		case OP_INSERT:
+			printf(" +%lld", (long long) op->v);
+			break;
+		case OP_DELETE:
+			printf(" -%lld", (long long) op->v);
+			break;
+		case OP_BATCH:
+			printf(" apply{");
+			for (size_t i = 0; i < op->n; i++)
+				printf("%s%lld:%+lld", i ? "," : "", (long long) op->cv[i],
+					   (long long) op->cd[i]);
+			printf("}");
+			break;
+		case OP_BUILD:
+			printf(" build{");
+			for (size_t i = 0; i < op->n; i++)
+				printf("%s%lld", i ? "," : "", (long long) op->cv[i]);
+			printf("}");
+			break;
+		case OP_REOPEN:
+			printf(" reopen");
+			break;
+	}
+}
+
+/* Free the arrays of a list of operations */
+static void
+ops_free(Op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		free(ops[i].cv);
+		free(ops[i].cd);
+	}
+	free(ops);
+}
+
+/* Copy a list of operations, arrays included */
+static Op *
+ops_copy(const Op *ops, size_t n)
+{
+	Op		   *c = xmalloc((n + 1) * sizeof(Op));
+
+	for (size_t i = 0; i < n; i++)
+	{
+		c[i] = ops[i];
+		c[i].cv = c[i].cd = NULL;
+		if (ops[i].cv)
+		{
+			c[i].cv = xmalloc((ops[i].n + 1) * sizeof(int64_t));
+			memcpy(c[i].cv, ops[i].cv, ops[i].n * sizeof(int64_t));
+		}
+		if (ops[i].cd)
+		{
+			c[i].cd = xmalloc((ops[i].n + 1) * sizeof(int64_t));
+			memcpy(c[i].cd, ops[i].cd, ops[i].n * sizeof(int64_t));
+		}
+	}
+	return c;
+}
+
+/* A value from the sequence's domain, often repeating a present one */
+static int64_t
+pick_value(const SeqParams *sp, const Model *mo)
+{
+	if (mo->n > 0 && rng_pct(sp->dup_pct))
+	{
+		KeNum		v = mo->d[rng_below(mo->n)];
+
+		return sp->kind == KE_KIND_EXACT ? (int64_t) v.i : (int64_t) v.f;
+	}
+	return rng_range(sp->lo, sp->hi);
+}
+
+/* A present value, or a domain value when none is present */
+static int64_t
+pick_present(const SeqParams *sp, const Model *mo)
+{
+	KeNum		v;
+
+	if (mo->n == 0)
+		return rng_range(sp->lo, sp->hi);
+	/* deleting from one end empties whole subtrees, then collapses the root */
+	if (sp->ordered == 1 && rng_pct(90))
+		v = mo->d[0];
+	else if (sp->ordered == 2 && rng_pct(90))
+		v = mo->d[mo->n - 1];
+	else
+		v = mo->d[rng_below(mo->n)];
+	return sp->kind == KE_KIND_EXACT ? (int64_t) v.i : (int64_t) v.f;
+}
+
+/*
+ * Generate a sequence's operations, simulating the multiset so that most
+ * deletes hit present values; a few deliberately do not.
+ */
+static Op *
+gen_ops(const SeqParams *sp, size_t *nops)
+{
+	Model		mo = {sp->kind, 0, 0, NULL};
+	Op		   *ops = xmalloc((size_t) sp->nops * sizeof(Op));
+	bool		draining = false;
+
+	rng_seed(sp->seed * 7919u + 17u);
+	for (int i = 0; i < sp->nops; i++)
+	{
+		Op		   *op = &ops[i];
+		int			roll = (int) rng_below(100);
+		bool		shrink = draining || (int) mo.n > sp->target;
+
+		memset(op, 0, sizeof(*op));
+		if (mo.n == 0)
+			draining = false;
+		else if (!draining && (rng_pct(2) || (sp->waves && (int) mo.n >= sp->target)))
+			draining = true;	/* go all the way down to empty */
+
+		if (roll < 2)
+			op->type = OP_REOPEN;
+		else if (roll < 4 && !draining)
+			op->type = OP_BUILD;
+		else if (roll < 18)
+			op->type = OP_BATCH;
+		else if (roll < (shrink ? 85 : 35))
+			op->type = OP_DELETE;
+		else
+			op->type = OP_INSERT;
+
+		switch (op->type)
+		{
+			case OP_INSERT:
+				op->v = pick_value(sp, &mo);
+				model_add(&mo, num(sp->kind, op->v), 1);
+				break;
+			case OP_DELETE:
+				op->v = rng_pct(4) ? rng_range(sp->lo, sp->hi) : pick_present(sp, &mo);
+				if (model_count(&mo, num(sp->kind, op->v)) > 0)
+					model_remove(&mo, num(sp->kind, op->v), 1);
+				break;
+			case OP_BATCH:
+				{
+					/* mostly small batches; some above 16 entries */
+					size_t		n = rng_pct(15) ? 17 + rng_below(MAX_BATCH - 16) :
+						1 + rng_below(8);
+					bool		valid = !rng_pct(3);
+					Model		tmp = {sp->kind, 0, 0, NULL};
+
+					op->n = n;
+					op->cv = xmalloc(n * sizeof(int64_t));
+					op->cd = xmalloc(n * sizeof(int64_t));
+					tmp.d = xmalloc((mo.n + 1) * sizeof(KeNum));
+					tmp.cap = mo.n + 1;
+					if (mo.n > 0)
+						memcpy(tmp.d, mo.d, mo.n * sizeof(KeNum));
+					tmp.n = mo.n;
+					for (size_t c = 0; c < n; c++)
+					{
+						bool		del = shrink ? rng_pct(75) : rng_pct(35);
+						int64_t		v = del ? pick_present(sp, &tmp) : pick_value(sp, &tmp);
+						int64_t		have = model_count(&tmp, num(sp->kind, v));
+						int64_t		d;
+
+						if (rng_pct(4))
+							d = 0;		/* a no-op entry */
+						else if (del && have > 0)
+							d = -(int64_t) (1 + rng_below(have < 3 ? (uint64_t) have : 3));
+						else
+							d = 1 + (int64_t) rng_below(rng_pct(20) ? 3 : 1);
+						if (!valid && c == n - 1)
+							d = -(have + 1);	/* more than there is */
+						op->cv[c] = v;
+						op->cd[c] = d;
+						if (d > 0)
+							model_add(&tmp, num(sp->kind, v), d);
+						else if (d < 0 && have >= -d)
+							model_remove(&tmp, num(sp->kind, v), -d);
+					}
+					if (valid)
+					{
+						free(mo.d);
+						mo = tmp;
+					}
+					else
+						free(tmp.d);
+					break;
+				}
+			case OP_BUILD:
+				{
+					size_t		n = rng_below((uint64_t) sp->target + 1);
+
+					op->n = n;
+					op->cv = xmalloc((n + 1) * sizeof(int64_t));
+					mo.n = 0;
+					for (size_t c = 0; c < n; c++)
+					{
+						op->cv[c] = pick_value(sp, &mo);
+						model_add(&mo, num(sp->kind, op->cv[c]), 1);
+					}
+					break;
+				}
+			case OP_REOPEN:
+				break;
+		}
+	}
+	free(mo.d);
+	*nops = (size_t) sp->nops;
+	return ops;
+}
+
+/* Order int64 values */
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Run a sequence against the engine, the oracle and the baselines, checking
+ * after every operation.  Returns the index of the first operation after
+ * which something failed, or -1.  The current case collects the failures.
+ */
+static int64_t
+run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
+{
+	KeKind		kind = sp->kind;
+	KeNum		e = seq_e(sp);
+	KeStore    *store = ke_memstore_create(sp->node_size);
+	KeEngine   *eng = NULL;
+	KePaperInc *pi = ke_paperinc_create(kind, sp->k, e);
+	bool		pi_synced = true;
+	Model		mo = {kind, 0, 0, NULL};
+	Expect		ox;
+	RunList		rl = {0, 0, NULL};
+	PartList	opl = {0, 0, NULL},
+				npl = {0, 0, NULL};
+	KeStatus	st;
+	int64_t		failed_at = -1;
+
+	st = ke_create(&eng, store, kind, sp->k, e);
+	if (st != KE_OK)
+	{
+		fail("ke_create: %s", ke_status_message(st));
+		ke_paperinc_destroy(pi);
+		ke_memstore_destroy(store);
+		return 0;
+	}
+	expect_compute(&ox, kind, sp->k, e, NULL, 0);
+
+	for (size_t i = 0; i < nops && failed_at < 0; i++)
+	{
+		const Op   *op = &ops[i];
+		KeStatus	want = KE_OK;
+		bool		changed = true;
+		int			before = case_failures;
+		Expect		nx;
+
+		switch (op->type)
+		{
+			case OP_INSERT:
+				{
+					KeNum		v = num(kind, op->v);
+
+					st = ke_insert(eng, v);
+					if (!pi_synced)
+						ke_paperinc_build(pi, mo.d, mo.n);
+					ke_paperinc_insert(pi, v);
+					pi_synced = true;
+					model_add(&mo, v, 1);
+					break;
+				}
+			case OP_DELETE:
+				{
+					KeNum		v = num(kind, op->v);
+
+					st = ke_delete(eng, v);
+					if (model_count(&mo, v) > 0)
+					{
+						model_remove(&mo, v, 1);
+						pi_synced = false;
+					}
+					else
+					{
+						want = KE_ERR_NOTFOUND;
+						changed = false;
+					}
+					break;
+				}
+			case OP_BATCH:
+				{
+					KeChange   *ch = xmalloc((op->n + 1) * sizeof(KeChange));
+					int64_t    *sv = xmalloc((op->n + 1) * sizeof(int64_t));
+					KeChange   *net = xmalloc((op->n + 1) * sizeof(KeChange));
+					size_t		nd = 0;
+
+					for (size_t c = 0; c < op->n; c++)
+					{
+						ch[c].value = num(kind, op->cv[c]);
+						ch[c].delta = op->cd[c];
+					}
+					st = ke_apply(eng, ch, op->n);
+
+					/* the batch is valid iff every value's net count stays >= 0 */
+					memcpy(sv, op->cv, op->n * sizeof(int64_t));
+					qsort(sv, op->n, sizeof(int64_t), cmp_int64);
+					for (size_t c = 0; c < op->n; c++)
+					{
+						int64_t		sum = 0;
+
+						if (c > 0 && sv[c] == sv[c - 1])
+							continue;
+						for (size_t j = 0; j < op->n; j++)
+							if (op->cv[j] == sv[c])
+								sum += op->cd[j];
+						if (model_count(&mo, num(kind, sv[c])) + sum < 0)
+							want = KE_ERR_NOTFOUND;
+						net[nd].value = num(kind, sv[c]);
+						net[nd].delta = sum;
+						nd++;
+					}
+					if (want == KE_OK)
+					{
+						for (size_t c = 0; c < nd; c++)
+						{
+							if (net[c].delta > 0)
+								model_add(&mo, net[c].value, net[c].delta);
+							else if (net[c].delta < 0)
+								model_remove(&mo, net[c].value, -net[c].delta);
+						}
+						pi_synced = false;
+					}
+					else
+						changed = false;
+					free(ch);
+					free(sv);
+					free(net);
+					break;
+				}
+			case OP_BUILD:
+				{
+					KeNum	   *d = xmalloc((op->n + 1) * sizeof(KeNum));
+					int64_t    *sv = xmalloc((op->n + 1) * sizeof(int64_t));
+
+					memcpy(sv, op->cv, op->n * sizeof(int64_t));
+					qsort(sv, op->n, sizeof(int64_t), cmp_int64);
+					for (size_t c = 0; c < op->n; c++)
+						d[c] = num(kind, sv[c]);
+					st = ke_build_sorted(eng, d, op->n);
+					mo.n = 0;
+					for (size_t c = 0; c < op->n; c++)
+						model_add(&mo, d[c], 1);
+					pi_synced = false;
+					free(d);
+					free(sv);
+					break;
+				}
+			case OP_REOPEN:
+				ke_close(eng);
+				eng = NULL;
+				st = ke_open(&eng, store);
+				changed = false;
+				if (st != KE_OK)
+				{
+					fail("op %zu: ke_open: %s", i, ke_status_message(st));
+					failed_at = (int64_t) i;
+					continue;
+				}
+				break;
+		}
+		if (st != want)
+			fail("op %zu: status %s, expected %s", i, ke_status_message(st),
+				 ke_status_message(want));
+
+		expect_compute(&nx, kind, sp->k, e, mo.d, mo.n);
+		check_engine(eng, kind, sp->k, e, &nx, &rl, &npl);
+		if (changed && st == KE_OK && op->type != OP_REOPEN)
+			check_change(eng, kind, &ox, &opl, &nx, &npl);
+		if (op->type == OP_INSERT)
+			check_paperinc(pi, kind, &nx);
+		check_approx(kind, sp->k, e, &nx);
+		ops_checked++;
+
+		if (case_failures > before)
+		{
+			failed_at = (int64_t) i;
+			if (!quiet && cases_failed < MAX_FAIL_CASES)
+			{
+				printf("      ... after op %zu:", i);
+				op_print(op);
+				printf(" (%zu values)\n", mo.n);
+			}
+		}
+
+		/* the new state becomes the old one */
+		expect_free(&ox);
+		ox = nx;
+		{
+			PartList	t = opl;
+
+			opl = npl;
+			npl = t;
+		}
+	}
+
+	expect_free(&ox);
+	free(rl.r);
+	free(opl.p);
+	free(npl.p);
+	free(mo.d);
+	ke_paperinc_destroy(pi);
+	if (eng)
+		ke_close(eng);
+	ke_memstore_destroy(store);
+	return failed_at;
+}
+
+/* Replay quietly: does the sequence still fail? */
+static bool
+still_fails(const SeqParams *sp, const Op *ops, size_t nops)
+{
+	int			saved = case_failures;
+	bool		saved_quiet = quiet;
+	int64_t		at;
+
+	quiet = true;
+	case_failures = 0;
+	at = run_sequence(sp, ops, nops);
+	case_failures = saved;
+	quiet = saved_quiet;
+	return at >= 0;
+}
+
+/* Drop ops[at..at+len-1] from a copy of ops[0..n-1] */
+static Op *
+ops_without(const Op *ops, size_t n, size_t at, size_t len)
+{
+	Op		   *c = xmalloc((n + 1) * sizeof(Op));
+	Op		   *keep;
+	size_t		j = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (i < at || i >= at + len)
+			c[j++] = ops[i];
+	keep = ops_copy(c, j);
+	free(c);
+	return keep;
+}
+
+/*
+ * Shrink a failing sequence: cut it after the failing operation, then drop
+ * runs of operations (halves, quarters, ... single ones) and entries of
+ * batches and builds while it still fails, within a time budget.  Prints
+ * the smallest sequence found.
+ */
+static void
+shrink_and_print(const SeqParams *sp, const Op *ops, size_t nops, size_t failed_at)
+{
+	size_t		n = failed_at + 1;
+	Op		   *cur = ops_copy(ops, n);
+	int			runs = 0;
+	bool		progress = true;
+	char		desc[256];
+	clock_t		deadline = clock() + (clock_t) (SHRINK_SECONDS * CLOCKS_PER_SEC);
+	int64_t		saved_ops = ops_checked;	/* replays are not new checks */
+
+	while (progress && clock() < deadline)
+	{
+		progress = false;
+		for (size_t len = n / 2 > 0 ? n / 2 : 1; len >= 1 && clock() < deadline; len /= 2)
+		{
+			/* from the end: later operations depend on earlier ones */
+			for (size_t at = n >= len ? n - len + 1 : 0; at-- > 0 && clock() < deadline;)
+			{
+				Op		   *trial;
+
+				if (at + len > n)
+					continue;
+				trial = ops_without(cur, n, at, len);
+				runs++;
+				if (still_fails(sp, trial, n - len))
+				{
+					ops_free(cur, n);
+					cur = trial;
+					n -= len;
+					progress = true;
+					if (at > n)
+						at = n;
+				}
+				else
+					ops_free(trial, n - len);
+			}
+		}
+		/* entries inside batches and builds */
+		for (size_t i = 0; i < n && clock() < deadline; i++)
+		{
+			if (cur[i].type != OP_BATCH && cur[i].type != OP_BUILD)
+				continue;
+			for (size_t c = cur[i].n; c-- > 0 && clock() < deadline;)
+			{
+				Op		   *trial = ops_copy(cur, n);
+				Op		   *t = &trial[i];
+
+				memmove(&t->cv[c], &t->cv[c + 1], (t->n - c - 1) * sizeof(int64_t));
+				if (t->cd)
+					memmove(&t->cd[c], &t->cd[c + 1], (t->n - c - 1) * sizeof(int64_t));
+				t->n--;
+				runs++;
+				if (t->n > 0 && still_fails(sp, trial, n))
+				{
+					ops_free(cur, n);
+					cur = trial;
+					progress = true;
+				}
+				else
+					ops_free(trial, n);
+			}
+		}
+	}
+
+	seq_text(sp, desc, sizeof(desc));
+	printf("      smallest failing sequence found (%zu of %zu ops, %d replays): %s:\n       ",
+		   n, nops, runs, desc);
+	for (size_t i = 0; i < n; i++)
+		op_print(&cur[i]);
+	printf("\n");
+	/* show what the shrunk sequence reports */
+	{
+		bool		saved_quiet = quiet;
+		int			saved = case_failures;
+
+		quiet = false;
+		case_failures = 0;
+		printf("      its failures:\n");
+		(void) run_sequence(sp, cur, n);
+		case_failures = saved;
+		quiet = saved_quiet;
+	}
+	ops_free(cur, n);
+	ops_checked = saved_ops;
+}
+
+/* Choose a sequence's parameters from its seed */
+static void
+seq_params(SeqParams *sp, unsigned seed)
+{
+	int			dom;
+	int64_t		width;
+
+	rng_seed(seed);
+	memset(sp, 0, sizeof(*sp));
+	sp->seed = seed;
+	sp->kind = rng_pct(30) ? KE_KIND_FLOAT : KE_KIND_EXACT;
+	sp->k = rng_pct(55) ? 2 + (int) rng_below(3) : 2 + (int) rng_below(9);
+	sp->node_size = rng_pct(70) ? 512 : rng_pct(60) ? 8192 : 1024;
+
+	dom = (int) rng_below(100);
+	if (dom < 35)
+	{
+		/* heavy duplicates */
+		sp->lo = 0;
+		sp->hi = rng_pct(50) ? 8 : sp->k + (int) rng_below(6);
+	}
+	else if (dom < 65)
+	{
+		sp->lo = rng_pct(30) ? -50 : 0;
+		sp->hi = sp->lo + 100;
+	}
+	else if (dom < 90 || sp->kind == KE_KIND_FLOAT)
+	{
+		/* all-distinct likely; within 2^40 so float sums stay exact */
+		sp->lo = rng_pct(20) ? -1000000 : 0;
+		sp->hi = rng_pct(50) ? 1000000 : (INT64_C(1) << 40);
+	}
+	else
+	{
+		/* huge values: sums need the 128-bit exact kind */
+		sp->lo = -(INT64_C(1) << 61);
+		sp->hi = INT64_C(1) << 61;
+	}
+	sp->dup_pct = rng_pct(40) ? 0 : rng_pct(50) ? 10 : 40;
+
+	width = sp->hi - sp->lo;
+	switch (rng_below(7))
+	{
+		case 0:
+			sp->e = 0;
+			break;
+		case 1:
+			sp->e = 1;
+			break;
+		case 2:
+			sp->e = (int64_t) rng_below(4);
+			break;
+		case 3:
+			sp->e = rng_range(0, width / 8);
+			break;
+		case 4:
+			sp->e = rng_range(0, width / 2);
+			break;
+		case 5:
+			sp->e = rng_range(0, width);
+			break;
+		default:
+			/* wider than the domain: never valid */
+			sp->e = width + 1 + (int64_t) rng_below(10);
+			break;
+	}
+	if (sp->kind == KE_KIND_FLOAT && sp->e < width && rng_pct(30))
+		sp->e_half = true;		/* a fractional e */
+
+	/*
+	 * Mostly small multisets (the oracle is quadratic), some large enough
+	 * for trees of three or four levels with 512-byte nodes; some sequences
+	 * grow and drain in waves so that trees also shrink level by level.
+	 */
+	sp->waves = rng_pct(25);
+	sp->ordered = rng_pct(85) ? 0 : 1 + (int) rng_below(2);
+	if (rng_pct(55))
+	{
+		sp->target = 5 + (int) rng_below(40);
+		sp->nops = 60 + (int) rng_below(200);
+	}
+	else if (rng_pct(65))
+	{
+		sp->target = 40 + (int) rng_below(120);
+		sp->nops = 100 + (int) rng_below(300);
+	}
+	else
+	{
+		sp->target = 150 + (int) rng_below(250);
+		sp->nops = 200 + (int) rng_below(600);
+	}
+}
+
+/* Many deterministic random sequences, each checked after every operation */
+static void
+test_random(unsigned first_seed, int nseq)
+{
+	int			passed = 0,
+				failed = 0,
+				shrunk = 0;
+	clock_t		t0 = clock();
+
+	for (int s = 0; s < nseq; s++)
+	{
+		SeqParams	sp;
+		size_t		nops;
+		Op		   *ops;
+		int64_t		at;
+		char		desc[256];
+
+		seq_params(&sp, first_seed + (unsigned) s);
+		ops = gen_ops(&sp, &nops);
+		seq_text(&sp, desc, sizeof(desc));
+		case_begin("random %s", desc);
+		at = run_sequence(&sp, ops, nops);
+		if (at >= 0 && shrunk < 3 && cases_failed < MAX_FAIL_CASES)
+		{
+			/* shrinking replays many times; a handful of failures is enough */
+			shrink_and_print(&sp, ops, nops, (size_t) at);
+			shrunk++;
+		}
+		if (case_end())
+			passed++;
+		else
+			failed++;
+		ops_free(ops, nops);
+	}
+	printf("random: %d sequences, %d passed, %d failed, %lld operations checked (%.1f s)\n",
+		   nseq, passed, failed, (long long) ops_checked,
+		   (double) (clock() - t0) / CLOCKS_PER_SEC);
+}
+
+/* Insert-only runs of the report's incremental algorithm on larger inputs */
+static void
+test_paperinc(int nseq)
+{
+	int64_t		inserts = 0;
+
+	for (int s = 0; s < nseq; s++)
+	{
+		SeqParams	sp;
+		KeNum		e;
+		KePaperInc *pi;
+		Model		mo;
+		int			n;
+
+		seq_params(&sp, 5000u + (unsigned) s);
+		e = seq_e(&sp);
+		mo = (Model) {sp.kind, 0, 0, NULL};
+		pi = ke_paperinc_create(sp.kind, sp.k, e);
+		n = 100 + (int) rng_below(300);
+		case_begin("paperinc seed %u: k=%d e=%s n=%d", sp.seed, sp.k,
+				   fmt_num(sp.kind, e), n);
+		/* start from a bulk build half of the time */
+		if (rng_pct(50))
+		{
+			for (int i = 0; i < n / 3; i++)
+				model_add(&mo, num(sp.kind, pick_value(&sp, &mo)), 1);
+			ke_paperinc_build(pi, mo.d, mo.n);
+		}
+		for (int i = (int) mo.n; i < n && case_failures == 0; i++)
+		{
+			KeNum		v = num(sp.kind, pick_value(&sp, &mo));
+			Expect		x;
+
+			ke_paperinc_insert(pi, v);
+			model_add(&mo, v, 1);
+			expect_compute(&x, sp.kind, sp.k, e, mo.d, mo.n);
+			check_paperinc(pi, sp.kind, &x);
+			check_approx(sp.kind, sp.k, e, &x);
+			expect_free(&x);
+			inserts++;
+		}
+		case_end();
+		ke_paperinc_destroy(pi);
+		free(mo.d);
+	}
+	printf("paperinc: %d sequences, %lld inserts checked\n", nseq, (long long) inserts);
+}
+
+/* Run every part and report */
+int
+main(int argc, char **argv)
+{
+	int			nseq = 3000;
+	int			before;
+
+	/*
+	 * "ke_test N" runs N random sequences (longer soak runs); "ke_test
+	 * seed=S" replays the single random sequence of seed S and shrinks it
+	 * if it fails, for debugging a reported failure.
+	 */
+	if (argc > 1 && strncmp(argv[1], "seed=", 5) == 0)
+	{
+		test_random((unsigned) strtoul(argv[1] + 5, NULL, 10), 1);
+		printf("%d passed, %d failed\n", cases_passed, cases_failed);
+		return cases_failed > 0 ? 1 : 0;
+	}
+	if (argc > 1)
+		nseq = atoi(argv[1]);
+
+	before = cases_failed;
+	test_golden();
+	printf("golden: %d partitioning examples checked%s\n", KE_GOLDEN_NPARTITIONINGS,
+		   cases_failed > before ? " (with failures)" : "");
+	before = cases_failed;
+	test_bounds();
+	printf("bounds: %d query examples checked%s\n", KE_GOLDEN_NBOUNDS,
+		   cases_failed > before ? " (with failures)" : "");
+	before = cases_failed;
+	test_args();
+	printf("args: invalid arguments checked%s\n",
+		   cases_failed > before ? " (with failures)" : "");
+	test_random(1000u, nseq);
+	test_paperinc(nseq / 10 + 1);
+
+	if (cases_hidden > 0)
+		printf("(failure lines of %d more failing cases not shown)\n", cases_hidden);
+	printf("%d passed, %d failed\n", cases_passed, cases_failed);
+	return cases_failed > 0 ? 1 : 0;
+}
