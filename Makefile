@@ -12,6 +12,14 @@ MODULE_big = keanon
 OBJS = \
 	src/keanon.o \
 	src/sql_engine.o \
+	src/am_build.o \
+	src/am_funcs.o \
+	src/am_handler.o \
+	src/am_index.o \
+	src/am_store.o \
+	src/am_vacuum.o \
+	src/am_validate.o \
+	src/am_values.o \
 	src/engine/ke_engine.o \
 	src/engine/ke_dp.o \
 	src/engine/ke_memstore.o
@@ -21,7 +29,7 @@ DATA = keanon--0.1.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql
+REGRESS = engine_sql index_am
 
 # Isolation specs will be listed by name here, with their input directory:
 #   ISOLATION = ...

@@ -37,7 +37,7 @@ KeanonInitReloptions(void)
 					  -1, 2, KE_MAX_K, AccessExclusiveLock);
 	add_real_reloption(keanon_relopt_kind, "e",
 					   "Least range (max - min) of the values in a partition",
-					   0, 0, 1e300, AccessExclusiveLock);
+					   0, 0, 1e18, AccessExclusiveLock);
 	add_int_reloption(keanon_relopt_kind, "scale",
 					  "Decimal places kept for numeric values (-1: the column's)",
 					  -1, -1, KEANON_MAX_SCALE, AccessExclusiveLock);

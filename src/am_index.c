@@ -24,6 +24,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -36,6 +37,18 @@ typedef enum FluxState
 	FLUX_OURS,					/* some are the current transaction's */
 	FLUX_BROKEN					/* one aborted or crashed */
 } FluxState;
+
+/* Readers of a keanon index must be allowed to read its table */
+void
+KeanonCheckReadable(Relation heap)
+{
+	if (pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s",
+						RelationGetRelationName(heap)),
+				 errdetail("Reading a keanon index requires SELECT on its table.")));
+}
 
 /* Raise an error for an engine status other than KE_OK */
 void
@@ -264,8 +277,10 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 				 errmsg("\"%s\" is not a keanon index",
 						RelationGetRelationName(ki->index))));
 	ki->heap = table_open(ki->index->rd_index->indrelid, AccessShareLock);
+	KeanonCheckReadable(ki->heap);
 
 	keanon_lock(indexoid, lockmode);
+	ki->lockmode = lockmode;
 	read_meta(ki->index, meta);
 	if (!state_ok(meta))
 	{
@@ -277,9 +292,10 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 						 errmsg("keanon index \"%s\" is waiting to be repaired on the primary",
 								RelationGetRelationName(ki->index)),
 						 errdetail("A transaction that changed it did not commit.")));
-			/* repair needs the writer's lock */
+			/* repair needs the writer's lock, kept to the end of the transaction */
 			keanon_unlock(indexoid, ShareLock);
 			keanon_lock(indexoid, ExclusiveLock);
+			ki->lockmode = ExclusiveLock;
 			read_meta(ki->index, meta);
 		}
 		if (!state_ok(meta))
@@ -322,7 +338,8 @@ KeanonIndexClose(KeanonIndex *ki)
 	else
 	{
 		KeanonStoreRelease(ki->store);
-		keanon_unlock(indexoid, ShareLock);
+		if (ki->lockmode == ShareLock)
+			keanon_unlock(indexoid, ShareLock);
 	}
 	table_close(ki->heap, AccessShareLock);
 	index_close(ki->index, NoLock);

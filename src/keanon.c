@@ -5,10 +5,9 @@
  *
  * keanon keeps a table continuously (k,e)-anonymized inside the server.
  * This file only marks the library as a PostgreSQL module and runs each
- * module's initialization when the library is loaded.  The modules that
- * exist so far (the SQL-callable engine functions in sql_engine.c) need no
- * initialization: they keep no state between calls, register no GUC and
- * ask for no shared memory.
+ * module's initialization when the library is loaded: the index access
+ * method registers its reloptions, and the engine is told to allocate with
+ * palloc, so that an error anywhere leaks nothing.
  *
  * src/keanon.c
  *
@@ -18,6 +17,8 @@
 
 #include "fmgr.h"
 
+#include "keanon_am.h"
+
 PG_MODULE_MAGIC;
 
 extern PGDLLEXPORT void _PG_init(void);
@@ -26,4 +27,6 @@ extern PGDLLEXPORT void _PG_init(void);
 void
 _PG_init(void)
 {
+	KeanonInitReloptions();
+	KeanonEngineAllocator();
 }

@@ -39,6 +39,7 @@
 #include "fmgr.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
+#include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
 #include "ke_engine.h"
@@ -148,6 +149,7 @@ typedef struct KeanonIndex
 	int			k;
 	double		e;
 	KeanonStoreMode mode;
+	LOCKMODE	lockmode;		/* keanon lock held */
 	MemoryContext cxt;
 } KeanonIndex;
 
@@ -200,6 +202,7 @@ extern void KeanonEngineAllocator(void);
 
 /* am_index.c */
 extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
+extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
 extern void KeanonCheckStatus(KeStatus st, Relation index);

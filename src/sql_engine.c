@@ -15,12 +15,10 @@
  * rejected, as is every parameter the engine would refuse, with a message
  * that says which one is wrong.
  *
- * The engine allocates with malloc, not palloc, so it must be closed and
- * its store destroyed on every way out, an error included: the engine runs
- * inside PG_TRY with the cleanup in PG_FINALLY.  Inside the engine's
- * callback nothing can throw: partitions are copied into an array sized in
- * advance, and turned into tuples only after the engine is gone.
- *
+ * The engine allocates with palloc (see _PG_init), so an error anywhere
+ * frees its memory with the function's context; the store is destroyed on
+ * the normal way out only to give the memory back early.
+
  * src/sql_engine.c
  *
  *-------------------------------------------------------------------------
@@ -232,15 +230,15 @@ collect_partition(const KePartition *part, void *arg)
 
 /*
  * Build an engine in a memory home over sorted vals and collect its
- * partitions; the engine and its store are freed whatever happens.
+ * partitions.
  */
 static void
 run_engine(KeKind kind, int k, KeNum e, const KeNum *vals, size_t n,
 		   EngineResult *result)
 {
 	KeStore    *store;
-	KeEngine   *volatile eng = NULL;
-	KeStatus	status = KE_OK;
+	KeEngine   *eng = NULL;
+	KeStatus	status;
 
 	/* every partition holds at least k rows */
 	result->list.capacity = n / (size_t) k + 1;
@@ -254,31 +252,21 @@ run_engine(KeKind kind, int k, KeNum e, const KeNum *vals, size_t n,
 	store = ke_memstore_create(KEANON_MEMSTORE_NODE_SIZE);
 	if (store == NULL)
 		check_engine_status(KE_ERR_NOMEM);
-
-	PG_TRY();
+	status = ke_create(&eng, store, kind, k, e);
+	if (status == KE_OK)
+		status = ke_build_sorted(eng, vals, n);
+	if (status == KE_OK)
 	{
-		KeEngine   *created = NULL;
 		KeNum		sum_error;
 
-		status = ke_create(&created, store, kind, k, e);
-		eng = created;
-		if (status == KE_OK)
-			status = ke_build_sorted(eng, vals, n);
-		if (status == KE_OK)
-		{
-			result->nruns = ke_nruns(eng);
-			result->valid = ke_sum_error(eng, &sum_error);
-			if (result->valid)
-				ke_foreach_partition(eng, collect_partition, &result->list);
-		}
+		result->nruns = ke_nruns(eng);
+		result->valid = ke_sum_error(eng, &sum_error);
+		if (result->valid)
+			ke_foreach_partition(eng, collect_partition, &result->list);
 	}
-	PG_FINALLY();
-	{
-		if (eng != NULL)
-			ke_close(eng);
-		ke_memstore_destroy(store);
-	}
-	PG_END_TRY();
+	if (eng != NULL)
+		ke_close(eng);
+	ke_memstore_destroy(store);
 
 	check_engine_status(status);
 	if (result->list.overflow)
