@@ -20,6 +20,8 @@ OBJS = \
 	src/am_vacuum.o \
 	src/am_validate.o \
 	src/am_values.o \
+	src/maintain.o \
+	src/watch.o \
 	src/engine/ke_engine.o \
 	src/engine/ke_dp.o \
 	src/engine/ke_memstore.o
@@ -34,9 +36,14 @@ REGRESS = engine_sql index_am
 # Isolation specs will be listed by name here, with their input directory:
 #   ISOLATION = ...
 #   ISOLATION_OPTS = --inputdir=test/isolation
-# and TAP tests switched on with:
-#   TAP_TESTS = 1
-#   PROVE_TESTS = test/t/*.pl
+
+# TAP tests (PostgreSQL::Test::Cluster), by name: streaming replication,
+# crashes, dump and restore of keanon indexes
+TAP_TESTS = 1
+PROVE_TESTS = \
+	test/t/001_index_replication.pl \
+	test/t/002_index_crash.pl \
+	test/t/003_index_dump_restore.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
 

@@ -124,3 +124,289 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) IS
 'superuser only, for tests: add (delta > 0) or remove (delta < 0) values in a keanon index directly; returns the DP runs recomputed';
 REVOKE ALL ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) FROM PUBLIC;
+
+-- ----------------------------------------------------------------
+-- Watching a table
+-- ----------------------------------------------------------------
+
+CREATE TABLE keanon.watches (
+	relid regclass PRIMARY KEY,
+	sensitive name NOT NULL,
+	quasi_identifiers name[] NOT NULL,
+	key_columns name[] NOT NULL,
+	k integer NOT NULL,
+	e numeric NOT NULL,
+	mode text NOT NULL,
+	view regclass NOT NULL,
+	rows_table regclass NOT NULL,
+	parts_table regclass NOT NULL,
+	rows_index regclass NOT NULL,
+	generation bigint NOT NULL DEFAULT 0,
+	next_pid bigint NOT NULL DEFAULT 0,
+	next_arrival bigint NOT NULL DEFAULT 0
+);
+COMMENT ON TABLE keanon.watches IS
+'one row per watched table: its (k,e) parameters and the objects keanon maintains for it; each owner sees and changes only its own rows';
+SELECT pg_catalog.pg_extension_config_dump('keanon.watches', '');
+ALTER TABLE keanon.watches ENABLE ROW LEVEL SECURITY;
+CREATE POLICY watches_owner ON keanon.watches
+	USING (pg_catalog.pg_has_role(current_user,
+		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
+GRANT SELECT, INSERT, UPDATE, DELETE ON keanon.watches TO PUBLIC;
+
+CREATE FUNCTION keanon.maintain()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_maintain'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.maintain() IS
+'statement trigger of watched tables: applies each INSERT, UPDATE, DELETE and TRUNCATE to the partitioning and the published view';
+
+CREATE FUNCTION keanon.republish(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_republish'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.republish(regclass) IS
+'assign every row of a watched table to its partition again and draw a fresh permutation of every partition; returns the rows published';
+
+CREATE FUNCTION keanon.watch(
+	tab regclass,
+	sensitive name,
+	quasi_identifiers name[],
+	k integer,
+	e numeric,
+	publish_as name DEFAULT NULL,
+	mode text DEFAULT 'live')
+RETURNS regclass
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $watch$
+DECLARE
+	nsp name;
+	rel name;
+	s_type text;
+	s_typid oid;
+	keys name[];
+	cols name[];
+	q name;
+	rows_name text;
+	parts_name text;
+	view_name text;
+	idx_name text;
+	collist text;
+	qilist text;
+	keylist text;
+	published bigint;
+BEGIN
+	IF tab IS NULL OR sensitive IS NULL OR quasi_identifiers IS NULL OR k IS NULL OR e IS NULL THEN
+		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF mode IS DISTINCT FROM 'live' THEN
+		RAISE EXCEPTION 'unknown watch mode "%"', mode
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'This version supports mode => ''live''.';
+	END IF;
+	IF k < 2 THEN
+		RAISE EXCEPTION 'k must be at least 2' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('k = %s was given.', k);
+	END IF;
+	IF e < 0 OR e = 'NaN'::numeric OR e IN ('Infinity'::numeric, '-Infinity'::numeric) THEN
+		RAISE EXCEPTION 'e must be a finite number of at least 0' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('e = %s was given.', e);
+	END IF;
+	SELECT n.nspname, c.relname INTO nsp, rel
+	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE c.oid = tab AND c.relkind = 'r';
+	IF NOT FOUND THEN
+		RAISE EXCEPTION '"%" is not an ordinary table', tab USING ERRCODE = 'wrong_object_type';
+	END IF;
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF EXISTS (SELECT 1 FROM keanon.watches w WHERE w.relid = tab) THEN
+		RAISE EXCEPTION 'table % is already watched', tab USING ERRCODE = 'duplicate_object',
+			HINT = 'Call keanon.unwatch first to change its parameters.';
+	END IF;
+
+	SELECT format_type(a.atttypid, a.atttypmod), a.atttypid INTO s_type, s_typid
+	FROM pg_attribute a
+	WHERE a.attrelid = tab AND a.attname = sensitive AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of table % does not exist', sensitive, tab
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF s_typid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+					   'numeric'::regtype, 'real'::regtype, 'double precision'::regtype) THEN
+		RAISE EXCEPTION 'sensitive column "%" has type %, which keanon cannot partition', sensitive, s_type
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = 'Use smallint, integer, bigint, numeric, real or double precision.';
+	END IF;
+	IF cardinality(quasi_identifiers) IS DISTINCT FROM
+	   (SELECT count(DISTINCT x) FROM unnest(quasi_identifiers) x) THEN
+		RAISE EXCEPTION 'quasi-identifiers must be distinct and not null' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		IF q = sensitive THEN
+			RAISE EXCEPTION 'the sensitive column "%" cannot also be a quasi-identifier', q
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = 'Publishing it unpermuted would reveal every value.';
+		END IF;
+		IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q
+					   AND a.attnum > 0 AND NOT a.attisdropped) THEN
+			RAISE EXCEPTION 'column "%" of table % does not exist', q, tab
+				USING ERRCODE = 'undefined_column';
+		END IF;
+	END LOOP;
+
+	SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum))
+	INTO keys
+	FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+	WHERE i.indrelid = tab AND i.indisprimary;
+	IF keys IS NULL THEN
+		RAISE EXCEPTION 'table % has no primary key', tab USING ERRCODE = 'invalid_table_definition',
+			HINT = 'keanon links published rows to their source rows by primary key.';
+	END IF;
+
+	rows_name := left(rel, 50) || '_keanon_rows';
+	parts_name := left(rel, 50) || '_keanon_parts';
+	view_name := coalesce(publish_as, left(rel, 58) || '_anon');
+	idx_name := left(rel, 50) || '_keanon_idx';
+
+	-- the internal rows: link, quasi-identifiers, true and published values
+	cols := keys;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		IF NOT q = ANY (cols) THEN
+			cols := cols || q;
+		END IF;
+	END LOOP;
+	SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+	INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
+	EXECUTE format('CREATE TABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
+				   'keanon_arrival bigint NOT NULL, PRIMARY KEY (%s))',
+				   nsp, rows_name, collist, s_type, keylist);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, rows_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rows_name,
+				   format('keanon: rows of %s with true and published %I values; private, never grant it', tab, sensitive));
+	EXECUTE format('CREATE TABLE %I.%I (keanon_pid bigint PRIMARY KEY, lo %s NOT NULL, '
+				   'lo_last_only boolean NOT NULL, hi %s NOT NULL, hi_split boolean NOT NULL, '
+				   'n bigint NOT NULL, vals %s[] NOT NULL, cnts bigint[] NOT NULL)',
+				   nsp, parts_name, s_type, s_type, s_type);
+	EXECUTE format('CREATE INDEX ON %I.%I (hi)', nsp, parts_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, parts_name,
+				   format('keanon: partitions of %s with their values and counts', tab));
+
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
+	EXECUTE format('INSERT INTO %I.%I (%s, keanon_arrival) '
+				   'SELECT %s, row_number() OVER (ORDER BY %s) FROM %s WHERE %I IS NOT NULL',
+				   nsp, rows_name, collist, collist, keylist, tab, sensitive);
+
+	EXECUTE format('CREATE INDEX %I ON %I.%I USING keanon (%I) WITH (k = %s, e = %s)',
+				   idx_name, nsp, rows_name, sensitive, k, e);
+
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO qilist
+	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
+	EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+				   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL',
+				   nsp, view_name, qilist, sensitive, nsp, rows_name);
+	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
+
+	INSERT INTO keanon.watches (relid, sensitive, quasi_identifiers, key_columns, k, e, mode,
+								view, rows_table, parts_table, rows_index, next_arrival)
+	VALUES (tab, sensitive, quasi_identifiers, keys, k, e, mode,
+			format('%I.%I', nsp, view_name)::regclass,
+			format('%I.%I', nsp, rows_name)::regclass,
+			format('%I.%I', nsp, parts_name)::regclass,
+			format('%I.%I', nsp, idx_name)::regclass,
+			0);
+	EXECUTE format('UPDATE keanon.watches SET next_arrival = (SELECT coalesce(max(keanon_arrival), 0) FROM %I.%I) WHERE relid = $1',
+				   nsp, rows_name) USING tab;
+
+	EXECUTE format('CREATE TRIGGER keanon_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS keanon_new '
+				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	EXECUTE format('CREATE TRIGGER keanon_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS keanon_old '
+				   'NEW TABLE AS keanon_new FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	EXECUTE format('CREATE TRIGGER keanon_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS keanon_old '
+				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	EXECUTE format('CREATE TRIGGER keanon_truncate AFTER TRUNCATE ON %s '
+				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	-- also under session_replication_role = replica and logical replication apply
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_insert', tab);
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_update', tab);
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_delete', tab);
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_truncate', tab);
+
+	published := keanon.republish(tab);
+	RETURN format('%I.%I', nsp, view_name)::regclass;
+END;
+$watch$;
+COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text) IS
+'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view';
+
+CREATE FUNCTION keanon.unwatch(tab regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $unwatch$
+DECLARE
+	w keanon.watches;
+BEGIN
+	SELECT * INTO w FROM keanon.watches WHERE relid = tab;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
+	END IF;
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_insert ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_update ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_delete ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_truncate ON %s', tab);
+	EXECUTE format('DROP VIEW IF EXISTS %s', w.view);
+	EXECUTE format('DROP TABLE IF EXISTS %s', w.parts_table);
+	EXECUTE format('DROP TABLE IF EXISTS %s', w.rows_table);
+	DELETE FROM keanon.watches WHERE relid = tab;
+END;
+$unwatch$;
+COMMENT ON FUNCTION keanon.unwatch(regclass) IS
+'stop watching a table: drops its published view, triggers and keanon''s internal tables';
+
+-- Dropping a watched table drops what keanon made for it
+CREATE FUNCTION keanon.on_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $on_drop$
+DECLARE
+	w keanon.watches;
+	obj record;
+BEGIN
+	FOR obj IN SELECT * FROM pg_event_trigger_dropped_objects()
+			   WHERE object_type = 'table' AND NOT is_temporary LOOP
+		FOR w IN SELECT * FROM keanon.watches WHERE relid::oid = obj.objid LOOP
+			EXECUTE format('DROP VIEW IF EXISTS %s', w.view);
+			EXECUTE format('DROP TABLE IF EXISTS %s', w.parts_table);
+			EXECUTE format('DROP TABLE IF EXISTS %s', w.rows_table);
+			DELETE FROM keanon.watches WHERE relid::oid = obj.objid;
+		END LOOP;
+	END LOOP;
+END;
+$on_drop$;
+COMMENT ON FUNCTION keanon.on_drop() IS
+'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables';
+CREATE EVENT TRIGGER keanon_on_drop ON sql_drop EXECUTE FUNCTION keanon.on_drop();
+
+CREATE FUNCTION keanon.partitions(tab regclass,
+	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,
+	OUT min_value numeric, OUT max_value numeric, OUT error numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'keanon_partitions'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.partitions(regclass) IS
+'the published partitions of a watched table, ordered by min_value; readable by roles that may read its view';
+
+CREATE FUNCTION keanon.check(tab regclass)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'keanon_check'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.check(regclass) IS
+'true when the index state, a from-scratch recomputation over the table and the published partitions agree, every partition has k distinct values and range e, and each partition publishes a permutation of its true values; otherwise an error naming the difference';

@@ -125,15 +125,13 @@ check_failed(Relation index, const char *detail)
 }
 
 /*
- * keanon.index_check(index regclass): recompute the optimum from the table
- * and compare it, run by run, with the state in the pages; check the pages'
- * own invariants.  True, or an error saying what differs.
+ * Recompute the optimum from the index's table and compare it, run by run,
+ * with the state in the pages; check the pages' own invariants.  Raises an
+ * error saying what differs.
  */
-Datum
-keanon_index_check(PG_FUNCTION_ARGS)
+void
+KeanonIndexVerify(KeanonIndex *ki)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	KeanonIndex *ki = KeanonIndexOpen(indexoid, false);
 	KeanonValues values;
 	KeStore    *mem;
 	KeEngine   *fresh;
@@ -181,6 +179,15 @@ keanon_index_check(PG_FUNCTION_ARGS)
 	}
 	ke_close(fresh);
 	ke_memstore_destroy(mem);
+}
+
+/* keanon.index_check(index regclass): an amcheck for keanon indexes */
+Datum
+keanon_index_check(PG_FUNCTION_ARGS)
+{
+	KeanonIndex *ki = KeanonIndexOpen(PG_GETARG_OID(0), false);
+
+	KeanonIndexVerify(ki);
 	KeanonIndexClose(ki);
 	PG_RETURN_BOOL(true);
 }

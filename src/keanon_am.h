@@ -207,6 +207,9 @@ extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
 extern void KeanonCheckStatus(KeStatus st, Relation index);
 
+/* am_funcs.c */
+extern void KeanonIndexVerify(KeanonIndex *ki);
+
 /* am_values.c */
 extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
 							   KeanonValueType *vt);

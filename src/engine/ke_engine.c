@@ -2044,23 +2044,26 @@ ke_foreach_partition(KeEngine *eng, KePartitionFn fn, void *arg)
 	return scan_partitions(eng, &c, false, false, ke_num_zero(eng->kind), fn, arg);
 }
 
-/* Call fn for every partition the last change may have altered */
+/*
+ * Call fn for every partition holding a value in [lo, hi] (an unbounded end
+ * reaches the first or last run), ascending.
+ */
 bool
-ke_foreach_changed_partition(KeEngine *eng, KePartitionFn fn, void *arg)
+ke_foreach_partition_range(KeEngine *eng, bool lo_unbounded, KeNum lo,
+						   bool hi_unbounded, KeNum hi, KePartitionFn fn, void *arg)
 {
-	KeChangeInfo *ci = &eng->last;
 	Cursor		c;
 	bool		split_start = false;
 
-	if (!ci->any || meta_r(eng)->npartitions == 0)
+	if (meta_r(eng)->npartitions == 0)
 		return true;
-	if (ci->lo_unbounded || !cur_seek(eng, &c, ci->lo, false))
+	if (lo_unbounded)
 	{
-		if (ci->lo_unbounded)
-			cur_first(eng, &c);
-		else
+		if (!cur_first(eng, &c))
 			return true;
 	}
+	else if (!cur_seek(eng, &c, lo, false))
+		return true;
 	else
 	{
 		/* back to the start of the partition holding lo's first rows */
@@ -2090,7 +2093,19 @@ ke_foreach_changed_partition(KeEngine *eng, KePartitionFn fn, void *arg)
 			}
 		}
 	}
-	return scan_partitions(eng, &c, split_start, !ci->hi_unbounded, ci->hi, fn, arg);
+	return scan_partitions(eng, &c, split_start, !hi_unbounded, hi, fn, arg);
+}
+
+/* Call fn for every partition the last change may have altered */
+bool
+ke_foreach_changed_partition(KeEngine *eng, KePartitionFn fn, void *arg)
+{
+	KeChangeInfo *ci = &eng->last;
+
+	if (!ci->any)
+		return true;
+	return ke_foreach_partition_range(eng, ci->lo_unbounded, ci->lo,
+									  ci->hi_unbounded, ci->hi, fn, arg);
 }
 
 /* Call fn for every run, ascending */

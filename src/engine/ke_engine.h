@@ -191,6 +191,9 @@ extern const KeChangeInfo *ke_last_change(const KeEngine *eng);
 
 extern bool ke_foreach_partition(KeEngine *eng, KePartitionFn fn, void *arg);
 extern bool ke_foreach_changed_partition(KeEngine *eng, KePartitionFn fn, void *arg);
+extern bool ke_foreach_partition_range(KeEngine *eng, bool lo_unbounded, KeNum lo,
+									   bool hi_unbounded, KeNum hi,
+									   KePartitionFn fn, void *arg);
 extern bool ke_foreach_run(KeEngine *eng, KeRunFn fn, void *arg);
 extern KeStatus ke_verify(KeEngine *eng, char *msg, size_t msglen);
 

@@ -1,0 +1,63 @@
+/*
+ * keanon_watch.h
+ *		Watched tables: the maintenance that keeps the partitioning and the
+ *		published view current.
+ *
+ * Objects of a watch (all in the watched table's schema, owned by its
+ * owner, recorded in keanon.watches):
+ *
+ *	<table>_keanon_rows		one row per source row with a non-null sensitive
+ *							value: the primary key (the link), the
+ *							quasi-identifiers, the true value, the published
+ *							value, the partition id, the row's slot in its
+ *							partition and its arrival number
+ *	<table>_keanon_idx		the keanon index on the true values: the engine
+ *	<table>_keanon_parts	one row per published partition: its bounds, its
+ *							row count and its distinct values with counts
+ *	<table>_anon			the published view: quasi-identifiers, published
+ *							value, keanon_pid
+ *
+ * Rows belong to partitions by (true value, arrival) order: the engine's
+ * partitions are consecutive ranges of that order, so a run of equal values
+ * that the optimum splits sends its latest row to the later partition.
+ *
+ * Lock order: the keanon lock of the index (ExclusiveLock, to the end of
+ * the transaction), then the watch's row in keanon.watches (updated, so
+ * row-locked), then the internal tables.  Every writer takes them in this
+ * order; readers take only the MVCC tables or a brief ShareLock.
+ */
+#ifndef KEANON_WATCH_H
+#define KEANON_WATCH_H
+
+#include "postgres.h"
+
+#include "commands/trigger.h"
+
+#include "keanon_am.h"
+
+typedef struct Watch
+{
+	Oid			relid;
+	Oid			owner;
+	Oid			rows_oid;
+	Oid			parts_oid;
+	Oid			view_oid;
+	Oid			index_oid;
+	char	   *rows;			/* qualified, quoted names */
+	char	   *parts;
+	char	   *s;				/* quoted sensitive column */
+	List	   *keys;			/* quoted key columns */
+	List	   *qis;			/* quoted quasi-identifiers */
+	int			k;
+	int64		next_pid;
+	int64		next_arrival;
+	KeanonIndex *ki;			/* open for writing during maintenance */
+} Watch;
+
+/* maintain.c */
+extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
+extern void KeanonMaintain(TriggerData *trigdata);
+extern int64 KeanonRepublish(Oid relid);
+extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
+
+#endif							/* KEANON_WATCH_H */

@@ -1,0 +1,875 @@
+/*
+ * maintain.c
+ *		Keeping a watched table's partitioning and published view current.
+ *
+ * One call per statement (see watch.c for the trigger entry points), run
+ * as the watched table's owner, inside the user's transaction:
+ *
+ *	1. take the keanon lock of the watch's index (serializes writers) and
+ *	   bump the watch's generation; under REPEATABLE READ or SERIALIZABLE,
+ *	   a writer that committed after this transaction's snapshot means a
+ *	   serialization failure, since this transaction cannot see its rows;
+ *	2. mirror the statement's transition tables into the internal rows
+ *	   table (deleted rows out, inserted rows in with a new arrival number,
+ *	   quasi-identifier updates in place) and collect the value changes;
+ *	3. apply them to the engine as one batch;
+ *	4. republish only what changed.  A single row joining or leaving a
+ *	   partition whose bounds stay put costs O(1) row writes: the inside-out
+ *	   shuffle places the newcomer at a uniformly random slot, and a
+ *	   departure hands its published value to the row that showed the
+ *	   departing true value.  Anything else reassigns the rows of the
+ *	   partitions the engine reports changed, by (value, arrival) order, and
+ *	   draws a fresh uniform permutation of each with pg_strong_random.
+ *
+ * Rows are only ever touched through the internal tables, which are MVCC:
+ * a rollback undoes them, and the index repairs itself from the rows table
+ * (see am_index.c), so the two always agree after an abort or a crash.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "port/pg_bswap.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "keanon_watch.h"
+
+/* a row of the rows table being placed */
+typedef struct PlacedRow
+{
+	ItemPointerData tid;
+	Datum		value;
+	KeNum		num;
+} PlacedRow;
+
+typedef struct PartList
+{
+	KePartition *parts;
+	int			n;
+	int			cap;
+} PartList;
+
+/* Run one SPI statement with arguments, checking the result code */
+static int
+spi_run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
+		int expect)
+{
+	int			rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+
+	if (rc != expect)
+		elog(ERROR, "keanon: SPI error %s running \"%s\"", SPI_result_code_string(rc), sql);
+	return rc;
+}
+
+/* A comma-separated list of quoted names, optionally prefixed */
+static char *
+name_list(List *names, const char *prefix)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+	{
+		if (buf.len > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfo(&buf, "%s%s", prefix, (char *) lfirst(lc));
+	}
+	return buf.data;
+}
+
+/* The names of a and then those of b not already in a */
+static List *
+union_names(List *a, List *b)
+{
+	List	   *out = list_copy(a);
+	ListCell   *lb;
+
+	foreach(lb, b)
+	{
+		ListCell   *la;
+		bool		found = false;
+
+		foreach(la, out)
+			if (strcmp((char *) lfirst(la), (char *) lfirst(lb)) == 0)
+				found = true;
+		if (!found)
+			out = lappend(out, lfirst(lb));
+	}
+	return out;
+}
+
+/* Quoted names from a name[] datum */
+static List *
+quoted_names(Datum arr)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	List	   *out = NIL;
+
+	deconstruct_array(DatumGetArrayTypeP(arr), NAMEOID, NAMEDATALEN, false,
+					  TYPALIGN_CHAR, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		out = lappend(out, pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(elems[i]))))));
+	return out;
+}
+
+/* The qualified, quoted name of a relation */
+static char *
+qualified_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/*
+ * Load a watch from keanon.watches (SPI must be connected, and the caller
+ * running as the table's owner or a superuser).
+ */
+void
+KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+
+	spi_run("SELECT sensitive, quasi_identifiers, key_columns, k, "
+			"rows_table::oid, parts_table::oid, view::oid, rows_index::oid, "
+			"next_pid, next_arrival FROM keanon.watches WHERE relid = $1::oid::regclass",
+			1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not watched", get_rel_name(relid)),
+				 errhint("Call keanon.watch first.")));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+
+	w->relid = relid;
+	w->owner = InvalidOid;
+	w->s = pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(SPI_getbinval(tup, desc, 1, &isnull))))));
+	w->qis = quoted_names(SPI_getbinval(tup, desc, 2, &isnull));
+	w->keys = quoted_names(SPI_getbinval(tup, desc, 3, &isnull));
+	w->k = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
+	w->rows_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+	w->parts_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+	w->view_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull));
+	w->index_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 8, &isnull));
+	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	w->rows = qualified_name(w->rows_oid);
+	w->parts = qualified_name(w->parts_oid);
+	w->ki = NULL;
+}
+
+/* An engine number as a Datum of the watched column's type */
+Datum
+KeanonNumToDatum(const KeanonValueType *vt, KeNum x)
+{
+	switch (vt->typid)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) x.i);
+		case INT4OID:
+			return Int32GetDatum((int32) x.i);
+		case INT8OID:
+			return Int64GetDatum((int64) x.i);
+		case FLOAT4OID:
+			return Float4GetDatum((float4) x.f);
+		case FLOAT8OID:
+			return Float8GetDatum(x.f);
+		default:
+			return KeanonNumToNumeric(vt, x);
+	}
+}
+
+/* A uniformly random integer in [0, n) from a strong source */
+static uint64
+random_below(uint64 n)
+{
+	uint64		limit = PG_UINT64_MAX - PG_UINT64_MAX % n;
+	uint64		r;
+
+	do
+	{
+		if (!pg_strong_random(&r, sizeof(r)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate a random number")));
+	} while (r >= limit);
+	return r % n;
+}
+
+/* Collect engine partitions into a list */
+static bool
+collect_partition(const KePartition *p, void *arg)
+{
+	PartList   *pl = arg;
+
+	if (pl->n == pl->cap)
+	{
+		pl->cap = pl->cap * 2 + 16;
+		pl->parts = pl->parts ? repalloc_huge(pl->parts, sizeof(KePartition) * pl->cap)
+			: palloc(sizeof(KePartition) * pl->cap);
+	}
+	pl->parts[pl->n++] = *p;
+	return true;
+}
+
+/* Sorted distinct values with counts of a partition's true values */
+static void
+value_counts(const KeanonValueType *vt, PlacedRow *rows, int n, Datum *vals_out,
+			 Datum *cnts_out)
+{
+	Datum	   *vals = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *cnts = palloc(sizeof(Datum) * Max(n, 1));
+	int			m = 0;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	/* rows arrive sorted by value */
+	for (int i = 0; i < n; i++)
+	{
+		if (m > 0 && ke_num_eq(vt->kind, rows[i - 1].num, rows[i].num))
+			cnts[m - 1] = Int64GetDatum(DatumGetInt64(cnts[m - 1]) + 1);
+		else
+		{
+			vals[m] = rows[i].value;
+			cnts[m] = Int64GetDatum(1);
+			m++;
+		}
+	}
+	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
+	*vals_out = PointerGetDatum(construct_array(vals, m, vt->typid, typlen, typbyval, typalign));
+	*cnts_out = PointerGetDatum(construct_array(cnts, m, INT8OID, 8, FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+}
+
+/*
+ * Reassign the rows of the old partitions in the engine-reported range (and
+ * the rows not yet placed) to the new partitions there, and permute each
+ * anew.  The range grows until the old and the new partitions in it cover
+ * the same rows.
+ */
+static void
+reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	PartList	np = {0};
+	Datum	   *old_pids = NULL;
+	int			nold = 0;
+	PlacedRow  *rows;
+	int64		nrows;
+	int64		want = 0;
+	int64		pos = 0;
+	char	   *sql;
+	ArrayType  *pid_arr;
+	Oid			types[4];
+	Datum		values[8];
+	char		nulls[8];
+
+	for (;;)
+	{
+		bool		grew = false;
+		Oid			rtypes[2] = {vt->typid, vt->typid};
+		Datum		rvals[2];
+		char		rnulls[2] = {' ', ' '};
+
+		np.n = 0;
+		ke_foreach_partition_range(w->ki->engine, lo_unb, lo, hi_unb, hi,
+								   collect_partition, &np);
+		rvals[0] = lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, lo);
+		rvals[1] = hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, hi);
+		if (lo_unb)
+			rnulls[0] = 'n';
+		if (hi_unb)
+			rnulls[1] = 'n';
+		sql = psprintf("SELECT keanon_pid, lo, hi FROM %s "
+					   "WHERE ($1 IS NULL OR hi >= $1) AND ($2 IS NULL OR lo <= $2)",
+					   w->parts);
+		spi_run(sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
+		nold = (int) SPI_processed;
+		if (old_pids)
+			pfree(old_pids);
+		old_pids = palloc(sizeof(Datum) * Max(nold, 1));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[i];
+			bool		isnull;
+			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
+			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull));
+
+			old_pids[i] = SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull);
+			if (!lo_unb && ke_num_cmp(kind, plo, lo) < 0)
+			{
+				lo = plo;
+				grew = true;
+			}
+			if (!hi_unb && ke_num_cmp(kind, phi, hi) > 0)
+			{
+				hi = phi;
+				grew = true;
+			}
+		}
+		for (int i = 0; i < np.n; i++)
+		{
+			if (!lo_unb && ke_num_cmp(kind, np.parts[i].lo, lo) < 0)
+			{
+				lo = np.parts[i].lo;
+				grew = true;
+			}
+			if (!hi_unb && ke_num_cmp(kind, np.parts[i].hi, hi) > 0)
+			{
+				hi = np.parts[i].hi;
+				grew = true;
+			}
+		}
+		if (!grew)
+			break;
+	}
+
+	/* the rows to place, in (value, arrival) order */
+	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	types[0] = INT8ARRAYOID;
+	values[0] = PointerGetDatum(pid_arr);
+	sql = psprintf("SELECT ctid, %s FROM %s WHERE keanon_pid = ANY ($1) OR keanon_pid IS NULL "
+				   "ORDER BY %s, keanon_arrival", w->s, w->rows, w->s);
+	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	nrows = (int64) SPI_processed;
+	rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * Max(nrows, 1));
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(vt->typid, &typlen, &typbyval);
+		for (int64 i = 0; i < nrows; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[i];
+			bool		isnull;
+
+			rows[i].tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
+			rows[i].value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull),
+									  typbyval, typlen);
+			rows[i].num = KeanonDatumToNum(vt, rows[i].value);
+		}
+	}
+	SPI_freetuptable(SPI_tuptable);
+	for (int i = 0; i < np.n; i++)
+		want += np.parts[i].n;
+	if (want != nrows)
+		elog(ERROR, "keanon: partitions of %s in the changed range hold %lld rows, the table %lld",
+			 get_rel_name(w->relid), (long long) want, (long long) nrows);
+
+	if (nold > 0)
+	{
+		sql = psprintf("DELETE FROM %s WHERE keanon_pid = ANY ($1)", w->parts);
+		spi_run(sql, 1, types, values, NULL, SPI_OK_DELETE);
+	}
+
+	for (int i = 0; i < np.n; i++)
+	{
+		KePartition *p = &np.parts[i];
+		PlacedRow  *pr = rows + pos;
+		int64		n = p->n;
+		int64		pid = ++w->next_pid;
+		Datum	   *pub = palloc(sizeof(Datum) * n);
+		char	   *upd;
+		char	   *ins;
+
+		/* a uniform permutation of the partition's true values */
+		for (int64 j = 0; j < n; j++)
+			pub[j] = pr[j].value;
+		for (int64 j = n - 1; j > 0; j--)
+		{
+			int64		r = (int64) random_below((uint64) j + 1);
+			Datum		tmp = pub[j];
+
+			pub[j] = pub[r];
+			pub[r] = tmp;
+		}
+		upd = psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $3 "
+					   "WHERE ctid = $4", w->rows);
+		for (int64 j = 0; j < n; j++)
+		{
+			Oid			ut[4] = {INT8OID, INT4OID, vt->typid, TIDOID};
+			Datum		uv[4];
+
+			uv[0] = Int64GetDatum(pid);
+			uv[1] = Int32GetDatum((int32) j);
+			uv[2] = pub[j];
+			uv[3] = PointerGetDatum(&pr[j].tid);
+			spi_run(upd, 4, ut, uv, NULL, SPI_OK_UPDATE);
+		}
+		ins = psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", w->parts);
+		{
+			Oid			it[8] = {INT8OID, vt->typid, BOOLOID, vt->typid, BOOLOID, INT8OID,
+			get_array_type(vt->typid), INT8ARRAYOID};
+
+			memset(nulls, ' ', sizeof(nulls));
+			values[0] = Int64GetDatum(pid);
+			values[1] = KeanonNumToDatum(vt, p->lo);
+			values[2] = BoolGetDatum(p->lo_last_only);
+			values[3] = KeanonNumToDatum(vt, p->hi);
+			values[4] = BoolGetDatum(p->hi_split);
+			values[5] = Int64GetDatum(n);
+			value_counts(vt, pr, (int) n, &values[6], &values[7]);
+			spi_run(ins, 8, it, values, nulls, SPI_OK_INSERT);
+		}
+		pos += n;
+	}
+}
+
+/* Withdraw every published row: no valid partitioning exists */
+static void
+suppress_all(Watch *w)
+{
+	int64		nrows;
+	char	   *sql;
+
+	sql = psprintf("UPDATE %s SET keanon_pid = NULL, keanon_slot = NULL, keanon_pub = NULL "
+				   "WHERE keanon_pid IS NOT NULL", w->rows);
+	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+	sql = psprintf("DELETE FROM %s", w->parts);
+	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	nrows = ke_nrows(w->ki->engine);
+	if (nrows > 0)
+		ereport(NOTICE,
+				(errmsg("no valid (k,e)-partitioning of %s exists: its rows are not published",
+						get_rel_name(w->relid)),
+				 ke_nruns(w->ki->engine) < w->k
+				 ? errdetail("It has %lld distinct sensitive values; k = %d needs at least %d.",
+							 (long long) ke_nruns(w->ki->engine), w->k, w->k)
+				 : errdetail("The range of its sensitive values is below e.")));
+}
+
+/*
+ * The O(1) path for one row joining a partition whose bounds and end stay
+ * put: inside-out shuffle.  False when the situation is not that simple.
+ */
+static bool
+join_partition(Watch *w, KeNum v, Datum vd)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	PartList	np = {0};
+	KePartition *p;
+	Oid			types[4];
+	Datum		values[4];
+	int64		pid,
+				n;
+	uint64		j;
+	char	   *sql;
+	bool		isnull;
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v, collect_partition, &np);
+	if (np.n != 1)
+		return false;
+	p = &np.parts[0];
+	types[0] = vt->typid;
+	types[1] = BOOLOID;
+	values[0] = KeanonNumToDatum(vt, p->hi);
+	values[1] = BoolGetDatum(p->hi_split);
+	sql = psprintf("SELECT keanon_pid, n FROM %s WHERE hi = $1 AND hi_split = $2", w->parts);
+	spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (n + 1 != p->n)
+		return false;
+
+	/* the newcomer takes slot n; it swaps published values with slot j */
+	j = random_below((uint64) n + 1);
+	types[0] = INT8OID;
+	types[1] = INT4OID;
+	types[2] = vt->typid;
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum((int32) j);
+	values[2] = vd;
+	if ((int64) j < n)
+	{
+		/* read the victim's published value first, then hand it over */
+		sql = psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
+					   w->rows);
+		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed != 1)
+			elog(ERROR, "keanon: slot %llu of partition %lld of %s is missing",
+				 (unsigned long long) j, (long long) pid, get_rel_name(w->relid));
+		values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		types[3] = vt->typid;
+		sql = psprintf("UPDATE %s SET keanon_pub = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+					   w->rows);
+		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	}
+	else
+		values[3] = vd;
+	types[3] = vt->typid;
+	values[1] = Int32GetDatum((int32) n);
+	sql = psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $4 "
+				   "WHERE keanon_pid IS NULL", w->rows);
+	spi_run(sql, 4, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: expected one new row in %s", get_rel_name(w->relid));
+
+	sql = psprintf("UPDATE %s SET n = n + 1, lo = $2, "
+				   "vals = CASE WHEN $3 = ANY (vals) THEN vals ELSE "
+				   "(SELECT array_agg(x ORDER BY x) FROM unnest(vals || $3) x) END, "
+				   "cnts = (SELECT array_agg(CASE WHEN x = $3 THEN c + 1 ELSE c END ORDER BY x) "
+				   "FROM unnest(CASE WHEN $3 = ANY (vals) THEN vals ELSE vals || $3 END, "
+				   "CASE WHEN $3 = ANY (vals) THEN cnts ELSE cnts || 0::bigint END) u(x, c)) "
+				   "WHERE keanon_pid = $1", w->parts);
+	types[0] = INT8OID;
+	types[1] = vt->typid;
+	types[2] = vt->typid;
+	values[0] = Int64GetDatum(pid);
+	values[1] = KeanonNumToDatum(vt, p->lo);
+	values[2] = vd;
+	spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	return true;
+}
+
+/*
+ * The O(1) path for one row leaving a partition whose end stays put: the
+ * row that showed the departing true value takes over the departing row's
+ * published value, and the last slot moves into the gap.
+ */
+static bool
+leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	PartList	np = {0};
+	KePartition *p;
+	Oid			types[4];
+	Datum		values[4];
+	int64		n;
+	char	   *sql;
+	bool		isnull;
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v, collect_partition, &np);
+	if (np.n != 1)
+		return false;
+	p = &np.parts[0];
+	types[0] = INT8OID;
+	values[0] = Int64GetDatum(pid);
+	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
+	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (n - 1 != p->n ||
+		!ke_num_eq(vt->kind, p->hi,
+				   KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))) ||
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != p->hi_split)
+		return false;
+
+	types[1] = vt->typid;
+	types[2] = vt->typid;
+	values[1] = vd;
+	values[2] = pub;
+	if (!ke_num_eq(vt->kind, KeanonDatumToNum(vt, pub), v))
+	{
+		sql = psprintf("UPDATE %s SET keanon_pub = $3 WHERE ctid = "
+					   "(SELECT ctid FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2 LIMIT 1)",
+					   w->rows, w->rows);
+		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+		if (SPI_processed != 1)
+			elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
+				 (long long) pid, get_rel_name(w->relid));
+	}
+	if (slot != n - 1)
+	{
+		types[1] = INT4OID;
+		types[2] = INT4OID;
+		values[1] = Int32GetDatum((int32) (n - 1));
+		values[2] = Int32GetDatum(slot);
+		sql = psprintf("UPDATE %s SET keanon_slot = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+					   w->rows);
+		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	}
+	sql = psprintf("UPDATE %s SET n = n - 1, lo = $2, "
+				   "vals = (SELECT array_agg(x ORDER BY x) FROM unnest(vals, cnts) u(x, c) "
+				   "WHERE x <> $3 OR c > 1), "
+				   "cnts = (SELECT array_agg(CASE WHEN x = $3 THEN c - 1 ELSE c END ORDER BY x) "
+				   "FROM unnest(vals, cnts) u(x, c) WHERE x <> $3 OR c > 1) "
+				   "WHERE keanon_pid = $1", w->parts);
+	types[1] = vt->typid;
+	types[2] = vt->typid;
+	values[1] = KeanonNumToDatum(vt, p->lo);
+	values[2] = vd;
+	spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	return true;
+}
+
+/* Make the published view agree with the engine after a batch */
+static void
+republish_changes(Watch *w, int nins, KeNum ins_v, Datum ins_d,
+				  int ndel, KeNum del_v, Datum del_d, int64 del_pid, int32 del_slot,
+				  Datum del_pub, bool del_had_pid)
+{
+	const KeChangeInfo *ci = ke_last_change(w->ki->engine);
+	KeNum		dummy;
+
+	if (!ke_sum_error(w->ki->engine, &dummy))
+	{
+		suppress_all(w);
+		return;
+	}
+	if (!ci->any)
+		return;
+	if (!ci->boundaries_changed && nins + ndel == 1)
+	{
+		if (nins == 1 && join_partition(w, ins_v, ins_d))
+			return;
+		if (ndel == 1 && del_had_pid &&
+			leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub))
+			return;
+	}
+	reassign(w, ci->lo_unbounded, ci->lo, ci->hi_unbounded, ci->hi);
+}
+
+/* Record the counters of the watch */
+static void
+save_watch(Watch *w)
+{
+	Oid			types[3] = {OIDOID, INT8OID, INT8OID};
+	Datum		values[3];
+
+	values[0] = ObjectIdGetDatum(w->relid);
+	values[1] = Int64GetDatum(w->next_pid);
+	values[2] = Int64GetDatum(w->next_arrival);
+	spi_run("UPDATE keanon.watches SET next_pid = $2, next_arrival = $3 "
+			"WHERE relid = $1::oid::regclass", 3, types, values, NULL, SPI_OK_UPDATE);
+}
+
+/*
+ * Take the watch for writing: the keanon lock, then the watch's row.  Under
+ * a transaction snapshot, refuse to go on when another writer committed
+ * after the snapshot: this transaction cannot see its rows.
+ */
+static void
+begin_write(Watch *w)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
+	const char *sel = "SELECT generation FROM keanon.watches WHERE relid = $1::oid::regclass";
+	int64		mine;
+	bool		isnull;
+
+	w->ki = KeanonIndexOpen(w->index_oid, true);
+	if (IsolationUsesXactSnapshot())
+	{
+		SPIPlanPtr	plan = SPI_prepare(sel, 1, types);
+		int64		latest;
+
+		spi_run(sel, 1, types, values, NULL, SPI_OK_SELECT);
+		mine = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot,
+								 true, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "keanon: could not read the watch of %s", get_rel_name(w->relid));
+		latest = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		if (latest != mine)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access to watched table %s",
+							get_rel_name(w->relid)),
+					 errdetail("Another transaction changed it after this transaction's snapshot was taken."),
+					 errhint("Retry the transaction.")));
+	}
+	spi_run("UPDATE keanon.watches SET generation = generation + 1 "
+			"WHERE relid = $1::oid::regclass", 1, types, values, NULL, SPI_OK_UPDATE);
+}
+
+/* Apply the batch of changes to the engine */
+static void
+apply_changes(Watch *w, KeChange *changes, int n)
+{
+	if (n > 0)
+		KeanonIndexApply(w->ki, changes, n);
+}
+
+/* Collect the value column of a RETURNING result into changes */
+static int
+returned_changes(Watch *w, KeChange *changes, int at, int64 delta)
+{
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (isnull)
+			continue;
+		changes[at].value = KeanonDatumToNum(&w->ki->vt, d);
+		changes[at].delta = delta;
+		at++;
+	}
+	return at;
+}
+
+/* Maintenance for one statement on a watched table (SPI connected) */
+void
+KeanonMaintain(TriggerData *trigdata)
+{
+	Watch		w;
+	TriggerEvent ev = trigdata->tg_event;
+	List	   *all;
+	char	   *cols;
+	char	   *sql;
+	KeChange   *changes = NULL;
+	int			nchanges = 0;
+	int			nins = 0,
+				ndel = 0;
+	KeNum		ins_v = {0},
+				del_v = {0};
+	Datum		ins_d = 0,
+				del_d = 0,
+				del_pub = 0;
+	int64		del_pid = 0;
+	int32		del_slot = 0;
+	bool		del_had_pid = false;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
+	int16		typlen;
+	bool		typbyval;
+
+	KeanonWatchLoad(RelationGetRelid(trigdata->tg_relation), &w, false);
+	begin_write(&w);
+	get_typlenbyval(w.ki->vt.typid, &typlen, &typbyval);
+	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "keanon: could not register transition tables");
+
+	all = union_names(union_names(w.keys, w.qis), list_make1(w.s));
+	cols = name_list(all, "");
+
+	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
+	{
+		sql = psprintf("DELETE FROM %s RETURNING %s", w.rows, w.s);
+		spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
+		changes = palloc(sizeof(KeChange) * Max(SPI_processed, 1));
+		nchanges = returned_changes(&w, changes, 0, -1);
+		ndel = nchanges;
+		apply_changes(&w, changes, nchanges);
+		spi_run(psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+		save_watch(&w);
+		KeanonIndexClose(w.ki);
+		return;
+	}
+
+	changes = NULL;
+	if (TRIGGER_FIRED_BY_DELETE(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
+	{
+		if (TRIGGER_FIRED_BY_DELETE(ev))
+			sql = psprintf("DELETE FROM %s r USING keanon_old o WHERE (%s) = (%s) "
+						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
+						   w.rows, name_list(w.keys, "r."), name_list(w.keys, "o."), w.s);
+		else
+			sql = psprintf("DELETE FROM %s r USING keanon_old o WHERE (%s) = (%s) "
+						   "AND NOT EXISTS (SELECT 1 FROM keanon_new n WHERE (%s) = (%s) "
+						   "AND n.%s IS NOT DISTINCT FROM o.%s) "
+						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
+						   w.rows, name_list(w.keys, "r."), name_list(w.keys, "o."),
+						   name_list(w.keys, "n."), name_list(w.keys, "o."), w.s, w.s, w.s);
+		spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
+		changes = palloc(sizeof(KeChange) * (SPI_processed + 1));
+		nchanges = returned_changes(&w, changes, 0, -1);
+		ndel = nchanges;
+		if (ndel == 1)
+		{
+			HeapTuple	t = SPI_tuptable->vals[0];
+			TupleDesc	d = SPI_tuptable->tupdesc;
+			bool		isnull;
+
+			del_v = changes[0].value;
+			del_d = datumCopy(SPI_getbinval(t, d, 1, &isnull), typbyval, typlen);
+			del_pid = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+			del_had_pid = !isnull;
+			del_slot = DatumGetInt32(SPI_getbinval(t, d, 3, &isnull));
+			del_pub = SPI_getbinval(t, d, 4, &isnull);
+			if (isnull)
+				del_had_pid = false;
+			else
+				del_pub = datumCopy(del_pub, typbyval, typlen);
+		}
+	}
+	if (TRIGGER_FIRED_BY_INSERT(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
+	{
+		int			at = nchanges;
+
+		values[0] = Int64GetDatum(w.next_arrival);
+		sql = psprintf("INSERT INTO %s AS r (%s, keanon_arrival) "
+					   "SELECT %s, $1 + row_number() OVER () FROM keanon_new n "
+					   "WHERE n.%s IS NOT NULL%s RETURNING r.%s",
+					   w.rows, cols, name_list(all, "n."),
+					   w.s,
+					   TRIGGER_FIRED_BY_UPDATE(ev)
+					   ? psprintf(" AND NOT EXISTS (SELECT 1 FROM %s x WHERE (%s) = (%s))",
+								  w.rows, name_list(w.keys, "x."), name_list(w.keys, "n."))
+					   : "",
+					   w.s);
+		spi_run(sql, 1, types, values, NULL, SPI_OK_INSERT_RETURNING);
+		w.next_arrival += (int64) SPI_processed;
+		changes = changes ? repalloc(changes, sizeof(KeChange) * (at + SPI_processed + 1))
+			: palloc(sizeof(KeChange) * (SPI_processed + 1));
+		nchanges = returned_changes(&w, changes, at, 1);
+		nins = nchanges - at;
+		if (nins == 1)
+		{
+			bool		isnull;
+
+			ins_v = changes[at].value;
+			ins_d = datumCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull),
+							  typbyval, typlen);
+		}
+	}
+	if (TRIGGER_FIRED_BY_UPDATE(ev) && w.qis != NIL)
+	{
+		sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM keanon_new n WHERE (%s) = (%s) "
+					   "AND (%s) IS DISTINCT FROM (%s)",
+					   w.rows, name_list(w.qis, ""), name_list(w.qis, "n."),
+					   name_list(w.keys, "r."), name_list(w.keys, "n."),
+					   name_list(w.qis, "r."), name_list(w.qis, "n."));
+		spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+	}
+
+	apply_changes(&w, changes, nchanges);
+	if (nchanges > 0)
+		republish_changes(&w, nins, ins_v, ins_d, ndel, del_v, del_d, del_pid, del_slot,
+						  del_pub, del_had_pid);
+	save_watch(&w);
+	KeanonIndexClose(w.ki);
+}
+
+/* Assign every row anew; returns the rows published (SPI connected) */
+int64
+KeanonRepublish(Oid relid)
+{
+	Watch		w;
+	KeNum		dummy;
+	int64		published = 0;
+
+	KeanonWatchLoad(relid, &w, false);
+	begin_write(&w);
+	if (!ke_sum_error(w.ki->engine, &dummy))
+		suppress_all(&w);
+	else
+	{
+		reassign(&w, true, dummy, true, dummy);
+		published = ke_nrows(w.ki->engine);
+	}
+	save_watch(&w);
+	KeanonIndexClose(w.ki);
+	return published;
+}

@@ -1,0 +1,359 @@
+/*
+ * watch.c
+ *		Entry points of watched tables: the statement trigger, republish,
+ *		the published partitions and the consistency check.
+ *
+ * Maintenance runs as the watched table's owner, as foreign-key triggers
+ * run as the referenced table's owner: the roles that change the table need
+ * no privilege on keanon's internal tables, and never see them.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "keanon_watch.h"
+
+PG_FUNCTION_INFO_V1(keanon_maintain);
+PG_FUNCTION_INFO_V1(keanon_republish);
+PG_FUNCTION_INFO_V1(keanon_partitions);
+PG_FUNCTION_INFO_V1(keanon_check);
+
+typedef struct OwnerSwitch
+{
+	Oid			save_user;
+	int			save_sec;
+} OwnerSwitch;
+
+/* Act as the owner of a table until owner_restore() */
+static void
+owner_become(Oid relid, OwnerSwitch *os)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	GetUserIdAndSecContext(&os->save_user, &os->save_sec);
+	SetUserIdAndSecContext(owner, os->save_sec | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+/* Go back to the role that called */
+static void
+owner_restore(const OwnerSwitch *os)
+{
+	SetUserIdAndSecContext(os->save_user, os->save_sec);
+}
+
+/* The statement trigger of watched tables */
+Datum
+keanon_maintain(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	OwnerSwitch os;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.maintain() must be called as a trigger")));
+	if (!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.maintain() must be fired AFTER, FOR EACH STATEMENT")));
+	if (!TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event) &&
+		trigdata->tg_newtable == NULL && trigdata->tg_oldtable == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.maintain() needs the statement's transition tables"),
+				 errhint("Create watches with keanon.watch().")));
+
+	owner_become(RelationGetRelid(trigdata->tg_relation), &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonMaintain(trigdata);
+	SPI_finish();
+	owner_restore(&os);
+	return PointerGetDatum(NULL);
+}
+
+/* The caller must own the watched table */
+static void
+require_owner(Oid relid)
+{
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+}
+
+/* keanon.republish(tab): reassign and permute every row */
+Datum
+keanon_republish(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	OwnerSwitch os;
+	int64		n;
+
+	require_owner(relid);
+	owner_become(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	n = KeanonRepublish(relid);
+	SPI_finish();
+	owner_restore(&os);
+	PG_RETURN_INT64(n);
+}
+
+/*
+ * keanon.partitions(tab): the published partitions.  Anyone who may read
+ * the watch's view may read them.
+ */
+Datum
+keanon_partitions(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	OwnerSwitch os;
+	Watch		w;
+	char	   *sql;
+
+	InitMaterializedSRF(fcinfo, 0);
+	owner_become(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonWatchLoad(relid, &w, false);
+	owner_restore(&os);
+	if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
+				 errdetail("Reading the partitions of a watched table requires SELECT on its view.")));
+	owner_become(relid, &os);
+	sql = psprintf("SELECT keanon_pid, n, cardinality(vals)::bigint, lo::numeric, hi::numeric, "
+				   "(hi::numeric - lo::numeric) FROM %s ORDER BY lo, hi, hi_split", w.parts);
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		values[6];
+		bool		nulls[6];
+
+		heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SPI_finish();
+	owner_restore(&os);
+	return (Datum) 0;
+}
+
+/* Raise the error of a failed check */
+static void
+check_failed(Oid relid, const char *what, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("keanon watch of %s is inconsistent: %s", get_rel_name(relid), what),
+			 detail ? errdetail_internal("%s", detail) : 0,
+			 errhint("keanon.republish() rebuilds the publication from the table.")));
+}
+
+/* A count from a one-row, one-column query */
+static int64
+count_query(const char *sql)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+typedef struct PartCheck
+{
+	KePartition *parts;
+	int			n;
+	int			cap;
+} PartCheck;
+
+static bool
+collect_check_partition(const KePartition *p, void *arg)
+{
+	PartCheck  *pc = arg;
+
+	if (pc->n == pc->cap)
+	{
+		pc->cap = pc->cap * 2 + 16;
+		pc->parts = pc->parts ? repalloc_huge(pc->parts, sizeof(KePartition) * pc->cap)
+			: palloc(sizeof(KePartition) * pc->cap);
+	}
+	pc->parts[pc->n++] = *p;
+	return true;
+}
+
+/*
+ * keanon.check(tab): the index agrees with a recomputation over the rows,
+ * the rows mirror the table, the published partitions are the engine's,
+ * every partition is valid, publishes a permutation of its true values and
+ * holds the right rows.
+ */
+Datum
+keanon_check(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	OwnerSwitch os;
+	Watch		w;
+	KeanonIndex *ki;
+	PartCheck	pc = {0};
+	List	   *all;
+	ListCell   *lc;
+	StringInfoData a_cols,
+				b_cols;
+	char	   *sql;
+	int64		bad;
+	const KeanonValueType *vt;
+	int64	   *pids;
+	int64		pos = 0;
+
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
+	owner_become(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonWatchLoad(relid, &w, false);
+
+	/* 1. the index against a recomputation over the rows */
+	ki = KeanonIndexOpen(w.index_oid, false);
+	KeanonIndexVerify(ki);
+	vt = &ki->vt;
+
+	/* 2. the rows mirror the table's non-null sensitive values */
+	all = list_concat(list_make1(w.s), list_copy(w.qis));
+	initStringInfo(&a_cols);
+	initStringInfo(&b_cols);
+	foreach(lc, all)
+	{
+		appendStringInfo(&a_cols, "%sa.%s", a_cols.len ? ", " : "", (char *) lfirst(lc));
+		appendStringInfo(&b_cols, "%sb.%s", b_cols.len ? ", " : "", (char *) lfirst(lc));
+	}
+	{
+		StringInfoData keys;
+
+		initStringInfo(&keys);
+		foreach(lc, w.keys)
+			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", (char *) lfirst(lc));
+		sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s WHERE %s IS NOT NULL) a "
+					   "FULL JOIN %s b USING (%s) WHERE ROW(%s) IS DISTINCT FROM ROW(%s)",
+					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												  get_rel_name(relid)),
+					   w.s, w.rows, keys.data, a_cols.data, b_cols.data);
+	}
+	bad = count_query(sql);
+	if (bad != 0)
+		check_failed(relid, "the published rows do not mirror the table",
+					 psprintf("%lld rows differ or are missing.", (long long) bad));
+
+	/* 3. the published partitions are the engine's, and valid */
+	if (ki->engine != NULL)
+		ke_foreach_partition(ki->engine, collect_check_partition, &pc);
+	sql = psprintf("SELECT keanon_pid, lo, lo_last_only, hi, hi_split, n FROM %s "
+				   "ORDER BY hi, hi_split", w.parts);
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	if ((int64) SPI_processed != pc.n)
+		check_failed(relid, "the published partitions differ from the optimum",
+					 psprintf("%lld partitions are published, the optimum has %d.",
+							  (long long) SPI_processed, pc.n));
+	pids = palloc(sizeof(int64) * Max(pc.n, 1));
+	for (int i = 0; i < pc.n; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		bool		isnull;
+		KePartition *p = &pc.parts[i];
+
+		pids[i] = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull))) ||
+			DatumGetBool(SPI_getbinval(t, d, 3, &isnull)) != p->lo_last_only ||
+			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 4, &isnull))) ||
+			DatumGetBool(SPI_getbinval(t, d, 5, &isnull)) != p->hi_split ||
+			DatumGetInt64(SPI_getbinval(t, d, 6, &isnull)) != p->n)
+			check_failed(relid, "the published partitions differ from the optimum",
+						 psprintf("Published partition %lld differs from optimal partition %d.",
+								  (long long) pids[i], i + 1));
+		if (p->ndistinct < ki->k ||
+			!ke_num_range_ok(vt->kind, p->lo, p->hi, KeanonEFromDouble(vt, ki->e)))
+			check_failed(relid, "a published partition violates k or e",
+						 psprintf("Partition %lld has %lld distinct values.",
+								  (long long) pids[i], (long long) p->ndistinct));
+	}
+
+	/* 4. each partition publishes a permutation of its rows' true values */
+	sql = psprintf("SELECT count(*) FROM %s p LEFT JOIN LATERAL ("
+				   "SELECT count(*) AS c, array_agg(r.%s ORDER BY r.%s) AS t, "
+				   "array_agg(r.keanon_pub ORDER BY r.keanon_pub) AS u, "
+				   "array_agg(r.keanon_slot ORDER BY r.keanon_slot) AS sl "
+				   "FROM %s r WHERE r.keanon_pid = p.keanon_pid) x ON true "
+				   "LEFT JOIN LATERAL (SELECT array_agg(v ORDER BY v) AS vv, array_agg(c ORDER BY v) AS cc "
+				   "FROM (SELECT r.%s AS v, count(*) AS c FROM %s r "
+				   "WHERE r.keanon_pid = p.keanon_pid GROUP BY r.%s) g) y ON true "
+				   "WHERE x.c <> p.n OR x.t IS DISTINCT FROM x.u "
+				   "OR x.sl IS DISTINCT FROM (SELECT array_agg(i::integer ORDER BY i) FROM generate_series(0, p.n - 1) i) "
+				   "OR y.vv IS DISTINCT FROM p.vals OR y.cc IS DISTINCT FROM p.cnts",
+				   w.parts, w.s, w.s, w.rows, w.s, w.rows, w.s);
+	bad = count_query(sql);
+	if (bad != 0)
+		check_failed(relid, "a partition does not publish a permutation of its true values",
+					 psprintf("%lld partitions differ in their rows, values, slots or summaries.",
+							  (long long) bad));
+
+	/* 5. rows belong to partitions by (value, arrival) order */
+	sql = psprintf("SELECT keanon_pid FROM %s ORDER BY %s, keanon_arrival", w.rows, w.s);
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	for (int i = 0; i < pc.n; i++)
+	{
+		for (int64 j = 0; j < pc.parts[i].n; j++, pos++)
+		{
+			bool		isnull;
+			Datum		d;
+
+			if (pos >= (int64) SPI_processed)
+				check_failed(relid, "the partitions hold more rows than are published", NULL);
+			d = SPI_getbinval(SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (isnull || DatumGetInt64(d) != pids[i])
+				check_failed(relid, "a row is published in the wrong partition",
+							 psprintf("Row %lld in (value, arrival) order should be in partition %lld.",
+									  (long long) pos + 1, (long long) pids[i]));
+		}
+	}
+	for (; pos < (int64) SPI_processed; pos++)
+	{
+		bool		isnull;
+
+		(void) SPI_getbinval(SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			check_failed(relid, "a row is published though no valid partitioning exists", NULL);
+	}
+
+	KeanonIndexClose(ki);
+	SPI_finish();
+	owner_restore(&os);
+	PG_RETURN_BOOL(true);
+}
