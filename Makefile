@@ -12,6 +12,7 @@ MODULE_big = keanon
 OBJS = \
 	src/keanon.o \
 	src/sql_engine.o \
+	src/aggregates.o \
 	src/am_build.o \
 	src/am_funcs.o \
 	src/am_handler.o \

@@ -129,8 +129,15 @@ REVOKE ALL ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) FROM PU
 -- Watching a table
 -- ----------------------------------------------------------------
 
+-- Partition ids carry their watch's number in their high bits, so a bound
+-- aggregate over keanon_pid alone finds the partitions' summaries.
+CREATE SEQUENCE keanon.watch_numbers MAXVALUE 8388607;
+SELECT pg_catalog.pg_extension_config_dump('keanon.watch_numbers', '');
+GRANT USAGE ON SEQUENCE keanon.watch_numbers TO PUBLIC;
+
 CREATE TABLE keanon.watches (
 	relid regclass PRIMARY KEY,
+	watch_no integer NOT NULL UNIQUE,
 	sensitive name NOT NULL,
 	quasi_identifiers name[] NOT NULL,
 	key_columns name[] NOT NULL,
@@ -196,6 +203,7 @@ DECLARE
 	qilist text;
 	keylist text;
 	published bigint;
+	wno integer;
 BEGIN
 	IF tab IS NULL OR sensitive IS NULL OR quasi_identifiers IS NULL OR k IS NULL OR e IS NULL THEN
 		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
@@ -313,14 +321,15 @@ BEGIN
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
 
-	INSERT INTO keanon.watches (relid, sensitive, quasi_identifiers, key_columns, k, e, mode,
-								view, rows_table, parts_table, rows_index, next_arrival)
-	VALUES (tab, sensitive, quasi_identifiers, keys, k, e, mode,
+	wno := nextval('keanon.watch_numbers');
+	INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, key_columns, k, e, mode,
+								view, rows_table, parts_table, rows_index, next_pid, next_arrival)
+	VALUES (tab, wno, sensitive, quasi_identifiers, keys, k, e, mode,
 			format('%I.%I', nsp, view_name)::regclass,
 			format('%I.%I', nsp, rows_name)::regclass,
 			format('%I.%I', nsp, parts_name)::regclass,
 			format('%I.%I', nsp, idx_name)::regclass,
-			0);
+			wno::bigint << 40, 0);
 	EXECUTE format('UPDATE keanon.watches SET next_arrival = (SELECT coalesce(max(keanon_arrival), 0) FROM %I.%I) WHERE relid = $1',
 				   nsp, rows_name) USING tab;
 
@@ -410,3 +419,88 @@ AS 'MODULE_PATHNAME', 'keanon_check'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.check(regclass) IS
 'true when the index state, a from-scratch recomputation over the table and the published partitions agree, every partition has k distinct values and range e, and each partition publishes a permutation of its true values; otherwise an error naming the difference';
+
+-- ----------------------------------------------------------------
+-- Bound aggregates over published views
+-- ----------------------------------------------------------------
+
+CREATE FUNCTION keanon.hits_trans(internal, bigint)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_trans(internal, bigint) IS
+'bound aggregates: count the selected rows of each partition';
+
+CREATE FUNCTION keanon.hits_range_trans(internal, bigint, numeric, numeric)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_range_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_range_trans(internal, bigint, numeric, numeric) IS
+'count_bounds: count the selected rows of each partition and keep the value range';
+
+CREATE FUNCTION keanon.hits_combine(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_combine'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_combine(internal, internal) IS
+'bound aggregates: merge partial hit counts';
+
+CREATE FUNCTION keanon.hits_serialize(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'keanon_hits_serialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_serialize(internal) IS
+'bound aggregates: hit counts to bytes for parallel workers';
+
+CREATE FUNCTION keanon.hits_deserialize(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_deserialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_deserialize(bytea, internal) IS
+'bound aggregates: hit counts from bytes of parallel workers';
+
+CREATE FUNCTION keanon.sum_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_sum_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.sum_final(internal) IS 'sum_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.min_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_min_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.min_final(internal) IS 'min_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.max_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_max_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.max_final(internal) IS 'max_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.avg_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_avg_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.avg_final(internal) IS 'avg_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.count_final(internal) RETURNS int8range
+AS 'MODULE_PATHNAME', 'keanon_count_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.count_final(internal) IS 'count_bounds: the interval from the partitions hit';
+
+CREATE AGGREGATE keanon.sum_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.sum_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.sum_bounds(bigint) IS
+'[least, greatest] possible SUM of the true sensitive values of the selected published rows: a partition with h rows selected contributes the sum of its h smallest to h largest values';
+
+CREATE AGGREGATE keanon.min_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.min_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.min_bounds(bigint) IS
+'[least, greatest] possible MIN of the true sensitive values of the selected published rows';
+
+CREATE AGGREGATE keanon.max_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.max_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.max_bounds(bigint) IS
+'[least, greatest] possible MAX of the true sensitive values of the selected published rows';
+
+CREATE AGGREGATE keanon.avg_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.avg_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.avg_bounds(bigint) IS
+'[least, greatest] possible AVG of the true sensitive values of the selected published rows: sum_bounds divided by the number of rows selected';
+
+CREATE AGGREGATE keanon.count_bounds(keanon_pid bigint, lower numeric, upper numeric) (
+	SFUNC = keanon.hits_range_trans, STYPE = internal, FINALFUNC = keanon.count_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.count_bounds(bigint, numeric, numeric) IS
+'[least, greatest] possible number of selected published rows whose true sensitive value lies in [lower, upper] (NULL: unbounded); count(*) itself is exact';

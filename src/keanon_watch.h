@@ -59,5 +59,6 @@ extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern void KeanonMaintain(TriggerData *trigdata);
 extern int64 KeanonRepublish(Oid relid);
 extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
+extern Oid	KeanonRelOwner(Oid relid);
 
 #endif							/* KEANON_WATCH_H */

@@ -40,6 +40,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
+#include "access/htup_details.h"
 
 #include "keanon_watch.h"
 
@@ -172,6 +175,22 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->rows = qualified_name(w->rows_oid);
 	w->parts = qualified_name(w->parts_oid);
 	w->ki = NULL;
+}
+
+/* The owner of a relation */
+Oid
+KeanonRelOwner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
 }
 
 /* An engine number as a Datum of the watched column's type */

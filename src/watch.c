@@ -39,15 +39,8 @@ typedef struct OwnerSwitch
 static void
 owner_become(Oid relid, OwnerSwitch *os)
 {
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
+	Oid			owner = KeanonRelOwner(relid);
 
-	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
 	GetUserIdAndSecContext(&os->save_user, &os->save_sec);
 	SetUserIdAndSecContext(owner, os->save_sec | SECURITY_LOCAL_USERID_CHANGE);
 }

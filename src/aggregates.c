@@ -1,0 +1,646 @@
+/*
+ * aggregates.c
+ *		Bound aggregates over the published view: the tightest interval that
+ *		holds the true SUM, MIN, MAX, COUNT or AVG of the sensitive column over
+ *		the rows a query selects.
+ *
+ * The transition state counts the selected rows (hits) per partition; it
+ * never looks at published values, which are a random permutation.  The
+ * final function reads the summary of every partition hit, once, in the
+ * query's own snapshot, and combines per-partition bounds.  A partition
+ * with n rows, h of them hit, may have handed those h rows any h of its
+ * values, and each of the bounds below is attained by some such choice:
+ *
+ *	SUM		[sum of the h smallest, sum of the h largest]
+ *	MIN		[partition minimum, h-th largest]
+ *	MAX		[h-th smallest, partition maximum]
+ *	COUNT of values in [L, U], g of the n being there:
+ *			[max(0, h - (n - g)), min(h, g)]
+ *
+ * Across partitions the hits are independent, so SUM and COUNT bounds add,
+ * MIN takes the minimum of each end, MAX the maximum, and AVG divides the
+ * SUM bounds by the (exact) number of rows selected.
+ *
+ * Partition ids carry their watch's number in the bits above bit 40, which
+ * is how the final function finds the summaries; it reads them as the
+ * watched table's owner after checking the caller may read the view.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "libpq/pqformat.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rangetypes.h"
+#include "utils/snapmgr.h"
+#include "utils/typcache.h"
+
+#include "keanon_watch.h"
+
+PG_FUNCTION_INFO_V1(keanon_hits_trans);
+PG_FUNCTION_INFO_V1(keanon_hits_range_trans);
+PG_FUNCTION_INFO_V1(keanon_hits_combine);
+PG_FUNCTION_INFO_V1(keanon_hits_serialize);
+PG_FUNCTION_INFO_V1(keanon_hits_deserialize);
+PG_FUNCTION_INFO_V1(keanon_sum_final);
+PG_FUNCTION_INFO_V1(keanon_min_final);
+PG_FUNCTION_INFO_V1(keanon_max_final);
+PG_FUNCTION_INFO_V1(keanon_avg_final);
+PG_FUNCTION_INFO_V1(keanon_count_final);
+
+#define PID_WATCH_SHIFT 40
+
+typedef struct HitEntry
+{
+	int64		pid;			/* hash key */
+	int64		hits;
+} HitEntry;
+
+typedef struct HitState
+{
+	HTAB	   *hits;
+	int64		total;
+	bool		has_range;		/* count_bounds: [lower, upper] given */
+	bool		lower_null;
+	bool		upper_null;
+	Datum		lower;			/* numeric */
+	Datum		upper;
+} HitState;
+
+/* Bounds of one aggregate being combined */
+typedef struct Bounds
+{
+	KeanonValueType vt;
+	bool		any;
+	KeNum		sum_lo,
+				sum_hi,
+				min_lo,
+				min_hi,
+				max_lo,
+				max_hi;
+	int64		cnt_lo,
+				cnt_hi;
+} Bounds;
+
+/* A new, empty state in the aggregate's context */
+static HitState *
+hits_new(MemoryContext cxt)
+{
+	HitState   *st = MemoryContextAllocZero(cxt, sizeof(HitState));
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(HitEntry);
+	ctl.hcxt = cxt;
+	st->hits = hash_create("keanon hits", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return st;
+}
+
+/* Count hits more rows of a partition */
+static void
+hits_add(HitState *st, int64 pid, int64 hits)
+{
+	bool		found;
+	HitEntry   *e = hash_search(st->hits, &pid, HASH_ENTER, &found);
+
+	e->hits = (found ? e->hits : 0) + hits;
+	st->total += hits;
+}
+
+/* The aggregate's memory context, or an error outside an aggregate */
+static MemoryContext
+agg_context(FunctionCallInfo fcinfo)
+{
+	MemoryContext cxt;
+
+	if (!AggCheckCallContext(fcinfo, &cxt))
+		elog(ERROR, "keanon bound aggregate function called in non-aggregate context");
+	return cxt;
+}
+
+/* Transition: one selected row of partition keanon_pid */
+Datum
+keanon_hits_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = agg_context(fcinfo);
+	HitState   *st = PG_ARGISNULL(0) ? hits_new(cxt) : (HitState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1))
+		hits_add(st, PG_GETARG_INT64(1), 1);
+	PG_RETURN_POINTER(st);
+}
+
+/* Transition of count_bounds: also remembers [lower, upper] */
+Datum
+keanon_hits_range_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = agg_context(fcinfo);
+	HitState   *st = PG_ARGISNULL(0) ? hits_new(cxt) : (HitState *) PG_GETARG_POINTER(0);
+
+	if (!st->has_range)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		st->has_range = true;
+		st->lower_null = PG_ARGISNULL(2);
+		st->upper_null = PG_ARGISNULL(3);
+		if (!st->lower_null)
+			st->lower = datumCopy(PG_GETARG_DATUM(2), false, -1);
+		if (!st->upper_null)
+			st->upper = datumCopy(PG_GETARG_DATUM(3), false, -1);
+		MemoryContextSwitchTo(old);
+	}
+	if (!PG_ARGISNULL(1))
+		hits_add(st, PG_GETARG_INT64(1), 1);
+	PG_RETURN_POINTER(st);
+}
+
+/* Combine two partial states (parallel aggregation) */
+Datum
+keanon_hits_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = agg_context(fcinfo);
+	HitState   *a = PG_ARGISNULL(0) ? NULL : (HitState *) PG_GETARG_POINTER(0);
+	HitState   *b = PG_ARGISNULL(1) ? NULL : (HitState *) PG_GETARG_POINTER(1);
+	HASH_SEQ_STATUS seq;
+	HitEntry   *e;
+
+	if (b == NULL)
+		PG_RETURN_POINTER(a);
+	if (a == NULL)
+		a = hits_new(cxt);
+	if (!a->has_range && b->has_range)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		a->has_range = true;
+		a->lower_null = b->lower_null;
+		a->upper_null = b->upper_null;
+		if (!a->lower_null)
+			a->lower = datumCopy(b->lower, false, -1);
+		if (!a->upper_null)
+			a->upper = datumCopy(b->upper, false, -1);
+		MemoryContextSwitchTo(old);
+	}
+	hash_seq_init(&seq, b->hits);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		hits_add(a, e->pid, e->hits);
+	PG_RETURN_POINTER(a);
+}
+
+/* Serialize a state for a parallel worker */
+Datum
+keanon_hits_serialize(PG_FUNCTION_ARGS)
+{
+	HitState   *st = (HitState *) PG_GETARG_POINTER(0);
+	StringInfoData buf;
+	HASH_SEQ_STATUS seq;
+	HitEntry   *e;
+
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, st->has_range);
+	pq_sendbyte(&buf, st->lower_null);
+	pq_sendbyte(&buf, st->upper_null);
+	if (st->has_range && !st->lower_null)
+		pq_sendstring(&buf, DatumGetCString(DirectFunctionCall1(numeric_out, st->lower)));
+	if (st->has_range && !st->upper_null)
+		pq_sendstring(&buf, DatumGetCString(DirectFunctionCall1(numeric_out, st->upper)));
+	pq_sendint64(&buf, hash_get_num_entries(st->hits));
+	hash_seq_init(&seq, st->hits);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		pq_sendint64(&buf, e->pid);
+		pq_sendint64(&buf, e->hits);
+	}
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/* Deserialize a state from a parallel worker */
+Datum
+keanon_hits_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = agg_context(fcinfo);
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+	HitState   *st = hits_new(cxt);
+	int64		n;
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+	st->has_range = pq_getmsgbyte(&buf);
+	st->lower_null = pq_getmsgbyte(&buf);
+	st->upper_null = pq_getmsgbyte(&buf);
+	if (st->has_range && !st->lower_null)
+		st->lower = DirectFunctionCall3(numeric_in, CStringGetDatum(pq_getmsgstring(&buf)),
+										ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	if (st->has_range && !st->upper_null)
+		st->upper = DirectFunctionCall3(numeric_in, CStringGetDatum(pq_getmsgstring(&buf)),
+										ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	n = pq_getmsgint64(&buf);
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		pid = pq_getmsgint64(&buf);
+		int64		hits = pq_getmsgint64(&buf);
+
+		hits_add(st, pid, hits);
+	}
+	MemoryContextSwitchTo(old);
+	PG_RETURN_POINTER(st);
+}
+
+/* The table watched under a watch number, read past row security */
+static Oid
+watch_by_number(int32 watch_no)
+{
+	Oid			nsp = get_namespace_oid("keanon", false);
+	Oid			catoid = get_relname_relid("watches", nsp);
+	Relation	rel = table_open(catoid, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	Oid			relid = InvalidOid;
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		no = slot_getattr(slot, 2, &isnull);
+
+		if (!isnull && DatumGetInt32(no) == watch_no)
+		{
+			relid = DatumGetObjectId(slot_getattr(slot, 1, &isnull));
+			break;
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keanon_pid %lld belongs to no watched table",
+						(long long) ((int64) watch_no << PID_WATCH_SHIFT)),
+				 errhint("Pass the keanon_pid column of a published view.")));
+	return relid;
+}
+
+/* Fold one partition's bounds into b */
+static void
+partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 n, int64 h,
+				 bool has_range, bool lower_null, KeNum lower, bool upper_null, KeNum upper)
+{
+	KeKind		kind = b->vt.kind;
+	KeNum		lo = ke_num_zero(kind),
+				hi = ke_num_zero(kind);
+	KeNum		hmin,
+				hmax;
+	int64		left;
+	int64		g = 0;
+
+	/* sum of the h smallest and of the h largest */
+	left = h;
+	for (int i = 0; i < nv && left > 0; i++)
+	{
+		int64		take = Min(left, cnts[i]);
+
+		for (int64 t = 0; t < take; t++)
+			lo = ke_num_add(kind, lo, vals[i]);
+		left -= take;
+	}
+	left = h;
+	for (int i = nv - 1; i >= 0 && left > 0; i--)
+	{
+		int64		take = Min(left, cnts[i]);
+
+		for (int64 t = 0; t < take; t++)
+			hi = ke_num_add(kind, hi, vals[i]);
+		left -= take;
+	}
+	/* the h-th smallest and the h-th largest */
+	left = h;
+	hmin = vals[0];
+	for (int i = 0; i < nv; i++)
+	{
+		if (left <= cnts[i])
+		{
+			hmin = vals[i];
+			break;
+		}
+		left -= cnts[i];
+	}
+	left = h;
+	hmax = vals[nv - 1];
+	for (int i = nv - 1; i >= 0; i--)
+	{
+		if (left <= cnts[i])
+		{
+			hmax = vals[i];
+			break;
+		}
+		left -= cnts[i];
+	}
+	if (has_range)
+	{
+		for (int i = 0; i < nv; i++)
+			if ((lower_null || ke_num_le(kind, lower, vals[i])) &&
+				(upper_null || ke_num_le(kind, vals[i], upper)))
+				g += cnts[i];
+	}
+
+	if (!b->any)
+	{
+		b->any = true;
+		b->sum_lo = lo;
+		b->sum_hi = hi;
+		b->min_lo = vals[0];
+		b->min_hi = hmax;
+		b->max_lo = hmin;
+		b->max_hi = vals[nv - 1];
+	}
+	else
+	{
+		b->sum_lo = ke_num_add(kind, b->sum_lo, lo);
+		b->sum_hi = ke_num_add(kind, b->sum_hi, hi);
+		if (ke_num_cmp(kind, vals[0], b->min_lo) < 0)
+			b->min_lo = vals[0];
+		if (ke_num_cmp(kind, hmax, b->min_hi) < 0)
+			b->min_hi = hmax;
+		if (ke_num_cmp(kind, hmin, b->max_lo) > 0)
+			b->max_lo = hmin;
+		if (ke_num_cmp(kind, vals[nv - 1], b->max_hi) > 0)
+			b->max_hi = vals[nv - 1];
+	}
+	b->cnt_lo += Max(0, h - (n - g));
+	b->cnt_hi += Min(h, g);
+}
+
+/* The total hits as numeric */
+static Datum
+numeric_of_int64(int64 x)
+{
+	return DirectFunctionCall1(int8_numeric, Int64GetDatum(x));
+}
+
+/*
+ * An end of count_bounds' [lower, upper] in the watch's units: for exact
+ * kinds the nearest representable value inside the interval (rounded up
+ * for lower, down for upper), so the comparison stays exact.
+ */
+static KeNum
+range_end(const KeanonValueType *vt, Datum num, bool is_lower)
+{
+	KeanonValueType whole = *vt;
+	Datum		scaled;
+
+	if (vt->kind == KE_KIND_FLOAT)
+		return ke_num_float(DatumGetFloat8(DirectFunctionCall1(numeric_float8, num)));
+	scaled = DirectFunctionCall2(numeric_mul, num,
+								 DirectFunctionCall2(numeric_power,
+													 numeric_of_int64(10),
+													 numeric_of_int64(Max(vt->scale, 0))));
+	scaled = DirectFunctionCall1(is_lower ? numeric_ceil : numeric_floor, scaled);
+	whole.typid = NUMERICOID;
+	whole.scale = 0;
+	return KeanonDatumToNum(&whole, scaled);
+}
+
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Compute the bounds over every partition hit: per watch, check the
+ * caller may read its view, then read the hit partitions' summaries.
+ */
+static bool
+compute_bounds(HitState *st, Bounds *b)
+{
+	HASH_SEQ_STATUS seq;
+	HitEntry   *e;
+	int64		npids;
+	int64	   *pids;
+	int64		done = 0;
+
+	memset(b, 0, sizeof(Bounds));
+	if (st == NULL || st->total == 0)
+		return false;
+	npids = hash_get_num_entries(st->hits);
+	pids = palloc(sizeof(int64) * npids);
+	hash_seq_init(&seq, st->hits);
+	for (int64 i = 0; (e = hash_seq_search(&seq)) != NULL; i++)
+		pids[i] = e->pid;
+	/* a watch's pids share their high bits: sorting groups them */
+	qsort(pids, npids, sizeof(int64), int64_cmp);
+
+	while (done < npids)
+	{
+		int32		wno = (int32) (pids[done] >> PID_WATCH_SHIFT);
+		Oid			relid = watch_by_number(wno);
+		Oid			save_user;
+		int			save_sec;
+		Watch		w;
+		KeanonIndex *ki;
+		Datum	   *ids;
+		int			nids = 0;
+		char	   *sql;
+		Oid			types[1] = {INT8ARRAYOID};
+		Datum		values[1];
+		KeNum		lower = {0},
+					upper = {0};
+		bool		first_watch = !b->any;
+
+		GetUserIdAndSecContext(&save_user, &save_sec);
+		SetUserIdAndSecContext(KeanonRelOwner(relid), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "keanon: SPI_connect failed");
+		KeanonWatchLoad(relid, &w, false);
+		SetUserIdAndSecContext(save_user, save_sec);
+		if (pg_class_aclcheck(w.view_oid, save_user, ACL_SELECT) != ACLCHECK_OK &&
+			pg_class_aclcheck(relid, save_user, ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
+					 errdetail("Bound aggregates over keanon_pid read the partitions of the view they come from.")));
+		SetUserIdAndSecContext(KeanonRelOwner(relid), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		ki = KeanonIndexOpen(w.index_oid, false);
+		if (first_watch)
+			b->vt = ki->vt;
+		else if (b->vt.typid != ki->vt.typid || b->vt.scale != ki->vt.scale)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a bound aggregate cannot combine watches of different value types")));
+		if (st->has_range)
+		{
+			if (!st->lower_null)
+				lower = range_end(&ki->vt, st->lower, true);
+			if (!st->upper_null)
+				upper = range_end(&ki->vt, st->upper, false);
+		}
+
+		ids = palloc(sizeof(Datum) * (npids - done));
+		while (done < npids && (int32) (pids[done] >> PID_WATCH_SHIFT) == wno)
+			ids[nids++] = Int64GetDatum(pids[done++]);
+		values[0] = PointerGetDatum(construct_array(ids, nids, INT8OID, 8, FLOAT8PASSBYVAL,
+													TYPALIGN_DOUBLE));
+		sql = psprintf("SELECT keanon_pid, n, vals, cnts FROM %s WHERE keanon_pid = ANY ($1)",
+					   w.parts);
+		if (SPI_execute_with_args(sql, 1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
+		if ((int) SPI_processed != nids)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("%d partitions of %s that the query selected no longer exist",
+							nids - (int) SPI_processed, get_rel_name(relid)),
+					 errhint("Read the view and the bounds in one query.")));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[i];
+			TupleDesc	d = SPI_tuptable->tupdesc;
+			bool		isnull;
+			int64		pid = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+			int64		n = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+			Datum	   *vd,
+					   *cd;
+			bool	   *vn,
+					   *cn;
+			int			nv,
+						nc;
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+			KeNum	   *vals;
+			int64	   *cnts;
+			HitEntry   *he = hash_search(st->hits, &pid, HASH_FIND, NULL);
+
+			get_typlenbyvalalign(ki->vt.typid, &typlen, &typbyval, &typalign);
+			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 3, &isnull)), ki->vt.typid,
+							  typlen, typbyval, typalign, &vd, &vn, &nv);
+			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 4, &isnull)), INT8OID, 8,
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &cd, &cn, &nc);
+			vals = palloc(sizeof(KeNum) * Max(nv, 1));
+			cnts = palloc(sizeof(int64) * Max(nc, 1));
+			for (int j = 0; j < nv; j++)
+			{
+				vals[j] = KeanonDatumToNum(&ki->vt, vd[j]);
+				cnts[j] = DatumGetInt64(cd[j]);
+			}
+			if (he == NULL || he->hits > n || nv == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("partition %lld of %s changed while the query read it",
+								(long long) pid, get_rel_name(relid))));
+			partition_bounds(b, vals, cnts, nv, n, he->hits, st->has_range,
+							 st->lower_null, lower, st->upper_null, upper);
+		}
+		KeanonIndexClose(ki);
+		SPI_finish();
+		SetUserIdAndSecContext(save_user, save_sec);
+	}
+	return true;
+}
+
+/* A closed numrange [lo, hi] */
+static Datum
+num_range(Datum lo, Datum hi)
+{
+	TypeCacheEntry *tc = lookup_type_cache(NUMRANGEOID, TYPECACHE_RANGE_INFO);
+	RangeBound	l,
+				u;
+
+	l.val = lo;
+	l.infinite = false;
+	l.inclusive = true;
+	l.lower = true;
+	u.val = hi;
+	u.infinite = false;
+	u.inclusive = true;
+	u.lower = false;
+	return RangeTypePGetDatum(make_range(tc, &l, &u, false));
+}
+
+Datum
+keanon_sum_final(PG_FUNCTION_ARGS)
+{
+	Bounds		b;
+
+	if (PG_ARGISNULL(0) || !compute_bounds((HitState *) PG_GETARG_POINTER(0), &b))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(num_range(KeanonNumToNumeric(&b.vt, b.sum_lo),
+							  KeanonNumToNumeric(&b.vt, b.sum_hi)));
+}
+
+Datum
+keanon_min_final(PG_FUNCTION_ARGS)
+{
+	Bounds		b;
+
+	if (PG_ARGISNULL(0) || !compute_bounds((HitState *) PG_GETARG_POINTER(0), &b))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(num_range(KeanonNumToNumeric(&b.vt, b.min_lo),
+							  KeanonNumToNumeric(&b.vt, b.min_hi)));
+}
+
+Datum
+keanon_max_final(PG_FUNCTION_ARGS)
+{
+	Bounds		b;
+
+	if (PG_ARGISNULL(0) || !compute_bounds((HitState *) PG_GETARG_POINTER(0), &b))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(num_range(KeanonNumToNumeric(&b.vt, b.max_lo),
+							  KeanonNumToNumeric(&b.vt, b.max_hi)));
+}
+
+Datum
+keanon_avg_final(PG_FUNCTION_ARGS)
+{
+	HitState   *st = PG_ARGISNULL(0) ? NULL : (HitState *) PG_GETARG_POINTER(0);
+	Bounds		b;
+	Datum		total;
+
+	if (!compute_bounds(st, &b))
+		PG_RETURN_NULL();
+	total = numeric_of_int64(st->total);
+	PG_RETURN_DATUM(num_range(DirectFunctionCall2(numeric_div, KeanonNumToNumeric(&b.vt, b.sum_lo), total),
+							  DirectFunctionCall2(numeric_div, KeanonNumToNumeric(&b.vt, b.sum_hi), total)));
+}
+
+Datum
+keanon_count_final(PG_FUNCTION_ARGS)
+{
+	HitState   *st = PG_ARGISNULL(0) ? NULL : (HitState *) PG_GETARG_POINTER(0);
+	Bounds		b;
+	TypeCacheEntry *tc;
+	RangeBound	l,
+				u;
+
+	if (!compute_bounds(st, &b))
+		PG_RETURN_NULL();
+	tc = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
+	l.val = Int64GetDatum(b.cnt_lo);
+	l.infinite = false;
+	l.inclusive = true;
+	l.lower = true;
+	u.val = Int64GetDatum(b.cnt_hi);
+	u.infinite = false;
+	u.inclusive = true;
+	u.lower = false;
+	PG_RETURN_DATUM(RangeTypePGetDatum(make_range(tc, &l, &u, false)));
+}
