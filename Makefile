@@ -32,7 +32,7 @@ DATA = keanon--0.1.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql index_am
+REGRESS = engine_sql index_am watch bounds
 
 # Isolation specs will be listed by name here, with their input directory:
 #   ISOLATION = ...

@@ -264,8 +264,9 @@ keanon_hits_deserialize(PG_FUNCTION_ARGS)
 
 /* The table watched under a watch number, read past row security */
 static Oid
-watch_by_number(int32 watch_no)
+watch_by_number(int64 pid)
 {
+	int32		watch_no = (int32) (pid >> PID_WATCH_SHIFT);
 	Oid			nsp = get_namespace_oid("keanon", false);
 	Oid			catoid = get_relname_relid("watches", nsp);
 	Relation	rel = table_open(catoid, AccessShareLock);
@@ -290,8 +291,7 @@ watch_by_number(int32 watch_no)
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("keanon_pid %lld belongs to no watched table",
-						(long long) ((int64) watch_no << PID_WATCH_SHIFT)),
+				 errmsg("keanon_pid %lld belongs to no watched table", (long long) pid),
 				 errhint("Pass the keanon_pid column of a published view.")));
 	return relid;
 }
@@ -452,7 +452,7 @@ compute_bounds(HitState *st, Bounds *b)
 	while (done < npids)
 	{
 		int32		wno = (int32) (pids[done] >> PID_WATCH_SHIFT);
-		Oid			relid = watch_by_number(wno);
+		Oid			relid = watch_by_number(pids[done]);
 		Oid			save_user;
 		int			save_sec;
 		Watch		w;

@@ -148,10 +148,13 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	TupleDesc	desc;
 	bool		isnull;
 
-	spi_run("SELECT sensitive, quasi_identifiers, key_columns, k, "
-			"rows_table::oid, parts_table::oid, view::oid, rows_index::oid, "
-			"next_pid, next_arrival FROM keanon.watches WHERE relid = $1::oid::regclass",
-			1, types, values, NULL, SPI_OK_SELECT);
+	/* read-only: this also runs in bound aggregates under parallel plans */
+	if (SPI_execute_with_args("SELECT sensitive, quasi_identifiers, key_columns, k, "
+							  "rows_table::oid, parts_table::oid, view::oid, rows_index::oid, "
+							  "next_pid, next_arrival FROM keanon.watches "
+							  "WHERE relid = $1::oid::regclass",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -633,13 +636,21 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 	return true;
 }
 
-/* Make the published view agree with the engine after a batch */
+/*
+ * Make the published view agree with the engine after a batch whose rows
+ * had values in [vmin, vmax].  The rows themselves moved even where the
+ * engine saw no net change (a key updated, a value deleted and inserted
+ * again), so the range to republish always covers them.
+ */
 static void
-republish_changes(Watch *w, int nins, KeNum ins_v, Datum ins_d,
+republish_changes(Watch *w, KeNum vmin, KeNum vmax, int nins, KeNum ins_v, Datum ins_d,
 				  int ndel, KeNum del_v, Datum del_d, int64 del_pid, int32 del_slot,
 				  Datum del_pub, bool del_had_pid)
 {
 	const KeChangeInfo *ci = ke_last_change(w->ki->engine);
+	KeKind		kind = w->ki->vt.kind;
+	KeNum		lo = vmin,
+				hi = vmax;
 	KeNum		dummy;
 
 	if (!ke_sum_error(w->ki->engine, &dummy))
@@ -647,8 +658,6 @@ republish_changes(Watch *w, int nins, KeNum ins_v, Datum ins_d,
 		suppress_all(w);
 		return;
 	}
-	if (!ci->any)
-		return;
 	if (!ci->boundaries_changed && nins + ndel == 1)
 	{
 		if (nins == 1 && join_partition(w, ins_v, ins_d))
@@ -657,7 +666,14 @@ republish_changes(Watch *w, int nins, KeNum ins_v, Datum ins_d,
 			leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub))
 			return;
 	}
-	reassign(w, ci->lo_unbounded, ci->lo, ci->hi_unbounded, ci->hi);
+	if (ci->any)
+	{
+		if (!ci->lo_unbounded && ke_num_cmp(kind, ci->lo, lo) < 0)
+			lo = ci->lo;
+		if (!ci->hi_unbounded && ke_num_cmp(kind, ci->hi, hi) > 0)
+			hi = ci->hi;
+	}
+	reassign(w, ci->any && ci->lo_unbounded, lo, ci->any && ci->hi_unbounded, hi);
 }
 
 /* Record the counters of the watch */
@@ -708,8 +724,14 @@ begin_write(Watch *w)
 					 errdetail("Another transaction changed it after this transaction's snapshot was taken."),
 					 errhint("Retry the transaction.")));
 	}
+	/* the counters as the last writer left them, now that it is done */
 	spi_run("UPDATE keanon.watches SET generation = generation + 1 "
-			"WHERE relid = $1::oid::regclass", 1, types, values, NULL, SPI_OK_UPDATE);
+			"WHERE relid = $1::oid::regclass RETURNING next_pid, next_arrival",
+			1, types, values, NULL, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
+	w->next_pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	w->next_arrival = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 }
 
 /* Apply the batch of changes to the engine */
@@ -865,8 +887,20 @@ KeanonMaintain(TriggerData *trigdata)
 
 	apply_changes(&w, changes, nchanges);
 	if (nchanges > 0)
-		republish_changes(&w, nins, ins_v, ins_d, ndel, del_v, del_d, del_pid, del_slot,
-						  del_pub, del_had_pid);
+	{
+		KeNum		vmin = changes[0].value,
+					vmax = changes[0].value;
+
+		for (int i = 1; i < nchanges; i++)
+		{
+			if (ke_num_cmp(w.ki->vt.kind, changes[i].value, vmin) < 0)
+				vmin = changes[i].value;
+			if (ke_num_cmp(w.ki->vt.kind, changes[i].value, vmax) > 0)
+				vmax = changes[i].value;
+		}
+		republish_changes(&w, vmin, vmax, nins, ins_v, ins_d, ndel, del_v, del_d,
+						  del_pid, del_slot, del_pub, del_had_pid);
+	}
 	save_watch(&w);
 	KeanonIndexClose(w.ki);
 }

@@ -114,11 +114,14 @@ WHERE c.val IS NOT NULL;
 };
 }
 
-sub partitions
+# Run SQL on a node as a test: a failure is reported, and the rounds after
+# it still run.  Returns the output.
+sub query_ok
 {
-	my ($node, $index) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT * FROM keanon.index_partitions('$index')");
+	my ($node, $sql, $label) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $sql);
+	is($ret, 0, $label) or diag("$sql\n$stderr");
+	return $stdout;
 }
 
 # Check every index on the primary (which repairs one left by an aborted
@@ -133,18 +136,31 @@ sub check_round
 
 	foreach my $index (@indexes)
 	{
-		is($primary->safe_psql('postgres', "SELECT keanon.index_check('$index')"),
-			't', "$label: $index matches its table on the primary");
-		$on_primary{$index} = partitions($primary, $index);
+		is( query_ok(
+				$primary, "SELECT keanon.index_check('$index')",
+				"$label: index_check($index) runs on the primary"),
+			't',
+			"$label: $index matches its table on the primary");
+		$on_primary{$index} = query_ok(
+			$primary,
+			"SELECT * FROM keanon.index_partitions('$index')",
+			"$label: index_partitions($index) runs on the primary");
 		isnt($on_primary{$index}, '',
 			"$label: $index has partitions on the primary");
 	}
 	$primary->wait_for_catchup($standby);
 	foreach my $index (@indexes)
 	{
-		is($standby->safe_psql('postgres', "SELECT keanon.index_check('$index')"),
-			't', "$label: $index matches its table on the standby");
-		is(partitions($standby, $index), $on_primary{$index},
+		is( query_ok(
+				$standby, "SELECT keanon.index_check('$index')",
+				"$label: index_check($index) runs on the standby"),
+			't',
+			"$label: $index matches its table on the standby");
+		is( query_ok(
+				$standby,
+				"SELECT * FROM keanon.index_partitions('$index')",
+				"$label: index_partitions($index) runs on the standby"),
+			$on_primary{$index},
 			"$label: $index has the same partitions on both nodes");
 	}
 	return;
@@ -163,7 +179,7 @@ check_round('after build');
 # ----------------------------------------------------------------
 # Committed changes to all three tables in one transaction
 # ----------------------------------------------------------------
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . insert_rows('t_int', '((i * 31) % 1700) * 100', 1, 600)
 	  . delete_rows('t_int', 'id % 17 = 3')
@@ -172,30 +188,33 @@ $primary->safe_psql('postgres',
 	  . update_rows('t_num', 't.v - 0.25', 'id % 11 = 0')
 	  . insert_rows('t_dbl', '(i % 333) * 0.25', 1, 300)
 	  . delete_rows('t_dbl', 'id % 13 = 1')
-	  . "COMMIT;");
+	  . "COMMIT;",
+	"commit: the changes run");
 check_round('commit');
 
 # ----------------------------------------------------------------
 # The same kind of changes, rolled back
 # ----------------------------------------------------------------
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . insert_rows('t_int', '((i * 13) % 900) * 100 + 7', 1, 700)
 	  . update_rows('t_int', 't.v * 2', 'id % 7 = 2')
 	  . delete_rows('t_num', 'id % 5 = 4')
 	  . insert_rows('t_dbl', '1000 + i * 0.5', 1, 200)
-	  . "ROLLBACK;");
+	  . "ROLLBACK;",
+	"rollback: the changes run");
 check_round('rollback');
 
 # ----------------------------------------------------------------
 # Before the primary repairs a rolled-back change, the standby refuses to
 # read the index; after the repair replays, it reads it again
 # ----------------------------------------------------------------
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . delete_rows('t_num', 'id % 3 = 0')
 	  . insert_rows('t_num', 'round(i * 0.37, 2)', 1, 250)
-	  . "ROLLBACK;");
+	  . "ROLLBACK;",
+	'rollback left unrepaired: the changes run');
 $primary->wait_for_catchup($standby);
 
 foreach my $query (
@@ -211,8 +230,11 @@ foreach my $query (
 }
 
 # the other tables' indexes were not touched and stay readable
-is($standby->safe_psql('postgres', "SELECT keanon.index_check('i_int_a')"),
-	't', 'standby reads an index the rollback did not touch');
+is( query_ok(
+		$standby, "SELECT keanon.index_check('i_int_a')",
+		'index_check(i_int_a) runs on the standby'),
+	't',
+	'standby reads an index the rollback did not touch');
 
 # a standby cannot change an index
 {
@@ -228,7 +250,7 @@ check_round('repair of a rollback');
 # ----------------------------------------------------------------
 # Savepoints: one rolled back, one released, the whole committed
 # ----------------------------------------------------------------
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . insert_rows('t_int', '((i * 17) % 1200) * 100', 1, 300)
 	  . "SAVEPOINT a;\n"
@@ -240,7 +262,8 @@ $primary->safe_psql('postgres',
 	  . insert_rows('t_dbl', '(i % 77) * 0.375', 1, 150)
 	  . "RELEASE SAVEPOINT b;\n"
 	  . update_rows('t_num', 't.v + 10', 'id % 31 = 2')
-	  . "COMMIT;");
+	  . "COMMIT;",
+	"savepoints: the changes run");
 check_round('savepoints');
 
 # ----------------------------------------------------------------
@@ -260,42 +283,46 @@ check_round('error');
 # ----------------------------------------------------------------
 # A large committed batch, touching many pages
 # ----------------------------------------------------------------
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . insert_rows('t_int', '(i % 15000) * 10 + 3', 1, 20000)
-	  . "COMMIT;");
+	  . "COMMIT;",
+	"large batch: the changes run");
 check_round('large batch');
 
 # ----------------------------------------------------------------
 # REINDEX, after a committed change
 # ----------------------------------------------------------------
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . delete_rows('t_int', 'id % 41 = 0')
 	  . insert_rows('t_num', 'round(i * 0.77, 2)', 1, 300)
 	  . "COMMIT;\n"
 	  . "REINDEX INDEX i_int_a;\n"
-	  . "REINDEX TABLE t_num;");
+	  . "REINDEX TABLE t_num;",
+	"reindex: the changes run");
 check_round('reindex');
 
 # ----------------------------------------------------------------
 # VACUUM after deletes and updates, then changes again
 # ----------------------------------------------------------------
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . delete_rows('t_int', 'id % 6 = 1')
 	  . update_rows('t_dbl', 't.v + 1', 'id % 4 = 3')
 	  . delete_rows('t_num', 'id % 8 = 5')
 	  . "COMMIT;\n"
-	  . "VACUUM t_int, t_num, t_dbl;");
+	  . "VACUUM t_int, t_num, t_dbl;",
+	"vacuum: the changes run");
 check_round('vacuum');
 
-$primary->safe_psql('postgres',
+query_ok($primary,
 	"BEGIN;\n"
 	  . insert_rows('t_int', '((i * 101) % 2000) * 100', 1, 500)
 	  . update_rows('t_num', 't.v + 0.01', 'id % 10 = 0')
 	  . insert_rows('t_dbl', '(i % 50) * 0.125', 1, 100)
-	  . "COMMIT;");
+	  . "COMMIT;",
+	"after vacuum: the changes run");
 check_round('after vacuum');
 
 $standby->stop;

@@ -106,22 +106,44 @@ sub check_index
 	return;
 }
 
-# Freeze a backend, then crash the server and start it again
-sub freeze_and_crash
-{
-	my ($pid) = @_;
-	ok(kill('STOP', $pid), "backend $pid frozen");
-	$node->stop('immediate');
-	$node->start;
-	return;
-}
-
 # End a background session whose server crashed under it: psql may have
 # exited already, when its query's connection went away
 sub end_session
 {
 	my ($session) = @_;
 	eval { $session->quit; };
+	return;
+}
+
+# Crash the server while a backend runs $args{command}: a second session
+# waits with $args{wait} until that backend is at the point wanted and
+# returns its pid; the backend is frozen there, and if $args{frozen} is
+# given, that query (with $pid replaced) must then show the backend still at
+# that point.  The second session runs its queries once before the command
+# starts, so that afterwards it reads nothing a frozen backend might lock.
+sub crash_during
+{
+	my (%args) = @_;
+	my $label = $args{label};
+	my $watcher = $node->background_psql('postgres');
+
+	$watcher->query_safe("SET statement_timeout = '60s'");
+	$watcher->query_safe($args{frozen} =~ s/\$pid/0/gr) if $args{frozen};
+
+	my $worker = $node->background_psql('postgres');
+	$worker->query_until(qr/started/, "\\echo started\n$args{command}\n");
+	my $pid = $watcher->query_safe($args{wait});
+	ok(kill('STOP', $pid), "$label: backend $pid frozen");
+	if ($args{frozen})
+	{
+		like($watcher->query_safe($args{frozen} =~ s/\$pid/$pid/gr),
+			$args{frozen_like}, "$label: the backend was frozen mid-way");
+	}
+
+	$node->stop('immediate');
+	end_session($worker);
+	end_session($watcher);
+	$node->start;
 	return;
 }
 
@@ -194,15 +216,11 @@ same_as_reindex('big_ke', 'committed');
 #    repair rewrites the pages in place from the table)
 $node->safe_psql('postgres',
 	"BEGIN;\n" . ($big_insert =~ s/104729/15485863/r) . "ROLLBACK;");
-$session = $node->background_psql('postgres');
-$session->query_until(qr/repairing/, q{
-\echo repairing
-SELECT count(*) FROM keanon.index_partitions('big_ke');
-});
-my $pid = $node->safe_psql('postgres',
-	"SELECT wait_for_keanon_writer('big_ke', '%index_partitions%')");
-freeze_and_crash($pid);
-end_session($session);
+crash_during(
+	label => 'repair cut short',
+	command => "SELECT count(*) FROM keanon.index_partitions('big_ke');",
+	wait =>
+	  "SELECT wait_for_keanon_writer('big_ke', '%index_partitions%')");
 
 check_index('big_ke', 'repair cut short');
 is(partitions('big_ke'), $big_committed,
@@ -226,23 +244,15 @@ my $relfilenode_query =
 my $huge_relfilenode = $node->safe_psql('postgres', $relfilenode_query);
 
 # 1. CREATE INDEX, crashed while scanning the table
-$session = $node->background_psql('postgres');
-$session->query_until(qr/building/, q{
-\echo building
-CREATE INDEX huge_ke2 ON huge USING keanon (v) WITH (k = 9, e = 2);
-});
-$pid = $node->safe_psql('postgres',
-	"SELECT wait_for_build('CREATE INDEX', 'building index%', 0.2, 0.8)");
-like(
-	$node->safe_psql(
-		'postgres',
-		"SET statement_timeout = '60s';
-		 SELECT phase, blocks_done < blocks_total
-		 FROM pg_stat_progress_create_index WHERE pid = $pid"),
-	qr/^building index.*\|t$/,
-	'CREATE INDEX is frozen while scanning the table');
-freeze_and_crash($pid);
-end_session($session);
+crash_during(
+	label => 'CREATE INDEX',
+	command =>
+	  'CREATE INDEX huge_ke2 ON huge USING keanon (v) WITH (k = 9, e = 2);',
+	wait =>
+	  "SELECT wait_for_build('CREATE INDEX', 'building index%', 0.2, 0.8)",
+	frozen => 'SELECT phase, blocks_done < blocks_total '
+	  . 'FROM pg_stat_progress_create_index WHERE pid = $pid',
+	frozen_like => qr/^building index.*\|t$/);
 
 is( $node->safe_psql(
 		'postgres', "SELECT count(*) FROM pg_class WHERE relname = 'huge_ke2'"),
@@ -253,23 +263,15 @@ is(partitions('huge_ke'), $huge_before,
 	'CREATE INDEX crashed: the other index is intact');
 
 # 2. REINDEX, crashed while writing the new pages (written without WAL)
-$session = $node->background_psql('postgres');
-$session->query_until(qr/reindexing/, q{
-\echo reindexing
-REINDEX INDEX huge_ke;
-});
-$pid = $node->safe_psql('postgres',
-	"SELECT wait_for_build('REINDEX', "
-	  . "'building index: computing partitions and writing pages', 0, 2)");
-like(
-	$node->safe_psql(
-		'postgres',
-		"SET statement_timeout = '60s';
-		 SELECT phase FROM pg_stat_progress_create_index WHERE pid = $pid"),
-	qr/^building index: computing partitions and writing pages$/,
-	'REINDEX is frozen while writing pages');
-freeze_and_crash($pid);
-end_session($session);
+crash_during(
+	label => 'REINDEX',
+	command => 'REINDEX INDEX huge_ke;',
+	wait => "SELECT wait_for_build('REINDEX', "
+	  . "'building index: computing partitions and writing pages', 0, 2)",
+	frozen =>
+	  'SELECT phase FROM pg_stat_progress_create_index WHERE pid = $pid',
+	frozen_like =>
+	  qr/^building index: computing partitions and writing pages$/);
 
 is($node->safe_psql('postgres', $relfilenode_query),
 	$huge_relfilenode, 'REINDEX crashed: the old index is still in use');

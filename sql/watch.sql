@@ -1,0 +1,190 @@
+-- Watching a table: the published view kept current on every change.
+CREATE EXTENSION IF NOT EXISTS keanon;
+SET client_min_messages = notice;
+
+-- The research's salary table (report Table 3.1), k = 3, e = 2000
+CREATE TABLE people (id serial PRIMARY KEY, postal_code text, age integer,
+	sex text, salary bigint);
+INSERT INTO people (postal_code, age, sex, salary) VALUES
+	('50200', 35, 'Male', 14000), ('50210', 36, 'Male', 15000),
+	('50230', 40, 'Male', 16000), ('50300', 41, 'Female', 25000),
+	('50310', 43, 'Female', 35000), ('50330', 47, 'Male', 30000),
+	('50300', 53, 'Male', 40000), ('50310', 54, 'Female', 35000),
+	('50330', 58, 'Male', 45000);
+SELECT keanon.watch('people', 'salary', '{postal_code,age,sex}', 3, 2000);
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+SELECT keanon.check('people');
+-- the view: quasi-identifiers, permuted salary, partition; nothing else
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid = 'people_anon'::regclass AND attnum > 0 ORDER BY attnum;
+-- rows land in partitions by salary, the split run of 35000 by arrival
+SELECT postal_code, age, sex,
+	   dense_rank() OVER (ORDER BY keanon_pid) AS partition
+FROM people_anon ORDER BY age;
+-- each partition publishes exactly its true values, permuted
+SELECT dense_rank() OVER (ORDER BY keanon_pid) AS partition,
+	   array_agg(salary ORDER BY salary) AS published
+FROM people_anon GROUP BY keanon_pid ORDER BY keanon_pid;
+
+-- Rows arriving one at a time keep the optimum current
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('50400', 30, 'Female', 67000);
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+SELECT keanon.check('people');
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('50410', 33, 'Male', 15500);
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+SELECT keanon.check('people');
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('50420', 61, 'Female', 82000);
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+SELECT keanon.check('people');
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('50430', 62, 'Male', 90000);
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+SELECT keanon.check('people');
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('50440', 44, 'Female', 35000);
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+SELECT keanon.check('people');
+
+-- UPDATE of the sensitive value, of a quasi-identifier, of the key; DELETE
+UPDATE people SET salary = 31000 WHERE age = 47;
+SELECT keanon.check('people');
+UPDATE people SET age = age + 1, postal_code = '50999' WHERE sex = 'Female';
+SELECT keanon.check('people');
+SELECT count(*) FROM people_anon WHERE postal_code = '50999';
+UPDATE people SET id = id + 1000 WHERE age > 60;
+SELECT keanon.check('people');
+DELETE FROM people WHERE age = 33;
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+SELECT keanon.check('people');
+
+-- A multi-row statement is one batch; COPY is maintained too
+INSERT INTO people (postal_code, age, sex, salary)
+SELECT '6' || i, 20 + i % 45, CASE WHEN i % 2 = 0 THEN 'Male' ELSE 'Female' END,
+	   10000 + (i * 7919) % 90000
+FROM generate_series(1, 200) i;
+SELECT keanon.check('people');
+COPY people (postal_code, age, sex, salary) FROM stdin;
+70001	29	Male	41000
+70002	30	Female	41000
+70003	31	Male	99000
+\.
+SELECT keanon.check('people');
+DELETE FROM people WHERE id % 4 = 0;
+SELECT keanon.check('people');
+SELECT (SELECT count(*) FROM people) = (SELECT count(*) FROM people_anon) AS all_published;
+
+-- NULL salaries are never published, nor counted
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('80000', 50, 'Male', NULL);
+SELECT count(*) FROM people_anon WHERE postal_code = '80000';
+SELECT keanon.check('people');
+UPDATE people SET salary = 52000 WHERE postal_code = '80000';
+SELECT count(*) FROM people_anon WHERE postal_code = '80000';
+UPDATE people SET salary = NULL WHERE postal_code = '80000';
+SELECT count(*) FROM people_anon WHERE postal_code = '80000';
+SELECT keanon.check('people');
+
+-- Aborted changes leave nothing behind
+BEGIN;
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('90000', 20, 'Male', 123456);
+DELETE FROM people WHERE age > 55;
+ROLLBACK;
+SELECT keanon.check('people');
+BEGIN;
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('90001', 20, 'Male', 23456);
+SAVEPOINT s;
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('90002', 21, 'Male', 33456);
+UPDATE people SET salary = salary + 1 WHERE age < 30;
+ROLLBACK TO SAVEPOINT s;
+SELECT keanon.check('people');
+COMMIT;
+SELECT keanon.check('people');
+SELECT count(*) FROM people_anon WHERE postal_code IN ('90000', '90001', '90002');
+
+-- Also maintained under session_replication_role = replica
+SET session_replication_role = replica;
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('91000', 22, 'Male', 61000);
+RESET session_replication_role;
+SELECT keanon.check('people');
+
+-- TRUNCATE withdraws everything; too few rows publish nothing
+TRUNCATE people;
+SELECT count(*) FROM people_anon;
+SELECT keanon.check('people');
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('1', 30, 'Male', 10000), ('2', 31, 'Male', 20000);
+SELECT count(*) FROM people_anon;
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('3', 32, 'Male', 30000);
+SELECT count(*) FROM people_anon;
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
+DELETE FROM people WHERE salary = 30000;
+SELECT count(*) FROM people_anon;
+SELECT keanon.check('people');
+
+-- Bad input: a clear error, and nothing changes
+CREATE TABLE staff (id integer PRIMARY KEY, age integer, salary bigint, notes text);
+CREATE TABLE nokey (salary integer, age integer);
+SELECT keanon.watch('staff', 'salary', '{age}', 1, 2000);
+SELECT keanon.watch('staff', 'salary', '{age}', 3, -1);
+SELECT keanon.watch('staff', 'salary', '{age}', 3, 'NaN');
+SELECT keanon.watch('staff', 'salary', '{age}', NULL, 0);
+SELECT keanon.watch('no_such_table', 'salary', '{age}', 3, 0);
+SELECT keanon.watch('staff', 'wage', '{age}', 3, 0);
+SELECT keanon.watch('staff', 'notes', '{age}', 3, 0);
+SELECT keanon.watch('staff', 'salary', '{shoe_size}', 3, 0);
+SELECT keanon.watch('staff', 'salary', '{age,salary}', 3, 0);
+SELECT keanon.watch('staff', 'salary', '{age,age}', 3, 0);
+SELECT keanon.watch('staff', 'salary', '{age}', 3, 0, mode => 'weekly');
+SELECT keanon.watch('people', 'salary', '{age}', 3, 0);
+SELECT keanon.watch('nokey', 'salary', '{age}', 3, 0);
+SELECT keanon.watch('people_anon', 'salary', '{age}', 3, 0);
+SELECT keanon.unwatch('staff');
+SELECT count(*) FROM keanon.watches;
+SELECT relname FROM pg_class WHERE relname LIKE 'staff%' OR relname LIKE 'nokey%' ORDER BY 1;
+
+-- Names that need quoting are used as names, never as SQL
+CREATE TABLE "Odd ""Table""; DROP TABLE people; --" (
+	"Key" integer PRIMARY KEY, "Sal ary" numeric(10,2), "Zip;Code" text);
+INSERT INTO "Odd ""Table""; DROP TABLE people; --" VALUES
+	(1, 10.50, 'a'), (2, 11.25, 'b'), (3, 12.00, 'c'), (4, 13.75, 'd');
+SELECT keanon.watch('"Odd ""Table""; DROP TABLE people; --"', 'Sal ary', '{Zip;Code}', 2, 1.5,
+	publish_as => 'odd published');
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('"Odd ""Table""; DROP TABLE people; --"');
+SELECT keanon.check('"Odd ""Table""; DROP TABLE people; --"');
+SELECT count(*) FROM "odd published";
+SELECT count(*) FROM people;
+
+-- Privileges: an analyst granted the view alone
+CREATE ROLE keanon_analyst;
+INSERT INTO people (postal_code, age, sex, salary)
+SELECT 'p' || i, 20 + i, 'Male', 1000 * i FROM generate_series(1, 12) i;
+GRANT SELECT ON people_anon TO keanon_analyst;
+SET ROLE keanon_analyst;
+SELECT count(*) FROM people_anon;
+SELECT count(*) FROM keanon.partitions('people');
+SELECT keanon.sum_bounds(keanon_pid) IS NOT NULL AS has_bounds FROM people_anon;
+SELECT count(*) FROM people;
+SELECT count(*) FROM people_keanon_rows;
+SELECT count(*) FROM people_keanon_parts;
+SELECT * FROM keanon.index_partitions('people_keanon_idx');
+SELECT keanon.check('people');
+SELECT keanon.republish('people');
+SELECT count(*) FROM keanon.watches;
+INSERT INTO people_anon VALUES ('x', 1, 'x', 1, 1);
+RESET ROLE;
+-- a role that may insert into the table, and nothing of keanon's
+CREATE ROLE keanon_clerk;
+GRANT INSERT ON people TO keanon_clerk;
+GRANT USAGE ON SEQUENCE people_id_seq TO keanon_clerk;
+SET ROLE keanon_clerk;
+INSERT INTO people (postal_code, age, sex, salary) VALUES ('c1', 40, 'Female', 77000);
+RESET ROLE;
+SELECT keanon.check('people');
+
+-- unwatch removes it all; dropping a watched table does too
+SELECT keanon.unwatch('"Odd ""Table""; DROP TABLE people; --"');
+SELECT count(*) FROM pg_class WHERE relname LIKE 'Odd%' OR relname = 'odd published';
+DROP TABLE people;
+SELECT count(*) FROM keanon.watches;
+SELECT count(*) FROM pg_class WHERE relname LIKE 'people%';
+DROP OWNED BY keanon_analyst;
+DROP OWNED BY keanon_clerk;
+DROP ROLE keanon_analyst;
+DROP ROLE keanon_clerk;
+DROP TABLE nokey, staff, "Odd ""Table""; DROP TABLE people; --";
