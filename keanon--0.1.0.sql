@@ -129,8 +129,8 @@ REVOKE ALL ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) FROM PU
 -- Watching a table
 -- ----------------------------------------------------------------
 
--- Partition ids carry their watch's number in their high bits, so a bound
--- aggregate over keanon_pid alone finds the partitions' summaries.
+-- Partition ids are the watch's number times 10^12 plus a counter, so a
+-- bound aggregate over keanon_pid alone finds the partitions' summaries.
 CREATE SEQUENCE keanon.watch_numbers MAXVALUE 8388607;
 SELECT pg_catalog.pg_extension_config_dump('keanon.watch_numbers', '');
 GRANT USAGE ON SEQUENCE keanon.watch_numbers TO PUBLIC;
@@ -329,7 +329,7 @@ BEGIN
 			format('%I.%I', nsp, rows_name)::regclass,
 			format('%I.%I', nsp, parts_name)::regclass,
 			format('%I.%I', nsp, idx_name)::regclass,
-			wno::bigint << 40, 0);
+			wno::bigint * 1000000000000, 0);
 	EXECUTE format('UPDATE keanon.watches SET next_arrival = (SELECT coalesce(max(keanon_arrival), 0) FROM %I.%I) WHERE relid = $1',
 				   nsp, rows_name) USING tab;
 

@@ -21,8 +21,8 @@
  * MIN takes the minimum of each end, MAX the maximum, and AVG divides the
  * SUM bounds by the (exact) number of rows selected.
  *
- * Partition ids carry their watch's number in the bits above bit 40, which
- * is how the final function finds the summaries; it reads them as the
+ * Partition ids are the watch's number times 10^12 plus a counter, which is
+ * how the final function finds the summaries; it reads them as the
  * watched table's owner after checking the caller may read the view.
  */
 #include "postgres.h"
@@ -60,7 +60,7 @@ PG_FUNCTION_INFO_V1(keanon_max_final);
 PG_FUNCTION_INFO_V1(keanon_avg_final);
 PG_FUNCTION_INFO_V1(keanon_count_final);
 
-#define PID_WATCH_SHIFT 40
+#define PID_WATCH_BASE INT64CONST(1000000000000)
 
 typedef struct HitEntry
 {
@@ -266,7 +266,7 @@ keanon_hits_deserialize(PG_FUNCTION_ARGS)
 static Oid
 watch_by_number(int64 pid)
 {
-	int32		watch_no = (int32) (pid >> PID_WATCH_SHIFT);
+	int32		watch_no = (int32) (pid / PID_WATCH_BASE);
 	Oid			nsp = get_namespace_oid("keanon", false);
 	Oid			catoid = get_relname_relid("watches", nsp);
 	Relation	rel = table_open(catoid, AccessShareLock);
@@ -451,7 +451,7 @@ compute_bounds(HitState *st, Bounds *b)
 
 	while (done < npids)
 	{
-		int32		wno = (int32) (pids[done] >> PID_WATCH_SHIFT);
+		int32		wno = (int32) (pids[done] / PID_WATCH_BASE);
 		Oid			relid = watch_by_number(pids[done]);
 		Oid			save_user;
 		int			save_sec;
@@ -495,7 +495,7 @@ compute_bounds(HitState *st, Bounds *b)
 		}
 
 		ids = palloc(sizeof(Datum) * (npids - done));
-		while (done < npids && (int32) (pids[done] >> PID_WATCH_SHIFT) == wno)
+		while (done < npids && (int32) (pids[done] / PID_WATCH_BASE) == wno)
 			ids[nids++] = Int64GetDatum(pids[done++]);
 		values[0] = PointerGetDatum(construct_array(ids, nids, INT8OID, 8, FLOAT8PASSBYVAL,
 													TYPALIGN_DOUBLE));

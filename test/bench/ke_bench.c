@@ -111,9 +111,9 @@ typedef struct Algorithm
 
 static uint64_t rng_state = SCALE_SEED;
 
-/* Print a message to stderr and exit with failure */
 static void die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* Print a message to stderr and exit with failure */
 static void
 die(const char *fmt,...)
 {
@@ -532,8 +532,7 @@ check_adult_config(const AdultRun *run)
 	size_t	   *ql = xmalloc(run->n * sizeof(size_t));
 	size_t	   *pf = xmalloc(run->n * sizeof(size_t));
 	size_t	   *plast = xmalloc(run->n * sizeof(size_t));
-	PartList	kl = {0, 1, xmalloc(run->n * sizeof(size_t)),
-	xmalloc(run->n * sizeof(size_t))};
+	PartList	kl;
 	const KeNum *pE;
 	const size_t *pP;
 	size_t		m = run->ninit;
@@ -547,6 +546,10 @@ check_adult_config(const AdultRun *run)
 
 	if (pi == NULL)
 		die("ke_paperinc_create failed");
+	kl.count = 0;
+	kl.next = 1;
+	kl.first = xmalloc(run->n * sizeof(size_t));
+	kl.last = xmalloc(run->n * sizeof(size_t));
 	ke_paperinc_build(pi, run->init_sorted, run->ninit);
 	memcpy(sorted, run->init_sorted, m * sizeof(KeNum));
 	for (size_t i = run->ninit; i <= run->n; i++)
