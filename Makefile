@@ -34,9 +34,10 @@ PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 # pg_regress tests, by name (never a wildcard)
 REGRESS = engine_sql index_am watch bounds
 
-# Isolation specs will be listed by name here, with their input directory:
-#   ISOLATION = ...
-#   ISOLATION_OPTS = --inputdir=test/isolation
+# isolationtester specs, by name (never a wildcard): concurrent writers of
+# a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
+ISOLATION = watch_concurrency watch_rollback watch_isolation_levels
+ISOLATION_OPTS = --inputdir=test/isolation
 
 # TAP tests (PostgreSQL::Test::Cluster), by name: streaming replication,
 # crashes, dump and restore of keanon indexes

@@ -122,7 +122,7 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'keanon_index_apply'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) IS
-'superuser only, for tests: add (delta > 0) or remove (delta < 0) values in a keanon index directly; returns the DP runs recomputed';
+'superuser only, for tests: add (delta > 0) or remove (delta < 0) values in a keanon index directly, before making the same change to its table in the same transaction (an index repairing itself reads the table); returns the DP runs recomputed';
 REVOKE ALL ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) FROM PUBLIC;
 
 -- ----------------------------------------------------------------
@@ -167,6 +167,13 @@ AS 'MODULE_PATHNAME', 'keanon_maintain'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.maintain() IS
 'statement trigger of watched tables: applies each INSERT, UPDATE, DELETE and TRUNCATE to the partitioning and the published view';
+
+CREATE FUNCTION keanon.lock_watch()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_lock_watch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.lock_watch() IS
+'BEFORE statement trigger of watched tables: takes the writers'' lock before any row is locked, and refuses a stale REPEATABLE READ or SERIALIZABLE snapshot';
 
 CREATE FUNCTION keanon.republish(tab regclass)
 RETURNS bigint
@@ -333,6 +340,8 @@ BEGIN
 	EXECUTE format('UPDATE keanon.watches SET next_arrival = (SELECT coalesce(max(keanon_arrival), 0) FROM %I.%I) WHERE relid = $1',
 				   nsp, rows_name) USING tab;
 
+	EXECUTE format('CREATE TRIGGER keanon_lock BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);
 	EXECUTE format('CREATE TRIGGER keanon_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS keanon_new '
 				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
 	EXECUTE format('CREATE TRIGGER keanon_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS keanon_old '
@@ -342,6 +351,7 @@ BEGIN
 	EXECUTE format('CREATE TRIGGER keanon_truncate AFTER TRUNCATE ON %s '
 				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
 	-- also under session_replication_role = replica and logical replication apply
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock', tab);
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_insert', tab);
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_update', tab);
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_delete', tab);
@@ -366,6 +376,7 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
 	END IF;
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_lock ON %s', tab);
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_insert ON %s', tab);
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_update ON %s', tab);
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_delete ON %s', tab);

@@ -456,7 +456,7 @@ compute_bounds(HitState *st, Bounds *b)
 		Oid			save_user;
 		int			save_sec;
 		Watch		w;
-		KeanonIndex *ki;
+		KeanonValueType vt;
 		Datum	   *ids;
 		int			nids = 0;
 		char	   *sql;
@@ -479,19 +479,19 @@ compute_bounds(HitState *st, Bounds *b)
 					 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
 					 errdetail("Bound aggregates over keanon_pid read the partitions of the view they come from.")));
 		SetUserIdAndSecContext(KeanonRelOwner(relid), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-		ki = KeanonIndexOpen(w.index_oid, false);
+		KeanonIndexValueType(w.index_oid, &vt);
 		if (first_watch)
-			b->vt = ki->vt;
-		else if (b->vt.typid != ki->vt.typid || b->vt.scale != ki->vt.scale)
+			b->vt = vt;
+		else if (b->vt.typid != vt.typid || b->vt.scale != vt.scale)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("a bound aggregate cannot combine watches of different value types")));
 		if (st->has_range)
 		{
 			if (!st->lower_null)
-				lower = range_end(&ki->vt, st->lower, true);
+				lower = range_end(&vt, st->lower, true);
 			if (!st->upper_null)
-				upper = range_end(&ki->vt, st->upper, false);
+				upper = range_end(&vt, st->upper, false);
 		}
 
 		ids = palloc(sizeof(Datum) * (npids - done));
@@ -529,8 +529,8 @@ compute_bounds(HitState *st, Bounds *b)
 			int64	   *cnts;
 			HitEntry   *he = hash_search(st->hits, &pid, HASH_FIND, NULL);
 
-			get_typlenbyvalalign(ki->vt.typid, &typlen, &typbyval, &typalign);
-			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 3, &isnull)), ki->vt.typid,
+			get_typlenbyvalalign(vt.typid, &typlen, &typbyval, &typalign);
+			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 3, &isnull)), vt.typid,
 							  typlen, typbyval, typalign, &vd, &vn, &nv);
 			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 4, &isnull)), INT8OID, 8,
 							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &cd, &cn, &nc);
@@ -538,7 +538,7 @@ compute_bounds(HitState *st, Bounds *b)
 			cnts = palloc(sizeof(int64) * Max(nc, 1));
 			for (int j = 0; j < nv; j++)
 			{
-				vals[j] = KeanonDatumToNum(&ki->vt, vd[j]);
+				vals[j] = KeanonDatumToNum(&vt, vd[j]);
 				cnts[j] = DatumGetInt64(cd[j]);
 			}
 			if (he == NULL || he->hits > n || nv == 0)
@@ -549,7 +549,6 @@ compute_bounds(HitState *st, Bounds *b)
 			partition_bounds(b, vals, cnts, nv, n, he->hits, st->has_range,
 							 st->lower_null, lower, st->upper_null, upper);
 		}
-		KeanonIndexClose(ki);
 		SPI_finish();
 		SetUserIdAndSecContext(save_user, save_sec);
 	}

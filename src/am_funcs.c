@@ -223,7 +223,9 @@ numeric_arg_to_num(const KeanonValueType *vt, Datum num)
  * keanon.index_apply(index regclass, vals numeric[], deltas bigint[]):
  * change the index's multiset directly, as keanon's triggers do.  For tests
  * of crash safety and replication; superuser only, since it makes the index
- * disagree with its table until the table changes the same way.
+ * disagree with its table until the table changes the same way.  Like the
+ * triggers, call it before changing the table: an index that must repair
+ * itself first rebuilds from the table as it stands.
  */
 Datum
 keanon_index_apply(PG_FUNCTION_ARGS)

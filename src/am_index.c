@@ -35,6 +35,7 @@ typedef enum FluxState
 {
 	FLUX_CLEAN,					/* every listed transaction committed */
 	FLUX_OURS,					/* some are the current transaction's */
+	FLUX_BUSY,					/* a standby: the primary is changing it */
 	FLUX_BROKEN					/* one aborted or crashed */
 } FluxState;
 
@@ -94,7 +95,12 @@ flux_state(const KeanonMetaPageData *meta)
 		else if (TransactionIdDidCommit(xid))
 			continue;
 		else if (TransactionIdIsInProgress(xid))
-			elog(ERROR, "keanon index changed by transaction %u still in progress", xid);
+		{
+			/* only a standby sees this: on a primary the keanon lock waits */
+			if (!RecoveryInProgress())
+				elog(ERROR, "keanon index changed by transaction %u still in progress", xid);
+			st = FLUX_BUSY;
+		}
 		else
 			return FLUX_BROKEN;
 	}
@@ -108,9 +114,9 @@ state_ok(const KeanonMetaPageData *meta)
 	return !meta->needs_rebuild && flux_state(meta) != FLUX_BROKEN;
 }
 
-/* Read and check the metapage into *out */
+/* Read and check the metapage into *out; *lsn gets its LSN */
 static void
-read_meta(Relation index, KeanonMetaPageData *out)
+read_meta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn)
 {
 	Buffer		buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
 	Page		page;
@@ -133,7 +139,19 @@ read_meta(Relation index, KeanonMetaPageData *out)
 						KEANON_LAYOUT_VERSION),
 				 errhint("REINDEX the index.")));
 	memcpy(out, meta, sizeof(KeanonMetaPageData));
+	*lsn = PageGetLSN(page);
 	UnlockReleaseBuffer(buf);
+}
+
+/* A standby reader met a change of the primary: it must try again */
+static void
+changing_on_primary(Relation index)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("keanon index \"%s\" is being changed on the primary",
+					RelationGetRelationName(index)),
+			 errhint("Retry once the primary's transaction has finished.")));
 }
 
 /*
@@ -150,6 +168,7 @@ register_writer(Relation index, bool rebuilding)
 	KeanonMetaPageData *meta;
 	uint32		n = 0;
 	bool		present = false;
+	XLogRecPtr	lsn;
 
 	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -190,10 +209,11 @@ register_writer(Relation index, bool rebuilding)
 	meta->nflux = n;
 	if (rebuilding)
 		meta->needs_rebuild = true;
-	GenericXLogFinish(state);
+	lsn = GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
 	/* node pages may be written without WAL next: this must be on disk first */
-	XLogFlush(GetXLogInsertRecPtr());
+	if (!XLogRecPtrIsInvalid(lsn))
+		XLogFlush(lsn);
 }
 
 /* Clear the rebuild mark once the state is whole again */
@@ -211,6 +231,40 @@ clear_rebuild_mark(Relation index)
 	KeanonPageGetMeta(page)->needs_rebuild = false;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * The value type of a keanon index, from its metapage, without the keanon
+ * lock: bound aggregates need no more and must not wait for writers.
+ */
+void
+KeanonIndexValueType(Oid indexoid, KeanonValueType *vt)
+{
+	Relation	index = index_open(indexoid, AccessShareLock);
+	KeanonMetaPageData *meta = palloc(sizeof(KeanonMetaPageData));
+	XLogRecPtr	lsn;
+
+	if (index->rd_indam == NULL || index->rd_indam->ambuild != keanonbuild)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a keanon index", RelationGetRelationName(index))));
+	read_meta(index, meta, &lsn);
+	vt->typid = meta->typid;
+	vt->kind = (KeKind) meta->kind;
+	vt->scale = meta->scale;
+	pfree(meta);
+	index_close(index, AccessShareLock);
+}
+
+/* Take a keanon index's writer lock, to the end of the transaction */
+void
+KeanonIndexLockForWrite(Oid indexoid)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change a keanon index during recovery")));
+	LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, ExclusiveLock);
 }
 
 /* Lock tag helpers: the keanon lock of an index */
@@ -266,6 +320,20 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 	KeanonMetaPageData *meta = palloc(sizeof(KeanonMetaPageData));
 	LOCKMODE	lockmode = for_write ? ExclusiveLock : ShareLock;
 
+	/*
+	 * A standby can only take weak object locks, and its readers cannot keep
+	 * replay out anyway: they check the metapage instead (below, and again
+	 * at close).
+	 */
+	if (RecoveryInProgress())
+	{
+		if (for_write)
+			ereport(ERROR,
+					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					 errmsg("cannot change a keanon index during recovery")));
+		lockmode = AccessShareLock;
+	}
+
 	ki->cxt = cxt;
 	KeanonEngineAllocator();
 	ki->index = index_open(indexoid, for_write ? RowExclusiveLock : AccessShareLock);
@@ -281,7 +349,9 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 
 	keanon_lock(indexoid, lockmode);
 	ki->lockmode = lockmode;
-	read_meta(ki->index, meta);
+	read_meta(ki->index, meta, &ki->meta_lsn);
+	if (RecoveryInProgress() && flux_state(meta) == FLUX_BUSY)
+		changing_on_primary(ki->index);
 	if (!state_ok(meta))
 	{
 		if (!for_write)
@@ -296,7 +366,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			keanon_unlock(indexoid, ShareLock);
 			keanon_lock(indexoid, ExclusiveLock);
 			ki->lockmode = ExclusiveLock;
-			read_meta(ki->index, meta);
+			read_meta(ki->index, meta, &ki->meta_lsn);
 		}
 		if (!state_ok(meta))
 		{
@@ -338,8 +408,18 @@ KeanonIndexClose(KeanonIndex *ki)
 	else
 	{
 		KeanonStoreRelease(ki->store);
-		if (ki->lockmode == ShareLock)
-			keanon_unlock(indexoid, ShareLock);
+		if (RecoveryInProgress())
+		{
+			KeanonMetaPageData *meta = palloc(sizeof(KeanonMetaPageData));
+			XLogRecPtr	lsn;
+
+			/* replay changed the pages under this reader: its view may be torn */
+			read_meta(ki->index, meta, &lsn);
+			if (lsn != ki->meta_lsn)
+				changing_on_primary(ki->index);
+		}
+		if (ki->lockmode != ExclusiveLock)
+			keanon_unlock(indexoid, ki->lockmode);
 	}
 	table_close(ki->heap, AccessShareLock);
 	index_close(ki->index, NoLock);

@@ -7,11 +7,12 @@
  *
  *	READ	pages are pinned and share-locked while cached; the cache keeps
  *			the most recently used pages and releases the rest.
- *	WRITE	the first write to a page copies it into private memory and the
- *			engine works on the copy; KeanonStoreFinish() logs the copies
- *			with generic WAL, four pages a record, and installs them.  Pages
- *			only read are pinned and not locked: the keanon lock keeps every
- *			other writer out, and readers only read.
+ *	WRITE	the first write to a page copies it into private memory (and
+ *			drops the pin) and the engine works on the copy;
+ *			KeanonStoreFinish() reads each buffer again, logs the copies with
+ *			generic WAL, four pages a record, and installs them.  Pages only
+ *			read stay pinned (the most recent few) and are not locked: the
+ *			keanon lock keeps every other writer out, and readers only read.
  *	BUILD	pages are written in place under an exclusive content lock, new
  *			nodes taken sequentially from block 1; no WAL (the caller logs
  *			the whole relation once).  Blocks left over at the end are
@@ -158,8 +159,14 @@ page_for(PageStore *ps, BlockNumber blkno, bool for_write)
 		return (Page) e->shadow;
 	if (for_write && ps->mode == KEANON_STORE_WRITE)
 	{
+		/*
+		 * The copy needs no pin: the buffer is read again when the change
+		 * is installed, so a large batch never holds many buffers.
+		 */
 		e->shadow = MemoryContextAlloc(ps->cxt, BLCKSZ);
 		memcpy(e->shadow, BufferGetPage(e->buf), BLCKSZ);
+		ReleaseBuffer(e->buf);
+		e->buf = InvalidBuffer;
 		ps->nclean--;
 		return (Page) e->shadow;
 	}
@@ -258,8 +265,9 @@ store_alloc(KeStore *store)
 	buf = ReadBuffer(ps->index, P_NEW);
 	UnlockRelationForExtension(ps->index, ExclusiveLock);
 	blkno = BufferGetBlockNumber(buf);
+	ReleaseBuffer(buf);
 	e = hash_search(ps->pages, &blkno, HASH_ENTER, NULL);
-	e->buf = buf;
+	e->buf = InvalidBuffer;
 	e->locked = false;
 	e->isnew = true;
 	e->stamp = ++ps->clock;
@@ -400,6 +408,7 @@ KeanonStoreFinish(KeStore *store)
 			Page		page;
 
 			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
+			e->buf = ReadBuffer(ps->index, e->blkno);
 			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
 			page = GenericXLogRegisterBuffer(state, e->buf,
 											 e->isnew ? GENERIC_XLOG_FULL_IMAGE : 0);
@@ -409,10 +418,9 @@ KeanonStoreFinish(KeStore *store)
 		for (int j = 0; j < n; j++)
 		{
 			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
-			LockBuffer(e->buf, BUFFER_LOCK_UNLOCK);
+			UnlockReleaseBuffer(e->buf);
 			pfree(e->shadow);
-			e->shadow = NULL;
-			ps->nclean++;
+			hash_search(ps->pages, &e->blkno, HASH_REMOVE, NULL);
 		}
 	}
 
@@ -436,9 +444,10 @@ KeanonStoreRelease(KeStore *store)
 	{
 		if (e->shadow != NULL)
 		{
+			/* an abandoned private copy holds no pin */
 			pfree(e->shadow);
-			e->shadow = NULL;
-			ps->nclean++;
+			hash_search(ps->pages, &e->blkno, HASH_REMOVE, NULL);
+			continue;
 		}
 		drop_entry(ps, e);
 	}

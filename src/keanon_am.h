@@ -150,6 +150,7 @@ typedef struct KeanonIndex
 	double		e;
 	KeanonStoreMode mode;
 	LOCKMODE	lockmode;		/* keanon lock held */
+	XLogRecPtr	meta_lsn;		/* of the metapage when opened */
 	MemoryContext cxt;
 } KeanonIndex;
 
@@ -202,6 +203,8 @@ extern void KeanonEngineAllocator(void);
 
 /* am_index.c */
 extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
+extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
+extern void KeanonIndexLockForWrite(Oid indexoid);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);

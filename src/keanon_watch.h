@@ -22,9 +22,11 @@
  * that the optimum splits sends its latest row to the later partition.
  *
  * Lock order: the keanon lock of the index (ExclusiveLock, to the end of
- * the transaction), then the watch's row in keanon.watches (updated, so
- * row-locked), then the internal tables.  Every writer takes them in this
- * order; readers take only the MVCC tables or a brief ShareLock.
+ * the transaction, taken by a BEFORE STATEMENT trigger so that it comes
+ * before any row lock of the statement), then the watch's row in
+ * keanon.watches (updated, so row-locked), then the internal tables.  Every
+ * writer takes them in this order.  Readers of the view take nothing;
+ * keanon.check takes a brief ShareLock; bound aggregates take nothing.
  */
 #ifndef KEANON_WATCH_H
 #define KEANON_WATCH_H
@@ -57,6 +59,8 @@ typedef struct Watch
 /* maintain.c */
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern void KeanonMaintain(TriggerData *trigdata);
+extern void KeanonLockWatch(Oid relid);
+extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);
 extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
 extern Oid	KeanonRelOwner(Oid relid);

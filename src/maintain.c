@@ -250,36 +250,6 @@ collect_partition(const KePartition *p, void *arg)
 	return true;
 }
 
-/* Sorted distinct values with counts of a partition's true values */
-static void
-value_counts(const KeanonValueType *vt, PlacedRow *rows, int n, Datum *vals_out,
-			 Datum *cnts_out)
-{
-	Datum	   *vals = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *cnts = palloc(sizeof(Datum) * Max(n, 1));
-	int			m = 0;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-
-	/* rows arrive sorted by value */
-	for (int i = 0; i < n; i++)
-	{
-		if (m > 0 && ke_num_eq(vt->kind, rows[i - 1].num, rows[i].num))
-			cnts[m - 1] = Int64GetDatum(DatumGetInt64(cnts[m - 1]) + 1);
-		else
-		{
-			vals[m] = rows[i].value;
-			cnts[m] = Int64GetDatum(1);
-			m++;
-		}
-	}
-	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
-	*vals_out = PointerGetDatum(construct_array(vals, m, vt->typid, typlen, typbyval, typalign));
-	*cnts_out = PointerGetDatum(construct_array(cnts, m, INT8OID, 8, FLOAT8PASSBYVAL,
-												TYPALIGN_DOUBLE));
-}
-
 /*
  * Reassign the rows of the old partitions in the engine-reported range (and
  * the rows not yet placed) to the new partitions there, and permute each
@@ -302,7 +272,6 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 	ArrayType  *pid_arr;
 	Oid			types[4];
 	Datum		values[8];
-	char		nulls[8];
 
 	for (;;)
 	{
@@ -402,57 +371,128 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 		spi_run(sql, 1, types, values, NULL, SPI_OK_DELETE);
 	}
 
-	for (int i = 0; i < np.n; i++)
+	/*
+	 * Place and permute every partition, then write all rows with one
+	 * UPDATE and all partitions with one INSERT, joined to arrays: a
+	 * statement per row would dominate the cost of large batches.
+	 */
 	{
-		KePartition *p = &np.parts[i];
-		PlacedRow  *pr = rows + pos;
-		int64		n = p->n;
-		int64		pid = ++w->next_pid;
-		Datum	   *pub = palloc(sizeof(Datum) * n);
-		char	   *upd;
-		char	   *ins;
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		Oid			arrtype = get_array_type(vt->typid);
+		Datum	   *tids = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *rpids = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *slots = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *pubs = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *ppid = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plo = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plast = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *phi = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *psplit = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *pn = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *pstart = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plen = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *fvals = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
+		int64		nflat = 0;
+		Oid			ut[4];
+		Datum		uv[4];
+		Oid			it[10];
+		Datum		iv[10];
 
-		/* a uniform permutation of the partition's true values */
-		for (int64 j = 0; j < n; j++)
-			pub[j] = pr[j].value;
-		for (int64 j = n - 1; j > 0; j--)
+		get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
+		for (int i = 0; i < np.n; i++)
 		{
-			int64		r = (int64) random_below((uint64) j + 1);
-			Datum		tmp = pub[j];
+			KePartition *p = &np.parts[i];
+			PlacedRow  *pr = rows + pos;
+			int64		n = p->n;
+			int64		pid = ++w->next_pid;
+			int64		first = nflat;
 
-			pub[j] = pub[r];
-			pub[r] = tmp;
-		}
-		upd = psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $3 "
-					   "WHERE ctid = $4", w->rows);
-		for (int64 j = 0; j < n; j++)
-		{
-			Oid			ut[4] = {INT8OID, INT4OID, vt->typid, TIDOID};
-			Datum		uv[4];
+			/* a uniform permutation of the partition's true values */
+			for (int64 j = 0; j < n; j++)
+				pubs[pos + j] = pr[j].value;
+			for (int64 j = n - 1; j > 0; j--)
+			{
+				int64		r = (int64) random_below((uint64) j + 1);
+				Datum		tmp = pubs[pos + j];
 
-			uv[0] = Int64GetDatum(pid);
-			uv[1] = Int32GetDatum((int32) j);
-			uv[2] = pub[j];
-			uv[3] = PointerGetDatum(&pr[j].tid);
-			spi_run(upd, 4, ut, uv, NULL, SPI_OK_UPDATE);
+				pubs[pos + j] = pubs[pos + r];
+				pubs[pos + r] = tmp;
+			}
+			for (int64 j = 0; j < n; j++)
+			{
+				tids[pos + j] = PointerGetDatum(&pr[j].tid);
+				rpids[pos + j] = Int64GetDatum(pid);
+				slots[pos + j] = Int32GetDatum((int32) j);
+				/* rows come sorted by value: count the distinct ones */
+				if (j > 0 && ke_num_eq(vt->kind, pr[j - 1].num, pr[j].num))
+					fcnts[nflat - 1] = Int64GetDatum(DatumGetInt64(fcnts[nflat - 1]) + 1);
+				else
+				{
+					fvals[nflat] = pr[j].value;
+					fcnts[nflat] = Int64GetDatum(1);
+					nflat++;
+				}
+			}
+			ppid[i] = Int64GetDatum(pid);
+			plo[i] = KeanonNumToDatum(vt, p->lo);
+			plast[i] = BoolGetDatum(p->lo_last_only);
+			phi[i] = KeanonNumToDatum(vt, p->hi);
+			psplit[i] = BoolGetDatum(p->hi_split);
+			pn[i] = Int64GetDatum(n);
+			pstart[i] = Int32GetDatum((int32) first + 1);
+			plen[i] = Int32GetDatum((int32) (nflat - first));
+			pos += n;
 		}
-		ins = psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts) "
-					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", w->parts);
-		{
-			Oid			it[8] = {INT8OID, vt->typid, BOOLOID, vt->typid, BOOLOID, INT8OID,
-			get_array_type(vt->typid), INT8ARRAYOID};
 
-			memset(nulls, ' ', sizeof(nulls));
-			values[0] = Int64GetDatum(pid);
-			values[1] = KeanonNumToDatum(vt, p->lo);
-			values[2] = BoolGetDatum(p->lo_last_only);
-			values[3] = KeanonNumToDatum(vt, p->hi);
-			values[4] = BoolGetDatum(p->hi_split);
-			values[5] = Int64GetDatum(n);
-			value_counts(vt, pr, (int) n, &values[6], &values[7]);
-			spi_run(ins, 8, it, values, nulls, SPI_OK_INSERT);
-		}
-		pos += n;
+		ut[0] = TIDARRAYOID;
+		ut[1] = INT8ARRAYOID;
+		ut[2] = INT4ARRAYOID;
+		ut[3] = arrtype;
+		uv[0] = PointerGetDatum(construct_array(tids, (int) nrows, TIDOID, sizeof(ItemPointerData),
+												false, TYPALIGN_SHORT));
+		uv[1] = PointerGetDatum(construct_array(rpids, (int) nrows, INT8OID, 8, FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+		uv[2] = PointerGetDatum(construct_array(slots, (int) nrows, INT4OID, 4, true, TYPALIGN_INT));
+		uv[3] = PointerGetDatum(construct_array(pubs, (int) nrows, vt->typid, typlen, typbyval,
+												typalign));
+		sql = psprintf("UPDATE %s r SET keanon_pid = u.p, keanon_slot = u.s, keanon_pub = u.v "
+					   "FROM unnest($1, $2, $3, $4) AS u(t, p, s, v) WHERE r.ctid = u.t",
+					   w->rows);
+		spi_run(sql, 4, ut, uv, NULL, SPI_OK_UPDATE);
+		if ((int64) SPI_processed != nrows)
+			elog(ERROR, "keanon: placed %lld rows of %s, expected %lld",
+				 (long long) SPI_processed, get_rel_name(w->relid), (long long) nrows);
+
+		it[0] = INT8ARRAYOID;
+		it[1] = arrtype;
+		it[2] = BOOLARRAYOID;
+		it[3] = arrtype;
+		it[4] = BOOLARRAYOID;
+		it[5] = INT8ARRAYOID;
+		it[6] = INT4ARRAYOID;
+		it[7] = INT4ARRAYOID;
+		it[8] = arrtype;
+		it[9] = INT8ARRAYOID;
+		iv[0] = PointerGetDatum(construct_array(ppid, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		iv[1] = PointerGetDatum(construct_array(plo, np.n, vt->typid, typlen, typbyval, typalign));
+		iv[2] = PointerGetDatum(construct_array(plast, np.n, BOOLOID, 1, true, TYPALIGN_CHAR));
+		iv[3] = PointerGetDatum(construct_array(phi, np.n, vt->typid, typlen, typbyval, typalign));
+		iv[4] = PointerGetDatum(construct_array(psplit, np.n, BOOLOID, 1, true, TYPALIGN_CHAR));
+		iv[5] = PointerGetDatum(construct_array(pn, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		iv[6] = PointerGetDatum(construct_array(pstart, np.n, INT4OID, 4, true, TYPALIGN_INT));
+		iv[7] = PointerGetDatum(construct_array(plen, np.n, INT4OID, 4, true, TYPALIGN_INT));
+		iv[8] = PointerGetDatum(construct_array(fvals, (int) nflat, vt->typid, typlen, typbyval, typalign));
+		iv[9] = PointerGetDatum(construct_array(fcnts, (int) nflat, INT8OID, 8, FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+		sql = psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts) "
+					   "SELECT u.p, u.lo, u.ll, u.hi, u.hs, u.n, "
+					   "$9[u.st:u.st + u.ln - 1], $10[u.st:u.st + u.ln - 1] "
+					   "FROM unnest($1, $2, $3, $4, $5, $6, $7, $8) "
+					   "AS u(p, lo, ll, hi, hs, n, st, ln)", w->parts);
+		spi_run(sql, 10, it, iv, NULL, SPI_OK_INSERT);
 	}
 }
 
@@ -691,40 +731,72 @@ save_watch(Watch *w)
 }
 
 /*
- * Take the watch for writing: the keanon lock, then the watch's row.  Under
- * a transaction snapshot, refuse to go on when another writer committed
- * after the snapshot: this transaction cannot see its rows.
+ * Under a transaction snapshot (REPEATABLE READ, SERIALIZABLE), refuse to go
+ * on when another writer committed after the snapshot: this transaction
+ * cannot see its rows, while the index already holds its values.  Call with
+ * the keanon lock held.
+ */
+void
+KeanonCheckSnapshot(Watch *w)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
+	const char *sel = "SELECT generation FROM keanon.watches WHERE relid = $1::oid::regclass";
+	SPIPlanPtr	plan;
+	int64		mine,
+				latest;
+	bool		isnull;
+
+	if (!IsolationUsesXactSnapshot())
+		return;
+	if (SPI_execute_with_args(sel, 1, types, values, NULL, true, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "keanon: could not read the watch of %s", get_rel_name(w->relid));
+	mine = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	plan = SPI_prepare(sel, 1, types);
+	if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not read the watch of %s", get_rel_name(w->relid));
+	latest = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freeplan(plan);
+	if (latest != mine)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to watched table %s",
+						get_rel_name(w->relid)),
+				 errdetail("Another transaction changed it after this transaction's snapshot was taken."),
+				 errhint("Retry the transaction.")));
+}
+
+/*
+ * Before a statement changes a watched table: take the keanon lock first,
+ * so that every writer takes it before any row lock (see the lock order in
+ * keanon_watch.h), and refuse a stale snapshot before any row changes.
+ */
+void
+KeanonLockWatch(Oid relid)
+{
+	Watch		w;
+
+	KeanonWatchLoad(relid, &w, false);
+	KeanonIndexLockForWrite(w.index_oid);
+	KeanonCheckSnapshot(&w);
+}
+
+/*
+ * Take the watch for writing: the keanon lock (normally held already since
+ * the statement began), then the watch's row, whose counters are read as
+ * the last writer left them.
  */
 static void
 begin_write(Watch *w)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
-	const char *sel = "SELECT generation FROM keanon.watches WHERE relid = $1::oid::regclass";
-	int64		mine;
 	bool		isnull;
 
 	w->ki = KeanonIndexOpen(w->index_oid, true);
-	if (IsolationUsesXactSnapshot())
-	{
-		SPIPlanPtr	plan = SPI_prepare(sel, 1, types);
-		int64		latest;
-
-		spi_run(sel, 1, types, values, NULL, SPI_OK_SELECT);
-		mine = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot,
-								 true, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "keanon: could not read the watch of %s", get_rel_name(w->relid));
-		latest = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		if (latest != mine)
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access to watched table %s",
-							get_rel_name(w->relid)),
-					 errdetail("Another transaction changed it after this transaction's snapshot was taken."),
-					 errhint("Retry the transaction.")));
-	}
-	/* the counters as the last writer left them, now that it is done */
+	KeanonCheckSnapshot(w);
 	spi_run("UPDATE keanon.watches SET generation = generation + 1 "
 			"WHERE relid = $1::oid::regclass RETURNING next_pid, next_arrival",
 			1, types, values, NULL, SPI_OK_UPDATE_RETURNING);

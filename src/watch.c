@@ -25,6 +25,7 @@
 #include "keanon_watch.h"
 
 PG_FUNCTION_INFO_V1(keanon_maintain);
+PG_FUNCTION_INFO_V1(keanon_lock_watch);
 PG_FUNCTION_INFO_V1(keanon_republish);
 PG_FUNCTION_INFO_V1(keanon_partitions);
 PG_FUNCTION_INFO_V1(keanon_check);
@@ -79,6 +80,31 @@ keanon_maintain(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonMaintain(trigdata);
+	SPI_finish();
+	owner_restore(&os);
+	return PointerGetDatum(NULL);
+}
+
+/* The BEFORE statement trigger of watched tables: take the writer's lock */
+Datum
+keanon_lock_watch(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	OwnerSwitch os;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.lock_watch() must be called as a trigger")));
+	if (!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.lock_watch() must be fired BEFORE, FOR EACH STATEMENT")));
+	owner_become(RelationGetRelid(trigdata->tg_relation), &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonLockWatch(RelationGetRelid(trigdata->tg_relation));
 	SPI_finish();
 	owner_restore(&os);
 	return PointerGetDatum(NULL);
@@ -171,7 +197,7 @@ count_query(const char *sql)
 	bool		isnull;
 	Datum		d;
 
-	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: check query failed: %s", sql);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? 0 : DatumGetInt64(d);
@@ -230,8 +256,14 @@ keanon_check(PG_FUNCTION_ARGS)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, &w, false);
 
-	/* 1. the index against a recomputation over the rows */
+	/*
+	 * 1. the index against a recomputation over the rows.  The index holds
+	 * the latest committed state: the tables must be read in a snapshot that
+	 * sees it (a fresh one for each query under READ COMMITTED, and under a
+	 * transaction snapshot a serialization failure if a writer came since).
+	 */
 	ki = KeanonIndexOpen(w.index_oid, false);
+	KeanonCheckSnapshot(&w);
 	KeanonIndexVerify(ki);
 	vt = &ki->vt;
 
@@ -266,7 +298,7 @@ keanon_check(PG_FUNCTION_ARGS)
 		ke_foreach_partition(ki->engine, collect_check_partition, &pc);
 	sql = psprintf("SELECT keanon_pid, lo, lo_last_only, hi, hi_split, n FROM %s "
 				   "ORDER BY hi, hi_split", w.parts);
-	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: check query failed: %s", sql);
 	if ((int64) SPI_processed != pc.n)
 		check_failed(relid, "the published partitions differ from the optimum",
@@ -317,7 +349,7 @@ keanon_check(PG_FUNCTION_ARGS)
 
 	/* 5. rows belong to partitions by (value, arrival) order */
 	sql = psprintf("SELECT keanon_pid FROM %s ORDER BY %s, keanon_arrival", w.rows, w.s);
-	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: check query failed: %s", sql);
 	for (int i = 0; i < pc.n; i++)
 	{

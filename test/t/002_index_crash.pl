@@ -6,15 +6,16 @@
 #     change, each cut short by a crash: after restart the index must match
 #     its table and hold what a fresh REINDEX computes.
 # (b) CREATE INDEX and REINDEX of a 1M-row table, crashed mid-build: the
-#     new index is gone, the old one intact.
+#     new index is gone, the old one intact; and the repair of its index
+#     after an aborted change, crashed while rewriting the pages.
 # (c) An unlogged table: after a crash the table and its keanon indexes are
 #     empty, and both can be filled again.
 #
 # Where a crash must hit a backend mid-way, the test waits (a server-side
-# loop over pg_stat_progress_create_index or pg_locks, no sleeps) until the
-# backend is at that point, freezes it with SIGSTOP so it gets no further,
-# and then stops the server in immediate mode; the postmaster kills the
-# frozen backend after its grace period.
+# loop over pg_stat_progress_create_index, pg_buffercache or pg_locks, no
+# sleeps) until the backend is at that point, freezes it with SIGSTOP so it
+# gets no further, and then stops the server in immediate mode; the
+# postmaster kills the frozen backend after its grace period.
 
 use strict;
 use warnings;
@@ -39,9 +40,9 @@ $node->safe_psql(
 	'postgres', qq{
 CREATE EXTENSION keanon;
 
--- Return the pid of the backend running \$cmd (CREATE INDEX or REINDEX)
--- once it is in the build phase matching \$phase with at least \$lo and
--- less than \$hi of the table's blocks scanned.
+-- Return the pid of the backend running cmd (CREATE INDEX or REINDEX) once
+-- it is in a phase LIKE phase_like with at least lo and less than hi of the
+-- table's blocks scanned
 CREATE FUNCTION wait_for_build(cmd text, phase_like text, lo float8, hi float8)
 RETURNS int LANGUAGE plpgsql AS \$\$
 DECLARE
@@ -64,8 +65,43 @@ BEGIN
 END
 \$\$;
 
+-- Return the pid of the backend repairing an index, once the repair writes
+-- node pages: the first dirty buffer of the index other than its metapage
+-- (the caller makes every buffer clean first, with CHECKPOINT)
+CREATE EXTENSION pg_buffercache;
+CREATE FUNCTION wait_for_repair_writing(idx regclass)
+RETURNS int LANGUAGE plpgsql AS \$\$
+DECLARE
+	found int;
+	deadline timestamptz := clock_timestamp() + interval '$timeout s';
+BEGIN
+	LOOP
+		IF EXISTS (
+			SELECT FROM pg_buffercache b
+			WHERE b.relfilenode = pg_relation_filenode(idx)
+				AND b.reldatabase = (SELECT oid FROM pg_database
+									 WHERE datname = current_database())
+				AND b.relforknumber = 0 AND b.relblocknumber > 0 AND b.isdirty)
+		THEN
+			SELECT l.pid INTO found FROM pg_locks l
+			WHERE l.locktype = 'object' AND l.classid = 'pg_class'::regclass
+				AND l.objid = idx AND l.objsubid = x'4b45'::int
+				AND l.mode = 'ExclusiveLock' AND l.granted;
+			IF found IS NULL THEN
+				RAISE EXCEPTION 'the repair of % ended before it was seen', idx;
+			END IF;
+			RETURN found;
+		END IF;
+		IF clock_timestamp() > deadline THEN
+			RAISE EXCEPTION 'no repair of % seen', idx;
+		END IF;
+	END LOOP;
+END
+\$\$;
+
 -- Return the pid of the backend holding the keanon lock of an index in
--- exclusive mode (changing or repairing it) while running \$query_like
+-- exclusive mode (changing or repairing it) while running a query LIKE
+-- query_like
 CREATE FUNCTION wait_for_keanon_writer(idx regclass, query_like text)
 RETURNS int LANGUAGE plpgsql AS \$\$
 DECLARE
@@ -127,7 +163,6 @@ sub crash_during
 	my $label = $args{label};
 	my $watcher = $node->background_psql('postgres');
 
-	$watcher->query_safe("SET statement_timeout = '60s'");
 	$watcher->query_safe($args{frozen} =~ s/\$pid/0/gr) if $args{frozen};
 
 	my $worker = $node->background_psql('postgres');
@@ -136,6 +171,8 @@ sub crash_during
 	ok(kill('STOP', $pid), "$label: backend $pid frozen");
 	if ($args{frozen})
 	{
+		# a reader stuck on a frozen writer's half-updated status gives up
+		$watcher->query_safe("SET statement_timeout = '60s'");
 		like($watcher->query_safe($args{frozen} =~ s/\$pid/$pid/gr),
 			$args{frozen_like}, "$label: the backend was frozen mid-way");
 	}
@@ -212,8 +249,9 @@ is(partitions('big_ke'), $big_committed,
 	'committed: the partitions survive the crash');
 same_as_reindex('big_ke', 'committed');
 
-# 3. An aborted change, and a crash while a reader repairs the index (the
-#    repair rewrites the pages in place from the table)
+# 3. An aborted change, and a crash as soon as a reader has taken the index
+#    over to repair it (the repair rewrites the pages in place from the
+#    table; the crash usually hits it while it still reads the table)
 $node->safe_psql('postgres',
 	"BEGIN;\n" . ($big_insert =~ s/104729/15485863/r) . "ROLLBACK;");
 crash_during(
@@ -278,6 +316,29 @@ is($node->safe_psql('postgres', $relfilenode_query),
 check_index('huge_ke', 'REINDEX crashed');
 is(partitions('huge_ke'), $huge_before,
 	'REINDEX crashed: the old index holds the same partitions');
+
+# 3. A rolled-back change to huge_ke, and a crash while a reader's repair
+#    rewrites the index's pages in place, without WAL
+$node->safe_psql(
+	'postgres', q{
+BEGIN;
+WITH ins AS (
+	INSERT INTO huge SELECT i, i / 4.0 FROM generate_series(1, 5000) i RETURNING v)
+SELECT keanon.index_apply('huge_ke', array_agg(v), array_agg(1::bigint)) FROM ins;
+ROLLBACK;
+CHECKPOINT;
+});
+crash_during(
+	label => 'repair while writing',
+	command => "SELECT count(*) FROM keanon.index_partitions('huge_ke');",
+	wait => "SELECT wait_for_repair_writing('huge_ke')",
+	frozen => "SELECT state, query LIKE '%index_partitions%' "
+	  . 'FROM pg_stat_activity WHERE pid = $pid',
+	frozen_like => qr/^active\|t$/);
+
+check_index('huge_ke', 'repair crashed while writing');
+is(partitions('huge_ke'), $huge_before,
+	'repair crashed while writing: the partitions are the committed ones');
 
 # ----------------------------------------------------------------
 # (c) an unlogged table
