@@ -32,9 +32,10 @@
  *
  *	ke_bench scale N SHAPE
  *		Build the engine over N values drawn from SHAPE, then time rounds of
- *		SCALE_OPS single inserts of values from the same distribution followed
- *		by SCALE_OPS deletes of values picked at random among those present
- *		(so each round ends at N rows again); rounds repeat until they add up
+ *		min(SCALE_OPS, N / 10) single inserts of values from the same
+ *		distribution followed by as many deletes of values picked at random
+ *		among those present (so the table stays within 10 % of N and each
+ *		round ends at N rows again); rounds repeat until they add up
  *		to MIN_TIMED_SECONDS, and the means per change are reported.
  *		SHAPE is "uniform" (random 62-bit integers, almost surely distinct;
  *		e is ten mean gaps, 10 * 2^62 / N, so a partition holds about as many
@@ -72,7 +73,7 @@
 
 #define SCALE_K				5
 #define SCALE_OPS			20000
-#define SCALE_MAX_ROUNDS	100
+#define SCALE_MAX_ROUNDS	1000
 #define SCALE_MIN_N			100
 #define SCALE_MAX_N			100000000
 #define SCALE_SEED			UINT64_C(0x9e3779b97f4a7c15)
@@ -753,6 +754,8 @@ bench_scale(size_t n, Shape shape)
 	int64_t		runs_ins = 0,
 				runs_del = 0;
 	int			rounds = 0;
+	/* a round changes at most a tenth of the table, so its size holds */
+	int			ops = (int) (n / 10 < SCALE_OPS ? n / 10 : SCALE_OPS);
 	double		t0,
 				t_build,
 				t_ins = 0.0,
@@ -781,20 +784,22 @@ bench_scale(size_t n, Shape shape)
 	free(sorted);
 
 	/*
-	 * Rounds of SCALE_OPS inserts then SCALE_OPS deletes, each round leaving
-	 * n rows again, until the rounds add up to MIN_TIMED_SECONDS.  The
+	 * Rounds of ops inserts then ops deletes (ops at most n / 10, so the
+	 * table stays within 10 % of n and a small table is not measured at
+	 * several times its size), each round leaving n rows again, until the
+	 * rounds add up to MIN_TIMED_SECONDS.  The
 	 * inserts come from the same distribution as the table; the deletes are
 	 * values picked uniformly among the rows present after the inserts, each
 	 * pick removed from the pool.  All drawn before the timing.
 	 */
 	do
 	{
-		for (int j = 0; j < SCALE_OPS; j++)
+		for (int j = 0; j < ops; j++)
 		{
 			ins[j] = draw(shape);
 			pool[pool_n++] = ins[j];
 		}
-		for (int j = 0; j < SCALE_OPS; j++)
+		for (int j = 0; j < ops; j++)
 		{
 			size_t		idx = (size_t) rng_below(pool_n);
 
@@ -803,7 +808,7 @@ bench_scale(size_t n, Shape shape)
 		}
 
 		t0 = now_seconds();
-		for (int j = 0; j < SCALE_OPS; j++)
+		for (int j = 0; j < ops; j++)
 		{
 			if (ke_insert(eng, ke_num_int(ins[j])) != KE_OK)
 				die("ke_insert of %" PRId64 " failed", ins[j]);
@@ -812,7 +817,7 @@ bench_scale(size_t n, Shape shape)
 		t_ins += now_seconds() - t0;
 
 		t0 = now_seconds();
-		for (int j = 0; j < SCALE_OPS; j++)
+		for (int j = 0; j < ops; j++)
 		{
 			if (ke_delete(eng, ke_num_int(del[j])) != KE_OK)
 				die("ke_delete of %" PRId64 " failed", del[j]);
@@ -831,14 +836,14 @@ bench_scale(size_t n, Shape shape)
 
 	fprintf(stderr, "scale %s n=%zu: e=%s, %" PRId64 " runs, %d rounds of %d inserts and deletes, %.2f runs recomputed per delete, verified in %.2f s\n",
 			shape == SHAPE_UNIFORM ? "uniform" : "dup", n,
-			format_sum(e, msg, sizeof(msg)), ke_nruns(eng), rounds, SCALE_OPS,
-			(double) runs_del / ((double) SCALE_OPS * rounds), t_verify);
+			format_sum(e, msg, sizeof(msg)), ke_nruns(eng), rounds, ops,
+			(double) runs_del / ((double) ops * rounds), t_verify);
 	printf("shape,n,build_seconds,insert_us,delete_us,runs_recomputed_per_insert,mem_mb\n");
 	printf("%s,%zu,%.6f,%.4f,%.4f,%.3f,%.2f\n",
 		   shape == SHAPE_UNIFORM ? "uniform" : "dup", n, t_build,
-		   t_ins * 1e6 / ((double) SCALE_OPS * rounds),
-		   t_del * 1e6 / ((double) SCALE_OPS * rounds),
-		   (double) runs_ins / ((double) SCALE_OPS * rounds),
+		   t_ins * 1e6 / ((double) ops * rounds),
+		   t_del * 1e6 / ((double) ops * rounds),
+		   (double) runs_ins / ((double) ops * rounds),
 		   (double) ke_memstore_bytes(store) / (1024.0 * 1024.0));
 
 	ke_close(eng);
