@@ -72,6 +72,9 @@ typedef struct HitState
 {
 	HTAB	   *hits;
 	int64		total;
+	/* rows of one partition tend to come together: count them here first */
+	int64		last_pid;
+	int64		last_hits;
 	bool		has_range;		/* count_bounds: [lower, upper] given */
 	bool		lower_null;
 	bool		upper_null;
@@ -120,6 +123,35 @@ hits_add(HitState *st, int64 pid, int64 hits)
 	st->total += hits;
 }
 
+/* Move the pending run of one partition's rows into the table */
+static void
+hits_flush(HitState *st)
+{
+	if (st->last_hits > 0)
+	{
+		int64		n = st->last_hits;
+
+		st->last_hits = 0;
+		hits_add(st, st->last_pid, n);
+		st->total -= n;			/* already counted row by row */
+	}
+}
+
+/* Count one selected row of partition pid */
+static inline void
+hits_row(HitState *st, int64 pid)
+{
+	st->total++;
+	if (st->last_hits > 0 && st->last_pid == pid)
+	{
+		st->last_hits++;
+		return;
+	}
+	hits_flush(st);
+	st->last_pid = pid;
+	st->last_hits = 1;
+}
+
 /* The aggregate's memory context, or an error outside an aggregate */
 static MemoryContext
 agg_context(FunctionCallInfo fcinfo)
@@ -139,7 +171,7 @@ keanon_hits_trans(PG_FUNCTION_ARGS)
 	HitState   *st = PG_ARGISNULL(0) ? hits_new(cxt) : (HitState *) PG_GETARG_POINTER(0);
 
 	if (!PG_ARGISNULL(1))
-		hits_add(st, PG_GETARG_INT64(1), 1);
+		hits_row(st, PG_GETARG_INT64(1));
 	PG_RETURN_POINTER(st);
 }
 
@@ -164,7 +196,7 @@ keanon_hits_range_trans(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 	}
 	if (!PG_ARGISNULL(1))
-		hits_add(st, PG_GETARG_INT64(1), 1);
+		hits_row(st, PG_GETARG_INT64(1));
 	PG_RETURN_POINTER(st);
 }
 
@@ -182,6 +214,8 @@ keanon_hits_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(a);
 	if (a == NULL)
 		a = hits_new(cxt);
+	hits_flush(a);
+	hits_flush(b);
 	if (!a->has_range && b->has_range)
 	{
 		MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -210,6 +244,7 @@ keanon_hits_serialize(PG_FUNCTION_ARGS)
 	HASH_SEQ_STATUS seq;
 	HitEntry   *e;
 
+	hits_flush(st);
 	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, st->has_range);
 	pq_sendbyte(&buf, st->lower_null);
@@ -441,6 +476,7 @@ compute_bounds(HitState *st, Bounds *b)
 	memset(b, 0, sizeof(Bounds));
 	if (st == NULL || st->total == 0)
 		return false;
+	hits_flush(st);
 	npids = hash_get_num_entries(st->hits);
 	pids = palloc(sizeof(int64) * npids);
 	hash_seq_init(&seq, st->hits);
@@ -459,6 +495,7 @@ compute_bounds(HitState *st, Bounds *b)
 		KeanonValueType vt;
 		Datum	   *ids;
 		int			nids = 0;
+		int			matched;
 		char	   *sql;
 		Oid			types[1] = {INT8ARRAYOID};
 		Datum		values[1];
@@ -499,16 +536,16 @@ compute_bounds(HitState *st, Bounds *b)
 			ids[nids++] = Int64GetDatum(pids[done++]);
 		values[0] = PointerGetDatum(construct_array(ids, nids, INT8OID, 8, FLOAT8PASSBYVAL,
 													TYPALIGN_DOUBLE));
-		sql = psprintf("SELECT keanon_pid, n, vals, cnts FROM %s WHERE keanon_pid = ANY ($1)",
-					   w.parts);
+		/* many partitions hit: one sequential read beats an index probe each */
+		if (nids > 1000)
+			sql = psprintf("SELECT keanon_pid, n, vals, cnts FROM %s WHERE keanon_pid "
+						   "BETWEEN $1[1] AND $1[array_upper($1, 1)]", w.parts);
+		else
+			sql = psprintf("SELECT keanon_pid, n, vals, cnts FROM %s WHERE keanon_pid = ANY ($1)",
+						   w.parts);
 		if (SPI_execute_with_args(sql, 1, types, values, NULL, true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
-		if ((int) SPI_processed != nids)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("%d partitions of %s that the query selected no longer exist",
-							nids - (int) SPI_processed, get_rel_name(relid)),
-					 errhint("Read the view and the bounds in one query.")));
+		matched = 0;
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			HeapTuple	t = SPI_tuptable->vals[i];
@@ -529,6 +566,8 @@ compute_bounds(HitState *st, Bounds *b)
 			int64	   *cnts;
 			HitEntry   *he = hash_search(st->hits, &pid, HASH_FIND, NULL);
 
+			if (he == NULL)
+				continue;		/* read along, not hit */
 			get_typlenbyvalalign(vt.typid, &typlen, &typbyval, &typalign);
 			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 3, &isnull)), vt.typid,
 							  typlen, typbyval, typalign, &vd, &vn, &nv);
@@ -541,14 +580,21 @@ compute_bounds(HitState *st, Bounds *b)
 				vals[j] = KeanonDatumToNum(&vt, vd[j]);
 				cnts[j] = DatumGetInt64(cd[j]);
 			}
-			if (he == NULL || he->hits > n || nv == 0)
+			if (he->hits > n || nv == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("partition %lld of %s changed while the query read it",
 								(long long) pid, get_rel_name(relid))));
 			partition_bounds(b, vals, cnts, nv, n, he->hits, st->has_range,
 							 st->lower_null, lower, st->upper_null, upper);
+			matched++;
 		}
+		if (matched != nids)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("%d partitions of %s that the query selected no longer exist",
+							nids - matched, get_rel_name(relid)),
+					 errhint("Read the view and the bounds in one query.")));
 		SPI_finish();
 		SetUserIdAndSecContext(save_user, save_sec);
 	}

@@ -2212,7 +2212,9 @@ KeStatus
 ke_verify(KeEngine *eng, char *msg, size_t msglen)
 {
 	KeKind		kind = eng->kind;
-	KeMeta	   *meta = meta_r(eng);
+	/* a copy: a store may drop the metapage during the long walk below */
+	KeMeta		metacopy = *meta_r(eng);
+	KeMeta	   *meta = &metacopy;
 	int64_t		m = meta->nruns;
 	int64_t		counted = 0,
 				rows = 0,
