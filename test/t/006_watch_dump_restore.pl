@@ -77,12 +77,21 @@ my %tables = (
 		sensitive => 'amount'
 	});
 
+# Run a query; on an error say so and return what it printed (the test
+# goes on, to report everything that differs)
+sub query
+{
+	my ($db, $sql) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql($db, $sql);
+	diag("in $db: $sql\n$stderr") if $ret != 0;
+	return $stdout;
+}
+
 sub check_watch
 {
 	my ($db, $table, $label) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql($db, "SELECT keanon.check('$table')");
-	is($stdout, 't', "$label: check($table) in $db") or diag($stderr);
+	is(query($db, "SELECT keanon.check('$table')"),
+		't', "$label: check($table) in $db");
 	return;
 }
 
@@ -90,14 +99,13 @@ sub view_rows
 {
 	my ($db, $table) = @_;
 	my $t = $tables{$table};
-	return $node->safe_psql($db,
-		"SELECT * FROM $t->{view} ORDER BY $t->{order}");
+	return query($db, "SELECT * FROM $t->{view} ORDER BY $t->{order}");
 }
 
 sub partitions
 {
 	my ($db, $table) = @_;
-	return $node->safe_psql($db,
+	return query($db,
 		"SELECT n, distinct_values, min_value, max_value, error "
 		  . "FROM keanon.partitions('$table')");
 }
@@ -105,7 +113,7 @@ sub partitions
 sub partition_ids
 {
 	my ($db, $table) = @_;
-	return $node->safe_psql($db,
+	return query($db,
 		"SELECT pid FROM keanon.partitions('$table')");
 }
 
@@ -114,7 +122,7 @@ sub complete
 {
 	my ($db, $table, $label) = @_;
 	my $t = $tables{$table};
-	is( $node->safe_psql(
+	is( query(
 			$db,
 			"SELECT (SELECT count($t->{sensitive}) FROM $table) = "
 			  . "(SELECT count(*) FROM $t->{view}) AND "
@@ -153,8 +161,8 @@ foreach my $case ([ 'restored', [] ], [ 'restored_parallel', [ '-j', '2' ] ])
 
 	foreach my $table (sort keys %tables)
 	{
-		check_watch($db, $table, 'restored');
-		complete($db, $table, 'restored');
+		check_watch($db, $table, 'after restore');
+		complete($db, $table, 'after restore');
 		is(view_rows($db, $table), $original{$table}{view},
 			"$db: the view of $table publishes the same rows");
 		is(partitions($db, $table), $original{$table}{partitions},
@@ -164,16 +172,16 @@ foreach my $case ([ 'restored', [] ], [ 'restored_parallel', [ '-j', '2' ] ])
 	}
 
 	# what keanon's triggers and objects look like
-	is( $node->safe_psql(
+	is( query(
 			$db, q{
-SELECT string_agg(tgname || ':' || tgenabled, ',' ORDER BY tgname)
+SELECT string_agg(tgname || ':' || tgenabled::text, ',' ORDER BY tgname)
 FROM pg_trigger WHERE tgrelid = 'shop.orders'::regclass AND NOT tgisinternal}),
 		$node->safe_psql(
 			'orig', q{
-SELECT string_agg(tgname || ':' || tgenabled, ',' ORDER BY tgname)
+SELECT string_agg(tgname || ':' || tgenabled::text, ',' ORDER BY tgname)
 FROM pg_trigger WHERE tgrelid = 'shop.orders'::regclass AND NOT tgisinternal}),
 		"$db: the triggers of shop.orders are restored, enabled alike");
-	is( $node->safe_psql(
+	is( query(
 			$db, q{
 SET ROLE keanon_reader;
 SELECT count(*) > 0 FROM shop.orders_published;}),
@@ -181,7 +189,7 @@ SELECT count(*) > 0 FROM shop.orders_published;}),
 		"$db: the role granted the view reads it");
 
 	# the watches go on in the restored database
-	$node->safe_psql(
+	query(
 		$db, q{
 INSERT INTO people (age, zip, salary)
 SELECT 30 + i % 30, (30000 + i)::text, 500 + i * 300 FROM generate_series(1, 50) i;
@@ -201,7 +209,7 @@ DELETE FROM shop.orders WHERE order_no % 41 = 3;
 	}
 
 	# a rolled-back change, and a truncate, in the restored database
-	$node->safe_psql(
+	query(
 		$db, q{
 BEGIN;
 DELETE FROM people WHERE id % 2 = 0;
@@ -215,7 +223,7 @@ SELECT 'west', i, 40, i * 20.25 FROM generate_series(1, 12) i;
 		check_watch($db, $table, 'rollback and truncate after restore');
 		complete($db, $table, 'rollback and truncate after restore');
 	}
-	is($node->safe_psql($db, 'SELECT count(*) FROM shop.orders_published'),
+	is(query($db, 'SELECT count(*) FROM shop.orders_published'),
 		'12', "$db: the view of shop.orders publishes the rows after TRUNCATE");
 }
 
