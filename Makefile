@@ -45,7 +45,11 @@ TAP_TESTS = 1
 PROVE_TESTS = \
 	test/t/001_index_replication.pl \
 	test/t/002_index_crash.pl \
-	test/t/003_index_dump_restore.pl
+	test/t/003_index_dump_restore.pl \
+	test/t/004_watch_pgbench.pl \
+	test/t/005_watch_crash.pl \
+	test/t/006_watch_dump_restore.pl \
+	test/t/007_watch_standby.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
 

@@ -145,24 +145,18 @@ my $checks = q{
 SELECT keanon.check('people');
 };
 
-my %scripts = (
-	'watch_writes.sql' => $writes,
-	'watch_reads.sql' => $reads,
-	'watch_check.sql' => $checks);
+# script, weight
+my @scripts = (
+	[ 'watch_writes.sql', $writes, 60 ],
+	[ 'watch_reads.sql', $reads, 6 ],
+	[ 'watch_check.sql', $checks, 1 ]);
 my @script_options;
-foreach my $name (sort keys %scripts)
+foreach my $script (@scripts)
 {
+	my ($name, $text, $weight) = @$script;
 	my $file = $node->basedir . "/$name";
-	append_to_file($file, $scripts{$name});
-}
-my $weights = {
-	'watch_writes.sql' => 60,
-	'watch_reads.sql' => 6,
-	'watch_check.sql' => 1
-};
-foreach my $name (sort keys %$weights)
-{
-	push @script_options, '-f', $node->basedir . "/$name\@$weights->{$name}";
+	append_to_file($file, $text);
+	push @script_options, '-f', "$file\@$weight";
 }
 
 my @pgbench = (
@@ -170,7 +164,7 @@ my @pgbench = (
 	'-h', $node->host, '-p', $node->port, @script_options, 'postgres');
 my ($out, $err) = ('', '');
 my $started = time;
-my $ok = IPC::Run::run(\@pgbench, '>', \$out, '2>', \$err);
+IPC::Run::run(\@pgbench, '>', \$out, '2>', \$err);
 my $status = $? >> 8;
 note('pgbench ran for ' . (time - $started) . " s\n$out");
 
