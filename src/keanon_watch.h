@@ -56,7 +56,16 @@ typedef struct Watch
 	KeanonIndex *ki;			/* open for writing during maintenance */
 } Watch;
 
+/* partitions collected from the engine */
+typedef struct KeanonPartList
+{
+	KePartition *parts;
+	int			n;
+	int			cap;
+} KeanonPartList;
+
 /* maintain.c */
+extern bool KeanonCollectPartition(const KePartition *p, void *arg);
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonLockWatch(Oid relid);

@@ -54,13 +54,6 @@ typedef struct PlacedRow
 	KeNum		num;
 } PlacedRow;
 
-typedef struct PartList
-{
-	KePartition *parts;
-	int			n;
-	int			cap;
-} PartList;
-
 /* Run one SPI statement with arguments, checking the result code */
 static int
 spi_run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
@@ -234,11 +227,11 @@ random_below(uint64 n)
 	return r % n;
 }
 
-/* Collect engine partitions into a list */
-static bool
-collect_partition(const KePartition *p, void *arg)
+/* Collect engine partitions into a KeanonPartList (a KePartitionFn) */
+bool
+KeanonCollectPartition(const KePartition *p, void *arg)
 {
-	PartList   *pl = arg;
+	KeanonPartList *pl = arg;
 
 	if (pl->n == pl->cap)
 	{
@@ -261,7 +254,7 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 {
 	const KeanonValueType *vt = &w->ki->vt;
 	KeKind		kind = vt->kind;
-	PartList	np = {0};
+	KeanonPartList np = {0};
 	Datum	   *old_pids = NULL;
 	int			nold = 0;
 	PlacedRow  *rows;
@@ -282,7 +275,7 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 
 		np.n = 0;
 		ke_foreach_partition_range(w->ki->engine, lo_unb, lo, hi_unb, hi,
-								   collect_partition, &np);
+								   KeanonCollectPartition, &np);
 		rvals[0] = lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, lo);
 		rvals[1] = hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, hi);
 		if (lo_unb)
@@ -519,6 +512,20 @@ suppress_all(Watch *w)
 				 : errdetail("The range of its sensitive values is below e.")));
 }
 
+/* The one partition holding value v, or false when v's run is split */
+static bool
+only_partition_at(Watch *w, KeNum v, KePartition *out)
+{
+	KeanonPartList np = {0};
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v,
+							   KeanonCollectPartition, &np);
+	if (np.n != 1)
+		return false;
+	*out = np.parts[0];
+	return true;
+}
+
 /*
  * The O(1) path for one row joining a partition whose bounds and end stay
  * put: inside-out shuffle.  False when the situation is not that simple.
@@ -527,8 +534,8 @@ static bool
 join_partition(Watch *w, KeNum v, Datum vd)
 {
 	const KeanonValueType *vt = &w->ki->vt;
-	PartList	np = {0};
-	KePartition *p;
+	KePartition part;
+	KePartition *p = &part;
 	Oid			types[4];
 	Datum		values[4];
 	int64		pid,
@@ -537,10 +544,8 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	char	   *sql;
 	bool		isnull;
 
-	ke_foreach_partition_range(w->ki->engine, false, v, false, v, collect_partition, &np);
-	if (np.n != 1)
+	if (!only_partition_at(w, v, p))
 		return false;
-	p = &np.parts[0];
 	types[0] = vt->typid;
 	types[1] = BOOLOID;
 	values[0] = KeanonNumToDatum(vt, p->hi);
@@ -613,18 +618,16 @@ static bool
 leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 {
 	const KeanonValueType *vt = &w->ki->vt;
-	PartList	np = {0};
-	KePartition *p;
+	KePartition part;
+	KePartition *p = &part;
 	Oid			types[4];
 	Datum		values[4];
 	int64		n;
 	char	   *sql;
 	bool		isnull;
 
-	ke_foreach_partition_range(w->ki->engine, false, v, false, v, collect_partition, &np);
-	if (np.n != 1)
+	if (!only_partition_at(w, v, p))
 		return false;
-	p = &np.parts[0];
 	types[0] = INT8OID;
 	values[0] = Int64GetDatum(pid);
 	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);

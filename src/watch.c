@@ -203,28 +203,6 @@ count_query(const char *sql)
 	return isnull ? 0 : DatumGetInt64(d);
 }
 
-typedef struct PartCheck
-{
-	KePartition *parts;
-	int			n;
-	int			cap;
-} PartCheck;
-
-static bool
-collect_check_partition(const KePartition *p, void *arg)
-{
-	PartCheck  *pc = arg;
-
-	if (pc->n == pc->cap)
-	{
-		pc->cap = pc->cap * 2 + 16;
-		pc->parts = pc->parts ? repalloc_huge(pc->parts, sizeof(KePartition) * pc->cap)
-			: palloc(sizeof(KePartition) * pc->cap);
-	}
-	pc->parts[pc->n++] = *p;
-	return true;
-}
-
 /*
  * keanon.check(tab): the index agrees with a recomputation over the rows,
  * the rows mirror the table, the published partitions are the engine's,
@@ -238,7 +216,7 @@ keanon_check(PG_FUNCTION_ARGS)
 	OwnerSwitch os;
 	Watch		w;
 	KeanonIndex *ki;
-	PartCheck	pc = {0};
+	KeanonPartList pc = {0};
 	List	   *all;
 	ListCell   *lc;
 	StringInfoData a_cols,
@@ -295,7 +273,7 @@ keanon_check(PG_FUNCTION_ARGS)
 
 	/* 3. the published partitions are the engine's, and valid */
 	if (ki->engine != NULL)
-		ke_foreach_partition(ki->engine, collect_check_partition, &pc);
+		ke_foreach_partition(ki->engine, KeanonCollectPartition, &pc);
 	sql = psprintf("SELECT keanon_pid, lo, lo_last_only, hi, hi_split, n FROM %s "
 				   "ORDER BY hi, hi_split", w.parts);
 	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
