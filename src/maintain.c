@@ -54,12 +54,82 @@ typedef struct PlacedRow
 	KeNum		num;
 } PlacedRow;
 
+/*
+ * Plans of maintenance statements, kept for the backend's life and keyed by
+ * their text and argument types: a statement names its watch's relations,
+ * so one text is one watch's one statement, and the plan cache invalidates
+ * a plan when a relation it uses changes.  Parsing and planning every
+ * statement of every change would cost more than the change itself.
+ */
+#define PLAN_KEY_LEN	1024
+
+typedef struct PlanEntry
+{
+	char		key[PLAN_KEY_LEN];
+	SPIPlanPtr	plan;
+} PlanEntry;
+
+static HTAB *plan_cache = NULL;
+
+/* The kept plan of a statement, prepared on first use; NULL if uncachable */
+static SPIPlanPtr
+cached_plan(const char *sql, int nargs, Oid *types)
+{
+	char		key[PLAN_KEY_LEN];
+	int			len;
+	PlanEntry  *e;
+	bool		found;
+
+	len = snprintf(key, sizeof(key), "%s", sql);
+	for (int i = 0; i < nargs && len < PLAN_KEY_LEN; i++)
+		len += snprintf(key + len, sizeof(key) - len, "|%u", types[i]);
+	if (len >= PLAN_KEY_LEN - 1)
+		return NULL;
+	if (plan_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = PLAN_KEY_LEN;
+		ctl.entrysize = sizeof(PlanEntry);
+		plan_cache = hash_create("keanon maintenance plans", 64, &ctl,
+								 HASH_ELEM | HASH_STRINGS);
+	}
+	e = hash_search(plan_cache, key, HASH_FIND, NULL);
+	if (e != NULL)
+		return e->plan;
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+
+		if (plan == NULL)
+			elog(ERROR, "keanon: SPI_prepare failed (%s) for \"%s\"",
+				 SPI_result_code_string(SPI_result), sql);
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "keanon: SPI_keepplan failed");
+		e = hash_search(plan_cache, key, HASH_ENTER, &found);
+		e->plan = plan;
+		return plan;
+	}
+}
+
+/* Run one SPI statement with arguments through its kept plan */
+static int
+spi_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
+		 bool read_only)
+{
+	SPIPlanPtr	plan = cached_plan(sql, nargs, types);
+
+	if (plan == NULL)
+		return SPI_execute_with_args(sql, nargs, types, values, nulls, read_only, 0);
+	return SPI_execute_plan(plan, values, nulls, read_only, 0);
+}
+
 /* Run one SPI statement with arguments, checking the result code */
 static int
 spi_run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
 		int expect)
 {
-	int			rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	int			rc = spi_exec(sql, nargs, types, values, nulls, false);
 
 	if (rc != expect)
 		elog(ERROR, "keanon: SPI error %s running \"%s\"", SPI_result_code_string(rc), sql);
@@ -142,11 +212,11 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	bool		isnull;
 
 	/* read-only: this also runs in bound aggregates under parallel plans */
-	if (SPI_execute_with_args("SELECT sensitive, quasi_identifiers, key_columns, k, "
-							  "rows_table::oid, parts_table::oid, view::oid, rows_index::oid, "
-							  "next_pid, next_arrival FROM keanon.watches "
-							  "WHERE relid = $1::oid::regclass",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+	if (spi_exec("SELECT sensitive, quasi_identifiers, key_columns, k, "
+				 "rows_table::oid, parts_table::oid, view::oid, rows_index::oid, "
+				 "next_pid, next_arrival FROM keanon.watches "
+				 "WHERE relid = $1::oid::regclass",
+				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed != 1)
 		ereport(ERROR,
