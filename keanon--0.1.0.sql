@@ -147,13 +147,12 @@ CREATE TABLE keanon.watches (
 	view regclass NOT NULL,
 	rows_table regclass NOT NULL,
 	parts_table regclass NOT NULL,
-	rows_index regclass NOT NULL,
 	generation bigint NOT NULL DEFAULT 0,
 	next_pid bigint NOT NULL DEFAULT 0,
 	next_arrival bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE keanon.watches IS
-'one row per watched table: its (k,e) parameters and the objects keanon maintains for it; each owner sees and changes only its own rows';
+'one row per watched table: its (k,e) parameters and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); each owner sees and changes only its own rows';
 SELECT pg_catalog.pg_extension_config_dump('keanon.watches', '');
 ALTER TABLE keanon.watches ENABLE ROW LEVEL SECURITY;
 CREATE POLICY watches_owner ON keanon.watches
@@ -330,12 +329,11 @@ BEGIN
 
 	wno := nextval('keanon.watch_numbers');
 	INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, key_columns, k, e, mode,
-								view, rows_table, parts_table, rows_index, next_pid, next_arrival)
+								view, rows_table, parts_table, next_pid, next_arrival)
 	VALUES (tab, wno, sensitive, quasi_identifiers, keys, k, e, mode,
 			format('%I.%I', nsp, view_name)::regclass,
 			format('%I.%I', nsp, rows_name)::regclass,
 			format('%I.%I', nsp, parts_name)::regclass,
-			format('%I.%I', nsp, idx_name)::regclass,
 			wno::bigint * 1000000000000, 0);
 	EXECUTE format('UPDATE keanon.watches SET next_arrival = (SELECT coalesce(max(keanon_arrival), 0) FROM %I.%I) WHERE relid = $1',
 				   nsp, rows_name) USING tab;

@@ -213,8 +213,12 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 
 	/* read-only: this also runs in bound aggregates under parallel plans */
 	if (spi_exec("SELECT sensitive, quasi_identifiers, key_columns, k, "
-				 "rows_table::oid, parts_table::oid, view::oid, rows_index::oid, "
-				 "next_pid, next_arrival FROM keanon.watches "
+				 "rows_table::oid, parts_table::oid, view::oid, "
+				 "(SELECT i.indexrelid FROM pg_catalog.pg_index i "
+				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
+				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
+				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'), "
+				 "next_pid, next_arrival FROM keanon.watches w "
 				 "WHERE relid = $1::oid::regclass",
 				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
@@ -236,6 +240,11 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->parts_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
 	w->view_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull));
 	w->index_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 8, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the keanon index of the watch of %s is missing", get_rel_name(relid)),
+				 errhint("Unwatch and watch the table again.")));
 	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
 	w->rows = qualified_name(w->rows_oid);
@@ -352,9 +361,21 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 			rnulls[0] = 'n';
 		if (hi_unb)
 			rnulls[1] = 'n';
-		sql = psprintf("SELECT keanon_pid, lo, hi FROM %s "
-					   "WHERE ($1 IS NULL OR hi >= $1) AND ($2 IS NULL OR lo <= $2)",
-					   w->parts);
+		/*
+		 * Partitions are disjoint and their ends distinct: those overlapping
+		 * [lo, hi] end inside it, but for one that starts inside and ends
+		 * past it.  Written so that each part is an index range scan.
+		 */
+		{
+			const char *after = hi_unb ? "" :
+				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi FROM %1$s "
+				"WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
+			const char *cond = lo_unb && hi_unb ? "true" :
+				lo_unb ? "hi <= $2" : hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
+
+			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi FROM %%1$s WHERE %s%s",
+									cond, after), w->parts);
+		}
 		spi_run(sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
 		nold = (int) SPI_processed;
 		if (old_pids)
@@ -400,8 +421,10 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 	types[0] = INT8ARRAYOID;
 	values[0] = PointerGetDatum(pid_arr);
-	sql = psprintf("SELECT ctid, %s FROM %s WHERE keanon_pid = ANY ($1) OR keanon_pid IS NULL "
-				   "ORDER BY %s, keanon_arrival", w->s, w->rows, w->s);
+	sql = psprintf("SELECT ctid, %s FROM (SELECT ctid, %s, keanon_arrival FROM %s "
+				   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival "
+				   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
+				   w->s, w->s, w->rows, w->s, w->rows, w->s);
 	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
 	nrows = (int64) SPI_processed;
 	rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * Max(nrows, 1));
