@@ -12,7 +12,8 @@
  *
  * This is both the bulk build of the engine and its own oracle in
  * ke_verify(); the incremental code in ke_engine.c resumes the very same
- * loop from stored state.
+ * loop from stored state.  With cut masks it also computes the optimum of a
+ * safe successive release.
  */
 #include <stdlib.h>
 
@@ -24,6 +25,26 @@ ke_linear_dp(KeKind kind, int k, KeNum e,
 			 const KeNum *vals, const int64_t *counts, size_t m,
 			 KeNum *E, KeNum *best, KeNum *argmin,
 			 int *argmin_last, int64_t *frontier, int *end)
+{
+	ke_constrained_dp(kind, k, e, vals, counts, m, NULL, NULL,
+					  E, best, argmin, argmin_last, frontier, end);
+}
+
+/*
+ * The same DP where partitions may only begin and end at allowed cuts:
+ * cut_after_ok[r] allows a partition to end at run r's last row (the end of
+ * the data is always allowed), cut_in_ok[r] allows one to end just before
+ * run r's last row.  NULL masks allow every cut.  E[r] is the least error
+ * of a partitioning ending anywhere in run r, whichever cut it uses; a
+ * start is only a candidate where the cut before it is allowed.  This is the
+ * optimum of a safe release: see ke_release_cuts().
+ */
+void
+ke_constrained_dp(KeKind kind, int k, KeNum e,
+				  const KeNum *vals, const int64_t *counts, size_t m,
+				  const bool *cut_after_ok, const bool *cut_in_ok,
+				  KeNum *E, KeNum *best, KeNum *argmin,
+				  int *argmin_last, int64_t *frontier, int *end)
 {
 	KeNum		inf = ke_num_inf(kind);
 	KeNum		cur = inf;
@@ -45,6 +66,8 @@ ke_linear_dp(KeKind kind, int k, KeNum e,
 				KeNum		a;
 
 				a = q > 0 ? E[q - 1] : ke_num_zero(kind);
+				if (q > 0 && cut_after_ok != NULL && !cut_after_ok[q - 1])
+					a = inf;
 				if (!ke_num_is_inf(kind, a))
 				{
 					a = ke_num_sub(kind, a, vals[q]);
@@ -55,7 +78,8 @@ ke_linear_dp(KeKind kind, int k, KeNum e,
 						cur_last = 0;
 					}
 				}
-				if (counts[q] >= 2 && !ke_num_is_inf(kind, E[q]))
+				if (counts[q] >= 2 && !ke_num_is_inf(kind, E[q]) &&
+					(cut_in_ok == NULL || cut_in_ok[q]))
 				{
 					a = ke_num_sub(kind, E[q], vals[q]);
 					if (ke_num_le(kind, a, cur) || ke_num_is_inf(kind, cur))
@@ -122,6 +146,56 @@ ke_linear_dp(KeKind kind, int k, KeNum e,
 				r = q - 1;
 				kind_end = KE_END_FULL;
 			}
+		}
+	}
+}
+
+/* Index of the first run with value >= x (m if none) */
+static size_t
+lower_bound(KeKind kind, const KeNum *vals, size_t m, KeNum x)
+{
+	size_t		lo = 0,
+				hi = m;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) / 2;
+
+		if (ke_num_cmp(kind, vals[mid], x) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The cuts a release may use without breaching the previous one: a new
+ * partition must either contain a previous partition's whole value range
+ * [old_lo, old_hi] or stay clear of it (ranges that share an end value
+ * overlap).  So no cut may fall between two values of one previous range:
+ * not between runs r and r + 1 when both lie inside it, and not inside a run
+ * whose value lies inside it.  Previous releases need no check of their own:
+ * respecting the last one respects them all.
+ */
+void
+ke_release_cuts(KeKind kind, const KeNum *vals, size_t m,
+				const KeNum *old_lo, const KeNum *old_hi, size_t nold,
+				bool *cut_after_ok, bool *cut_in_ok)
+{
+	for (size_t r = 0; r < m; r++)
+	{
+		cut_after_ok[r] = true;
+		cut_in_ok[r] = true;
+	}
+	for (size_t j = 0; j < nold; j++)
+	{
+		for (size_t r = lower_bound(kind, vals, m, old_lo[j]);
+			 r < m && ke_num_le(kind, vals[r], old_hi[j]); r++)
+		{
+			cut_in_ok[r] = false;
+			if (r + 1 < m && ke_num_le(kind, vals[r + 1], old_hi[j]))
+				cut_after_ok[r] = false;
 		}
 	}
 }

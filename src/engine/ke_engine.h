@@ -202,5 +202,13 @@ extern void ke_linear_dp(KeKind kind, int k, KeNum e,
 						 const KeNum *vals, const int64_t *counts, size_t m,
 						 KeNum *E, KeNum *best, KeNum *argmin,
 						 int *argmin_last, int64_t *frontier, int *end);
+extern void ke_constrained_dp(KeKind kind, int k, KeNum e,
+							  const KeNum *vals, const int64_t *counts, size_t m,
+							  const bool *cut_after_ok, const bool *cut_in_ok,
+							  KeNum *E, KeNum *best, KeNum *argmin,
+							  int *argmin_last, int64_t *frontier, int *end);
+extern void ke_release_cuts(KeKind kind, const KeNum *vals, size_t m,
+							const KeNum *old_lo, const KeNum *old_hi, size_t nold,
+							bool *cut_after_ok, bool *cut_in_ok);
 
 #endif							/* KE_ENGINE_H */

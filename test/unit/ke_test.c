@@ -2191,6 +2191,190 @@ test_paperinc(int nseq)
 	printf("paperinc: %d sequences, %lld inserts checked\n", nseq, (long long) inserts);
 }
 
+/* ----------------------------------------------------------------
+ * Safe successive releases: the constrained DP against exhaustive search
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Does the partition d[start..end] breach the old range [c, d]: it holds
+ * some of the rows whose values lie in that range, but not all of them?
+ * Rows, not bare values: an old partition whose rows are partly gone is
+ * still respected by keeping its remaining rows together.
+ */
+static bool
+breaches(const int64_t *d, int n, int start, int end, int64_t c, int64_t dd)
+{
+	int			inside = 0,
+				total = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (d[i] < c || d[i] > dd)
+			continue;
+		total++;
+		if (i >= start && i <= end)
+			inside++;
+	}
+	return inside > 0 && inside < total;
+}
+
+/*
+ * The least sum-error over every partitioning of sorted d[0..n-1] whose
+ * partitions hold >= k distinct values, span >= e and overlap no old range
+ * partially; -1 when none exists.  Tries all 2^(n-1) sets of cuts.
+ */
+static int64_t
+brute_release(const int64_t *d, int n, int k, int64_t e,
+			  const int64_t *olo, const int64_t *ohi, int nold)
+{
+	int64_t		bestv = -1;
+
+	for (uint32_t mask = 0; mask < (1u << (n - 1)); mask++)
+	{
+		int			start = 0;
+		int64_t		sum = 0;
+		bool		ok = true;
+
+		for (int i = 0; i < n && ok; i++)
+		{
+			if (i < n - 1 && !(mask & (1u << i)))
+				continue;
+			/* a partition d[start..i] */
+			{
+				int			distinct = 1;
+
+				for (int j = start + 1; j <= i; j++)
+					if (d[j] != d[j - 1])
+						distinct++;
+				if (distinct < k || d[i] - d[start] < e)
+					ok = false;
+				for (int o = 0; o < nold && ok; o++)
+					if (breaches(d, n, start, i, olo[o], ohi[o]))
+						ok = false;
+				sum += d[i] - d[start];
+			}
+			start = i + 1;
+		}
+		if (ok && (bestv < 0 || sum < bestv))
+			bestv = sum;
+	}
+	return bestv;
+}
+
+/* Compare the release DP with exhaustive search on small random inputs */
+static void
+test_releases(int ncases)
+{
+	int			checked = 0;
+
+	for (int c = 0; c < ncases; c++)
+	{
+		int			n = 2 + (int) rng_below(11);
+		int			k = 2 + (int) rng_below(3);
+		int64_t		hi = (int64_t) rng_below(3) == 0 ? 6 : 40;
+		int64_t		e = (int64_t) rng_below(4) * (hi / 10);
+		int64_t		d[16],
+					olo[16],
+					ohi[16];
+		KeNum		vals[16],
+					dlo[16],
+					dhi[16],
+					E[16],
+					best[16],
+					argmin[16];
+		int64_t		counts[16],
+					frontier[16];
+		int			argmin_last[16],
+					end[16];
+		bool		cut_after[16],
+					cut_in[16];
+		int			nold = 0;
+		size_t		m = 0;
+		int64_t		want,
+					got;
+
+		case_begin("release case %d", c);
+		for (int i = 0; i < n; i++)
+			d[i] = (int64_t) rng_below((uint64_t) hi + 1);
+		qsort(d, n, sizeof(int64_t), cmp_int64);
+		/* a previous release: disjoint or touching ranges over the domain */
+		for (int64_t at = 0; at <= hi && nold < 8;)
+		{
+			int64_t		len = (int64_t) rng_below((uint64_t) hi / 3 + 1);
+
+			if (rng_below(3) != 0)
+			{
+				olo[nold] = at;
+				ohi[nold] = at + len;
+				nold++;
+			}
+			at += len + (int64_t) rng_below(2);
+		}
+		for (int i = 0; i < n; i++)
+		{
+			if (m > 0 && vals[m - 1].i == d[i])
+				counts[m - 1]++;
+			else
+			{
+				vals[m] = ke_num_int(d[i]);
+				counts[m] = 1;
+				m++;
+			}
+		}
+		for (int o = 0; o < nold; o++)
+		{
+			dlo[o] = ke_num_int(olo[o]);
+			dhi[o] = ke_num_int(ohi[o]);
+		}
+		ke_release_cuts(KE_KIND_EXACT, vals, m, dlo, dhi, (size_t) nold, cut_after, cut_in);
+		ke_constrained_dp(KE_KIND_EXACT, k, ke_num_int(e), vals, counts, m, cut_after, cut_in,
+						  E, best, argmin, argmin_last, frontier, end);
+		want = brute_release(d, n, k, e, olo, ohi, nold);
+		got = ke_num_is_inf(KE_KIND_EXACT, E[m - 1]) ? -1 : (int64_t) E[m - 1].i;
+		if (got != want)
+			fail("n=%d k=%d e=%lld olds=%d: release DP says %lld, exhaustive search %lld",
+				 n, k, (long long) e, nold, (long long) got, (long long) want);
+		else if (got >= 0)
+		{
+			/* the flagged partitions are valid, safe and add up to E */
+			int64_t		sum = 0;
+			size_t		start = 0;
+			int			pstart = 0;		/* first row position of the partition */
+			int			pos = 0;		/* first row position of run r */
+
+			for (size_t r = 0; r < m; pos += (int) counts[r], r++)
+			{
+				int			pend;
+
+				if (end[r] == KE_END_NONE)
+					continue;
+				pend = pos + (int) counts[r] - 1 - (end[r] == KE_END_SPLIT ? 1 : 0);
+				{
+					int64_t		lo = vals[start].i,
+								hv = vals[r].i;
+					int			distinct = (int) (r - start + 1);
+
+					if (distinct < k || hv - lo < e)
+						fail("partition [%lld, %lld] violates k or e", (long long) lo, (long long) hv);
+					for (int o = 0; o < nold; o++)
+						if (breaches(d, n, pstart, pend, olo[o], ohi[o]))
+							fail("partition [%lld, %lld] breaches old [%lld, %lld]",
+								 (long long) lo, (long long) hv, (long long) olo[o], (long long) ohi[o]);
+					sum += hv - lo;
+				}
+				start = end[r] == KE_END_SPLIT ? r : r + 1;
+				pstart = pend + 1;
+			}
+			if (sum != got)
+				fail("flagged partitions add up to %lld, E says %lld", (long long) sum, (long long) got);
+		}
+		case_end();
+		checked++;
+	}
+	printf("releases: %d cases against exhaustive search\n", checked);
+}
+
 /* Run every part and report */
 int
 main(int argc, char **argv)
@@ -2226,6 +2410,7 @@ main(int argc, char **argv)
 		   cases_failed > before ? " (with failures)" : "");
 	test_random(1000u, nseq);
 	test_paperinc(nseq / 10 + 1);
+	test_releases(3000);
 
 	if (cases_hidden > 0)
 		printf("(failure lines of %d more failing cases not shown)\n", cases_hidden);
