@@ -23,6 +23,7 @@ OBJS = \
 	src/am_values.o \
 	src/maintain.o \
 	src/watch.o \
+	src/privacy.o \
 	src/engine/ke_engine.o \
 	src/engine/ke_dp.o \
 	src/engine/ke_memstore.o
@@ -32,7 +33,7 @@ DATA = keanon--0.1.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql index_am watch bounds
+REGRESS = engine_sql index_am watch bounds privacy releases
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
@@ -52,6 +53,9 @@ PROVE_TESTS = \
 	test/t/007_watch_standby.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
+
+# PGXS tracks no header dependencies: every object depends on every header
+$(OBJS): $(wildcard src/*.h src/engine/*.h)
 
 EXTRA_CLEAN = test/unit/ke_test test/bench/ke_bench tmp_pgr
 

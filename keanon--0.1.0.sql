@@ -147,6 +147,7 @@ CREATE TABLE keanon.watches (
 	view regclass NOT NULL,
 	rows_table regclass NOT NULL,
 	parts_table regclass NOT NULL,
+	release_table regclass,
 	generation bigint NOT NULL DEFAULT 0,
 	next_pid bigint NOT NULL DEFAULT 0,
 	next_arrival bigint NOT NULL DEFAULT 0
@@ -159,6 +160,27 @@ CREATE POLICY watches_owner ON keanon.watches
 	USING (pg_catalog.pg_has_role(current_user,
 		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
 GRANT SELECT, INSERT, UPDATE, DELETE ON keanon.watches TO PUBLIC;
+
+CREATE TABLE keanon.releases (
+	relid regclass NOT NULL,
+	release_no bigint NOT NULL,
+	released_at timestamptz NOT NULL DEFAULT now(),
+	rows_published bigint NOT NULL,
+	partitions bigint NOT NULL,
+	sum_error numeric NOT NULL,
+	unconstrained_sum_error numeric NOT NULL,
+	lo text[] NOT NULL,
+	hi text[] NOT NULL,
+	PRIMARY KEY (relid, release_no)
+);
+COMMENT ON TABLE keanon.releases IS
+'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, and the partitions'' value ranges (which the next release must keep whole)';
+SELECT pg_catalog.pg_extension_config_dump('keanon.releases', '');
+ALTER TABLE keanon.releases ENABLE ROW LEVEL SECURITY;
+CREATE POLICY releases_owner ON keanon.releases
+	USING (pg_catalog.pg_has_role(current_user,
+		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
+GRANT SELECT, INSERT, UPDATE, DELETE ON keanon.releases TO PUBLIC;
 
 CREATE FUNCTION keanon.maintain()
 RETURNS trigger
@@ -210,15 +232,16 @@ DECLARE
 	keylist text;
 	published bigint;
 	wno integer;
+	release_name text;
 BEGIN
 	IF tab IS NULL OR sensitive IS NULL OR quasi_identifiers IS NULL OR k IS NULL OR e IS NULL THEN
 		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
-	IF mode IS DISTINCT FROM 'live' THEN
+	IF mode IS NULL OR mode NOT IN ('live', 'release') THEN
 		RAISE EXCEPTION 'unknown watch mode "%"', mode
 			USING ERRCODE = 'invalid_parameter_value',
-				  HINT = 'This version supports mode => ''live''.';
+				  HINT = 'Use mode => ''live'' or mode => ''release''.';
 	END IF;
 	IF k < 2 THEN
 		RAISE EXCEPTION 'k must be at least 2' USING ERRCODE = 'invalid_parameter_value',
@@ -254,6 +277,10 @@ BEGIN
 		RAISE EXCEPTION 'sensitive column "%" has type %, which keanon cannot partition', sensitive, s_type
 			USING ERRCODE = 'datatype_mismatch',
 				  HINT = 'Use smallint, integer, bigint, numeric, real or double precision.';
+	END IF;
+	IF cardinality(quasi_identifiers) = 0 THEN
+		RAISE EXCEPTION 'at least one quasi-identifier is needed' USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'The published view shows the quasi-identifiers next to the permuted values.';
 	END IF;
 	IF cardinality(quasi_identifiers) IS DISTINCT FROM
 	   (SELECT count(DISTINCT x) FROM unnest(quasi_identifiers) x) THEN
@@ -321,19 +348,32 @@ BEGIN
 
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO qilist
 	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
-	EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
-				   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL',
-				   nsp, view_name, qilist, sensitive, nsp, rows_name);
+	IF mode = 'release' THEN
+		-- the last release, kept apart from the rows that keep changing
+		release_name := left(rel, 50) || '_keanon_release';
+		EXECUTE format('CREATE TABLE %I.%I AS SELECT %s, %I, keanon_pub, keanon_pid '
+					   'FROM %I.%I WITH NO DATA', nsp, release_name, qilist, sensitive, nsp, rows_name);
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, release_name,
+					   format('keanon: the last release of %s with true and published %I values; private, never grant it', tab, sensitive));
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I',
+					   nsp, view_name, qilist, sensitive, nsp, release_name);
+	ELSE
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL',
+					   nsp, view_name, qilist, sensitive, nsp, rows_name);
+	END IF;
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
 
 	wno := nextval('keanon.watch_numbers');
 	INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, key_columns, k, e, mode,
-								view, rows_table, parts_table, next_pid, next_arrival)
+								view, rows_table, parts_table, release_table, next_pid, next_arrival)
 	VALUES (tab, wno, sensitive, quasi_identifiers, keys, k, e, mode,
 			format('%I.%I', nsp, view_name)::regclass,
 			format('%I.%I', nsp, rows_name)::regclass,
 			format('%I.%I', nsp, parts_name)::regclass,
+			CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END,
 			wno::bigint * 1000000000000, 0);
 	EXECUTE format('UPDATE keanon.watches SET next_arrival = (SELECT coalesce(max(keanon_arrival), 0) FROM %I.%I) WHERE relid = $1',
 				   nsp, rows_name) USING tab;
@@ -355,7 +395,10 @@ BEGIN
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_delete', tab);
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_truncate', tab);
 
-	published := keanon.republish(tab);
+	-- a release watch publishes nothing until keanon.release is called
+	IF mode = 'live' THEN
+		published := keanon.republish(tab);
+	END IF;
 	RETURN format('%I.%I', nsp, view_name)::regclass;
 END;
 $watch$;
@@ -382,6 +425,10 @@ BEGIN
 	EXECUTE format('DROP VIEW IF EXISTS %s', w.view);
 	EXECUTE format('DROP TABLE IF EXISTS %s', w.parts_table);
 	EXECUTE format('DROP TABLE IF EXISTS %s', w.rows_table);
+	IF w.release_table IS NOT NULL THEN
+		EXECUTE format('DROP TABLE IF EXISTS %s', w.release_table);
+	END IF;
+	DELETE FROM keanon.releases WHERE relid = tab;
 	DELETE FROM keanon.watches WHERE relid = tab;
 END;
 $unwatch$;
@@ -404,6 +451,10 @@ BEGIN
 			EXECUTE format('DROP VIEW IF EXISTS %s', w.view);
 			EXECUTE format('DROP TABLE IF EXISTS %s', w.parts_table);
 			EXECUTE format('DROP TABLE IF EXISTS %s', w.rows_table);
+			IF w.release_table IS NOT NULL THEN
+				EXECUTE format('DROP TABLE IF EXISTS %s', w.release_table);
+			END IF;
+			DELETE FROM keanon.releases WHERE relid::oid = obj.objid;
 			DELETE FROM keanon.watches WHERE relid::oid = obj.objid;
 		END LOOP;
 	END LOOP;
@@ -412,6 +463,27 @@ $on_drop$;
 COMMENT ON FUNCTION keanon.on_drop() IS
 'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables';
 CREATE EVENT TRIGGER keanon_on_drop ON sql_drop EXECUTE FUNCTION keanon.on_drop();
+
+CREATE FUNCTION keanon.release(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_release'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.release(regclass) IS
+'publish a new release of a release-mode watch: the least sum-error (k,e)-partitioning of the current rows that keeps every partition of the previous release whole (no partial overlap); returns the release number';
+
+CREATE FUNCTION keanon.releases(tab regclass,
+	OUT release_no bigint, OUT released_at timestamptz, OUT rows_published bigint,
+	OUT partitions bigint, OUT sum_error numeric, OUT unconstrained_sum_error numeric)
+RETURNS SETOF record
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT r.release_no, r.released_at, r.rows_published, r.partitions, r.sum_error,
+		   r.unconstrained_sum_error
+	FROM keanon.releases r WHERE r.relid = tab ORDER BY r.release_no
+$$;
+COMMENT ON FUNCTION keanon.releases(regclass) IS
+'the releases of a release-mode watch, oldest first, with the sum-error each paid for safety next to the unconstrained optimum of the same rows';
 
 CREATE FUNCTION keanon.partitions(tab regclass,
 	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,
@@ -513,3 +585,42 @@ CREATE AGGREGATE keanon.count_bounds(keanon_pid bigint, lower numeric, upper num
 	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
 COMMENT ON AGGREGATE keanon.count_bounds(bigint, numeric, numeric) IS
 '[least, greatest] possible number of selected published rows whose true sensitive value lies in [lower, upper] (NULL: unbounded); count(*) itself is exact';
+
+-- ----------------------------------------------------------------
+-- Privacy metrics
+-- ----------------------------------------------------------------
+
+-- keanon.privacy_report(tab): one row per published partition, ordered by
+-- its least value, then one overall row (pid NULL).  For a partition whose
+-- distinct values occur c_1 ... c_d times (n = c_1 + ... + c_d rows):
+--
+--   distinct_values  d, the k achieved
+--   value_range      greatest minus least value, the e achieved
+--   entropy          H = -sum (c_i/n) ln(c_i/n), natural logarithm
+--   effective_l      exp(H): the partition is entropy l-diverse for every
+--                    l <= exp(H)
+--   t_closeness      earth mover's distance between the partition's value
+--                    distribution P and the whole publication's Q under the
+--                    ordered distance: over the publication's m distinct
+--                    values v_1 < ... < v_m,
+--                    (1/(m-1)) sum_{i=1..m} |sum_{j<=i} (p_j - q_j)|,
+--                    0 when m = 1
+--
+-- The overall row has n = every published row, the least distinct_values,
+-- value_range, entropy and effective_l over the partitions and the greatest
+-- t_closeness: the k, e, l and t the publication achieves (n = 0 and the
+-- rest NULL when nothing is published).  entropy, effective_l and
+-- t_closeness are rounded to 16 decimal places, trailing zeros dropped.
+-- Only the partitions' summaries are read (each partition's values with
+-- their counts, which the view shows its readers anyway); the function reads
+-- them as the table's owner after checking that the caller may read the
+-- view, like keanon.partitions.
+CREATE FUNCTION keanon.privacy_report(tab regclass,
+	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,
+	OUT value_range numeric, OUT entropy numeric, OUT effective_l numeric,
+	OUT t_closeness numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'keanon_privacy_report'
+LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION keanon.privacy_report(regclass) IS
+'privacy measures of the published partitions of a watched table, ordered by least value, then an overall row (pid NULL). Per partition of n rows whose values occur c_i times: distinct_values (the k achieved), value_range = max - min (the e achieved), entropy H = -sum (c_i/n) ln(c_i/n), effective_l = exp(H) (entropy l-diverse for every l <= exp(H)), t_closeness = earth mover''s distance to the whole publication''s distribution with the ordered distance, (1/(m-1)) sum_i |sum_{j<=i} (p_j - q_j)| over its m distinct values (0 when m = 1). The overall row: all published rows, the least distinct_values, value_range, entropy and effective_l, the greatest t_closeness. Decimals rounded to 16 places. Readable by roles that may read the view';

@@ -1,5 +1,6 @@
 -- Watching a table: the published view kept current on every change.
 CREATE EXTENSION IF NOT EXISTS keanon;
+\set SHOW_CONTEXT never
 SET client_min_messages = notice;
 
 -- The research's salary table (report Table 3.1), k = 3, e = 2000

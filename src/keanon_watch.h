@@ -51,6 +51,9 @@ typedef struct Watch
 	List	   *keys;			/* quoted key columns */
 	List	   *qis;			/* quoted quasi-identifiers */
 	int			k;
+	bool		release_mode;	/* publishes only at keanon.release() */
+	Oid			release_oid;	/* the last release's rows (release mode) */
+	char	   *release;
 	int64		next_pid;
 	int64		next_arrival;
 	KeanonIndex *ki;			/* open for writing during maintenance */
@@ -71,6 +74,10 @@ extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);
+extern int64 KeanonRelease(Oid relid);
+extern void KeanonPartitionsFromFlags(KeKind kind, const KeNum *vals, const int64 *counts,
+									  size_t m, const int *end, KeanonPartList *pl);
+extern KeNum KeanonNumFromText(const KeanonValueType *vt, const char *text);
 extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
 extern Oid	KeanonRelOwner(Oid relid);
 

@@ -218,7 +218,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
 				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
 				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'), "
-				 "next_pid, next_arrival FROM keanon.watches w "
+				 "next_pid, next_arrival, mode, release_table::oid FROM keanon.watches w "
 				 "WHERE relid = $1::oid::regclass",
 				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
@@ -247,6 +247,10 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 errhint("Unwatch and watch the table again.")));
 	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	w->release_mode = strcmp(TextDatumGetCString(SPI_getbinval(tup, desc, 11, &isnull)),
+							 "release") == 0;
+	w->release_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
+	w->release = isnull ? NULL : qualified_name(w->release_oid);
 	w->rows = qualified_name(w->rows_oid);
 	w->parts = qualified_name(w->parts_oid);
 	w->ki = NULL;
@@ -322,140 +326,43 @@ KeanonCollectPartition(const KePartition *p, void *arg)
 	return true;
 }
 
-/*
- * Reassign the rows of the old partitions in the engine-reported range (and
- * the rows not yet placed) to the new partitions there, and permute each
- * anew.  The range grows until the old and the new partitions in it cover
- * the same rows.
- */
-static void
-reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
+/* The rows of the last query (ctid, value), with their engine numbers */
+static PlacedRow *
+fetched_rows(const KeanonValueType *vt, int64 *nrows)
 {
-	const KeanonValueType *vt = &w->ki->vt;
-	KeKind		kind = vt->kind;
-	KeanonPartList np = {0};
-	Datum	   *old_pids = NULL;
-	int			nold = 0;
 	PlacedRow  *rows;
-	int64		nrows;
-	int64		want = 0;
-	int64		pos = 0;
-	char	   *sql;
-	ArrayType  *pid_arr;
-	Oid			types[4];
-	Datum		values[8];
+	int16		typlen;
+	bool		typbyval;
 
-	for (;;)
+	*nrows = (int64) SPI_processed;
+	rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * Max(*nrows, 1));
+	get_typlenbyval(vt->typid, &typlen, &typbyval);
+	for (int64 i = 0; i < *nrows; i++)
 	{
-		bool		grew = false;
-		Oid			rtypes[2] = {vt->typid, vt->typid};
-		Datum		rvals[2];
-		char		rnulls[2] = {' ', ' '};
+		HeapTuple	t = SPI_tuptable->vals[i];
+		bool		isnull;
 
-		np.n = 0;
-		ke_foreach_partition_range(w->ki->engine, lo_unb, lo, hi_unb, hi,
-								   KeanonCollectPartition, &np);
-		rvals[0] = lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, lo);
-		rvals[1] = hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, hi);
-		if (lo_unb)
-			rnulls[0] = 'n';
-		if (hi_unb)
-			rnulls[1] = 'n';
-		/*
-		 * Partitions are disjoint and their ends distinct: those overlapping
-		 * [lo, hi] end inside it, but for one that starts inside and ends
-		 * past it.  Written so that each part is an index range scan.
-		 */
-		{
-			const char *after = hi_unb ? "" :
-				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi FROM %1$s "
-				"WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
-			const char *cond = lo_unb && hi_unb ? "true" :
-				lo_unb ? "hi <= $2" : hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
-
-			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi FROM %%1$s WHERE %s%s",
-									cond, after), w->parts);
-		}
-		spi_run(sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
-		nold = (int) SPI_processed;
-		if (old_pids)
-			pfree(old_pids);
-		old_pids = palloc(sizeof(Datum) * Max(nold, 1));
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	t = SPI_tuptable->vals[i];
-			bool		isnull;
-			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
-			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull));
-
-			old_pids[i] = SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull);
-			if (!lo_unb && ke_num_cmp(kind, plo, lo) < 0)
-			{
-				lo = plo;
-				grew = true;
-			}
-			if (!hi_unb && ke_num_cmp(kind, phi, hi) > 0)
-			{
-				hi = phi;
-				grew = true;
-			}
-		}
-		for (int i = 0; i < np.n; i++)
-		{
-			if (!lo_unb && ke_num_cmp(kind, np.parts[i].lo, lo) < 0)
-			{
-				lo = np.parts[i].lo;
-				grew = true;
-			}
-			if (!hi_unb && ke_num_cmp(kind, np.parts[i].hi, hi) > 0)
-			{
-				hi = np.parts[i].hi;
-				grew = true;
-			}
-		}
-		if (!grew)
-			break;
-	}
-
-	/* the rows to place, in (value, arrival) order */
-	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	types[0] = INT8ARRAYOID;
-	values[0] = PointerGetDatum(pid_arr);
-	sql = psprintf("SELECT ctid, %s FROM (SELECT ctid, %s, keanon_arrival FROM %s "
-				   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival "
-				   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
-				   w->s, w->s, w->rows, w->s, w->rows, w->s);
-	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
-	nrows = (int64) SPI_processed;
-	rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * Max(nrows, 1));
-	{
-		int16		typlen;
-		bool		typbyval;
-
-		get_typlenbyval(vt->typid, &typlen, &typbyval);
-		for (int64 i = 0; i < nrows; i++)
-		{
-			HeapTuple	t = SPI_tuptable->vals[i];
-			bool		isnull;
-
-			rows[i].tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
-			rows[i].value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull),
-									  typbyval, typlen);
-			rows[i].num = KeanonDatumToNum(vt, rows[i].value);
-		}
+		rows[i].tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
+		rows[i].value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull),
+								  typbyval, typlen);
+		rows[i].num = KeanonDatumToNum(vt, rows[i].value);
 	}
 	SPI_freetuptable(SPI_tuptable);
-	for (int i = 0; i < np.n; i++)
-		want += np.parts[i].n;
-	if (want != nrows)
-		elog(ERROR, "keanon: partitions of %s in the changed range hold %lld rows, the table %lld",
-			 get_rel_name(w->relid), (long long) want, (long long) nrows);
+	return rows;
+}
 
-	if (nold > 0)
-	{
-		sql = psprintf("DELETE FROM %s WHERE keanon_pid = ANY ($1)", w->parts);
-		spi_run(sql, 1, types, values, NULL, SPI_OK_DELETE);
-	}
+/*
+ * Give the rows, in (value, arrival) order, to the partitions in order,
+ * draw a uniform permutation of each, and write them and the partitions'
+ * summaries.
+ */
+static void
+place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeanonPartList np = *pl;
+	int64		pos = 0;
+	char	   *sql;
 
 	/*
 	 * Place and permute every partition, then write all rows with one
@@ -580,6 +487,125 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 					   "AS u(p, lo, ll, hi, hs, n, st, ln)", w->parts);
 		spi_run(sql, 10, it, iv, NULL, SPI_OK_INSERT);
 	}
+}
+
+/*
+ * Reassign the rows of the old partitions in the engine-reported range (and
+ * the rows not yet placed) to the new partitions there, and permute each
+ * anew.  The range grows until the old and the new partitions in it cover
+ * the same rows.
+ */
+static void
+reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	KeanonPartList np = {0};
+	Datum	   *old_pids = NULL;
+	int			nold = 0;
+	PlacedRow  *rows;
+	int64		nrows;
+	int64		want = 0;
+	char	   *sql;
+	ArrayType  *pid_arr;
+	Oid			types[4];
+	Datum		values[8];
+
+	for (;;)
+	{
+		bool		grew = false;
+		Oid			rtypes[2] = {vt->typid, vt->typid};
+		Datum		rvals[2];
+		char		rnulls[2] = {' ', ' '};
+
+		np.n = 0;
+		ke_foreach_partition_range(w->ki->engine, lo_unb, lo, hi_unb, hi,
+								   KeanonCollectPartition, &np);
+		rvals[0] = lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, lo);
+		rvals[1] = hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, hi);
+		if (lo_unb)
+			rnulls[0] = 'n';
+		if (hi_unb)
+			rnulls[1] = 'n';
+		/*
+		 * Partitions are disjoint and their ends distinct: those overlapping
+		 * [lo, hi] end inside it, but for one that starts inside and ends
+		 * past it.  Written so that each part is an index range scan.
+		 */
+		{
+			const char *after = hi_unb ? "" :
+				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi FROM %1$s "
+				"WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
+			const char *cond = lo_unb && hi_unb ? "true" :
+				lo_unb ? "hi <= $2" : hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
+
+			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi FROM %%1$s WHERE %s%s",
+									cond, after), w->parts);
+		}
+		spi_run(sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
+		nold = (int) SPI_processed;
+		if (old_pids)
+			pfree(old_pids);
+		old_pids = palloc(sizeof(Datum) * Max(nold, 1));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[i];
+			bool		isnull;
+			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
+			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull));
+
+			old_pids[i] = SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull);
+			if (!lo_unb && ke_num_cmp(kind, plo, lo) < 0)
+			{
+				lo = plo;
+				grew = true;
+			}
+			if (!hi_unb && ke_num_cmp(kind, phi, hi) > 0)
+			{
+				hi = phi;
+				grew = true;
+			}
+		}
+		for (int i = 0; i < np.n; i++)
+		{
+			if (!lo_unb && ke_num_cmp(kind, np.parts[i].lo, lo) < 0)
+			{
+				lo = np.parts[i].lo;
+				grew = true;
+			}
+			if (!hi_unb && ke_num_cmp(kind, np.parts[i].hi, hi) > 0)
+			{
+				hi = np.parts[i].hi;
+				grew = true;
+			}
+		}
+		if (!grew)
+			break;
+	}
+
+	/* the rows to place, in (value, arrival) order */
+	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	types[0] = INT8ARRAYOID;
+	values[0] = PointerGetDatum(pid_arr);
+	sql = psprintf("SELECT ctid, %s FROM (SELECT ctid, %s, keanon_arrival FROM %s "
+				   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival "
+				   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
+				   w->s, w->s, w->rows, w->s, w->rows, w->s);
+	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	rows = fetched_rows(vt, &nrows);
+	for (int i = 0; i < np.n; i++)
+		want += np.parts[i].n;
+	if (want != nrows)
+		elog(ERROR, "keanon: partitions of %s in the changed range hold %lld rows, the table %lld",
+			 get_rel_name(w->relid), (long long) want, (long long) nrows);
+
+	if (nold > 0)
+	{
+		sql = psprintf("DELETE FROM %s WHERE keanon_pid = ANY ($1)", w->parts);
+		spi_run(sql, 1, types, values, NULL, SPI_OK_DELETE);
+	}
+
+	place_rows(w, &np, rows, nrows);
 }
 
 /* Withdraw every published row: no valid partitioning exists */
@@ -971,7 +997,8 @@ KeanonMaintain(TriggerData *trigdata)
 		nchanges = returned_changes(&w, changes, 0, -1);
 		ndel = nchanges;
 		apply_changes(&w, changes, nchanges);
-		spi_run(psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+		if (!w.release_mode)
+			spi_run(psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
 		save_watch(&w);
 		KeanonIndexClose(w.ki);
 		return;
@@ -1054,7 +1081,8 @@ KeanonMaintain(TriggerData *trigdata)
 	}
 
 	apply_changes(&w, changes, nchanges);
-	if (nchanges > 0)
+	/* a release watch only tracks changes: its view moves at keanon.release */
+	if (nchanges > 0 && !w.release_mode)
 	{
 		KeNum		vmin = changes[0].value,
 					vmax = changes[0].value;
@@ -1082,6 +1110,11 @@ KeanonRepublish(Oid relid)
 	int64		published = 0;
 
 	KeanonWatchLoad(relid, &w, false);
+	if (w.release_mode)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is watched in release mode", get_rel_name(relid)),
+				 errhint("Publish with keanon.release().")));
 	begin_write(&w);
 	if (!ke_sum_error(w.ki->engine, &dummy))
 		suppress_all(&w);
@@ -1093,4 +1126,226 @@ KeanonRepublish(Oid relid)
 	save_watch(&w);
 	KeanonIndexClose(w.ki);
 	return published;
+}
+
+/* Partitions from the end flags of a DP over runs (see ke_constrained_dp) */
+void
+KeanonPartitionsFromFlags(KeKind kind, const KeNum *vals, const int64 *counts,
+						  size_t m, const int *end, KeanonPartList *pl)
+{
+	KePartition p;
+	bool		open = false;
+
+	memset(&p, 0, sizeof(p));
+	for (size_t r = 0; r < m; r++)
+	{
+		if (!open)
+		{
+			memset(&p, 0, sizeof(p));
+			p.lo = vals[r];
+			open = true;
+		}
+		p.ndistinct++;
+		if (end[r] == KE_END_SPLIT)
+		{
+			p.n += counts[r] - 1;
+			p.hi = vals[r];
+			p.hi_split = true;
+			p.error = ke_num_sub(kind, p.hi, p.lo);
+			KeanonCollectPartition(&p, pl);
+			memset(&p, 0, sizeof(p));
+			p.lo = vals[r];
+			p.lo_last_only = true;
+			p.n = 1;
+			p.ndistinct = 1;
+			continue;
+		}
+		p.n += counts[r];
+		if (end[r] == KE_END_FULL)
+		{
+			p.hi = vals[r];
+			p.error = ke_num_sub(kind, p.hi, p.lo);
+			KeanonCollectPartition(&p, pl);
+			open = false;
+		}
+	}
+}
+
+/* An engine number from its text (as ke_num_format writes it) */
+KeNum
+KeanonNumFromText(const KeanonValueType *vt, const char *text)
+{
+	if (vt->kind == KE_KIND_FLOAT)
+		return ke_num_float(strtod(text, NULL));
+	else
+	{
+		ke_int128	v = 0;
+		bool		neg = *text == '-';
+
+		for (const char *c = neg ? text + 1 : text; *c; c++)
+			v = v * 10 + (*c - '0');
+		return (KeNum) {.i = neg ? -v : v};
+	}
+}
+
+typedef struct RunArrays
+{
+	KeNum	   *vals;
+	int64	   *counts;
+	size_t		m;
+	size_t		cap;
+} RunArrays;
+
+/* Collect runs into arrays (a KeRunFn) */
+static bool
+collect_run_arrays(const KeRunInfo *r, void *arg)
+{
+	RunArrays  *ra = arg;
+
+	if (ra->m == ra->cap)
+	{
+		ra->cap = ra->cap * 2 + 64;
+		ra->vals = ra->vals ? repalloc_huge(ra->vals, sizeof(KeNum) * ra->cap)
+			: palloc(sizeof(KeNum) * ra->cap);
+		ra->counts = ra->counts ? repalloc_huge(ra->counts, sizeof(int64) * ra->cap)
+			: palloc(sizeof(int64) * ra->cap);
+	}
+	ra->vals[ra->m] = r->value;
+	ra->counts[ra->m] = r->count;
+	ra->m++;
+	return true;
+}
+
+/*
+ * Publish a release: the least sum-error (k,e)-partitioning of the current
+ * rows that keeps every partition of the previous release whole.  The
+ * previous release's ranges are the partition table's (it holds the last
+ * release in release mode); respecting it respects every earlier one.
+ */
+int64
+KeanonRelease(Oid relid)
+{
+	Watch		w;
+	const KeanonValueType *vt;
+	RunArrays	ra = {0};
+	KeNum	   *olo,
+			   *ohi,
+			   *E,
+			   *best,
+			   *argmin;
+	int64	   *frontier;
+	int		   *argmin_last,
+			   *end;
+	bool	   *cut_after,
+			   *cut_in;
+	size_t		nold;
+	KeanonPartList np = {0};
+	PlacedRow  *rows;
+	int64		nrows,
+				release_no,
+				want = 0;
+	KeNum		unconstrained;
+	char	   *sql;
+	Datum	   *lo_text,
+			   *hi_text;
+	char		buf[64];
+	bool		isnull;
+
+	KeanonWatchLoad(relid, &w, false);
+	if (!w.release_mode)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is watched in live mode", get_rel_name(relid)),
+				 errdetail("A live watch publishes every change as it commits."),
+				 errhint("Watch it with mode => 'release' to publish in releases.")));
+	begin_write(&w);
+	vt = &w.ki->vt;
+
+	/* the current runs, and the previous release's partitions */
+	if (w.ki->engine != NULL)
+		ke_foreach_run(w.ki->engine, collect_run_arrays, &ra);
+	if (ra.m == 0 || w.ki->engine == NULL || !ke_sum_error(w.ki->engine, &unconstrained))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no valid (k,e)-partitioning of %s exists: nothing to release",
+						get_rel_name(relid)),
+				 errdetail("It has %zu distinct sensitive values; k = %d.", ra.m, w.k)));
+	sql = psprintf("SELECT lo, hi FROM %s ORDER BY hi", w.parts);
+	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	nold = (size_t) SPI_processed;
+	olo = palloc(sizeof(KeNum) * Max(nold, 1));
+	ohi = palloc(sizeof(KeNum) * Max(nold, 1));
+	for (size_t i = 0; i < nold; i++)
+	{
+		olo[i] = KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		ohi[i] = KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+
+	/* the constrained optimum */
+	cut_after = palloc(sizeof(bool) * ra.m);
+	cut_in = palloc(sizeof(bool) * ra.m);
+	E = palloc(sizeof(KeNum) * ra.m);
+	best = palloc(sizeof(KeNum) * ra.m);
+	argmin = palloc(sizeof(KeNum) * ra.m);
+	frontier = palloc(sizeof(int64) * ra.m);
+	argmin_last = palloc(sizeof(int) * ra.m);
+	end = palloc(sizeof(int) * ra.m);
+	ke_release_cuts(vt->kind, ra.vals, ra.m, olo, ohi, nold, cut_after, cut_in);
+	ke_constrained_dp(vt->kind, w.k, w.ki->engine ? ke_e(w.ki->engine) : ke_num_zero(vt->kind),
+					  ra.vals, ra.counts, ra.m, cut_after, cut_in,
+					  E, best, argmin, argmin_last, (int64_t *) frontier, end);
+	if (ke_num_is_inf(vt->kind, E[ra.m - 1]))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no release of %s can respect its previous release", get_rel_name(relid)),
+				 errdetail("Every (k,e)-partitioning of the current rows would split a partition of the previous release."),
+				 errhint("Wait for more rows, or unwatch and watch the table again to start a new series of releases.")));
+	KeanonPartitionsFromFlags(vt->kind, ra.vals, ra.counts, ra.m, end, &np);
+
+	/* every row, in (value, arrival) order, goes to its partition */
+	sql = psprintf("SELECT ctid, %s FROM %s ORDER BY %s, keanon_arrival", w.s, w.rows, w.s);
+	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	rows = fetched_rows(vt, &nrows);
+	for (int i = 0; i < np.n; i++)
+		want += np.parts[i].n;
+	if (want != nrows)
+		elog(ERROR, "keanon: the release of %s holds %lld rows, the table %lld",
+			 get_rel_name(relid), (long long) want, (long long) nrows);
+	spi_run(psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	place_rows(&w, &np, rows, nrows);
+
+	/* the release: its rows as they are now, and its record */
+	spi_run(psprintf("DELETE FROM %s", w.release), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	spi_run(psprintf("INSERT INTO %s SELECT %s, %s, keanon_pub, keanon_pid FROM %s",
+					 w.release, name_list(w.qis, ""), w.s, w.rows),
+			0, NULL, NULL, NULL, SPI_OK_INSERT);
+	lo_text = palloc(sizeof(Datum) * np.n);
+	hi_text = palloc(sizeof(Datum) * np.n);
+	for (int i = 0; i < np.n; i++)
+	{
+		lo_text[i] = CStringGetTextDatum(ke_num_format(vt->kind, np.parts[i].lo, buf, sizeof(buf)));
+		hi_text[i] = CStringGetTextDatum(ke_num_format(vt->kind, np.parts[i].hi, buf, sizeof(buf)));
+	}
+	{
+		Oid			types[8] = {OIDOID, INT8OID, INT8OID, NUMERICOID, NUMERICOID,
+		TEXTARRAYOID, TEXTARRAYOID, INT8OID};
+		Datum		values[8];
+
+		values[0] = ObjectIdGetDatum(relid);
+		values[1] = Int64GetDatum(nrows);
+		values[2] = Int64GetDatum(np.n);
+		values[3] = KeanonNumToNumeric(vt, E[ra.m - 1]);
+		values[4] = KeanonNumToNumeric(vt, unconstrained);
+		values[5] = PointerGetDatum(construct_array(lo_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
+		values[6] = PointerGetDatum(construct_array(hi_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
+		spi_run("INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
+				"sum_error, unconstrained_sum_error, lo, hi) "
+				"SELECT $1::oid::regclass, coalesce(max(release_no), 0) + 1, $2, $3, $4, $5, $6, $7 "
+				"FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",
+				7, types, values, NULL, SPI_OK_INSERT_RETURNING);
+		release_no = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	save_watch(&w);
+	KeanonIndexClose(w.ki);
+	return release_no;
 }

@@ -27,6 +27,7 @@
 PG_FUNCTION_INFO_V1(keanon_maintain);
 PG_FUNCTION_INFO_V1(keanon_lock_watch);
 PG_FUNCTION_INFO_V1(keanon_republish);
+PG_FUNCTION_INFO_V1(keanon_release);
 PG_FUNCTION_INFO_V1(keanon_partitions);
 PG_FUNCTION_INFO_V1(keanon_check);
 
@@ -136,6 +137,24 @@ keanon_republish(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(n);
 }
 
+/* keanon.release(tab): publish a safe release; returns its number */
+Datum
+keanon_release(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	OwnerSwitch os;
+	int64		n;
+
+	require_owner(relid);
+	owner_become(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	n = KeanonRelease(relid);
+	SPI_finish();
+	owner_restore(&os);
+	PG_RETURN_INT64(n);
+}
+
 /*
  * keanon.partitions(tab): the published partitions.  Anyone who may read
  * the watch's view may read them.
@@ -162,8 +181,8 @@ keanon_partitions(PG_FUNCTION_ARGS)
 				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
 				 errdetail("Reading the partitions of a watched table requires SELECT on its view.")));
 	owner_become(relid, &os);
-	sql = psprintf("SELECT keanon_pid, n, cardinality(vals)::bigint, lo::numeric, hi::numeric, "
-				   "(hi::numeric - lo::numeric) FROM %s ORDER BY lo, hi, hi_split", w.parts);
+	sql = psprintf("SELECT keanon_pid, n, pg_catalog.cardinality(vals)::pg_catalog.int8, lo::pg_catalog.numeric, hi::pg_catalog.numeric, "
+				   "(hi::pg_catalog.numeric OPERATOR(pg_catalog.-) lo::pg_catalog.numeric) FROM %s ORDER BY lo, hi, hi_split", w.parts);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -201,6 +220,158 @@ count_query(const char *sql)
 		elog(ERROR, "keanon: check query failed: %s", sql);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/*
+ * Each published partition shows a permutation of its rows' true values,
+ * holds n rows (in slots 0 .. n - 1 when with_slots) and has the summary of
+ * exactly those values.
+ */
+static void
+check_permutations(Oid relid, const Watch *w, const char *table, bool with_slots)
+{
+	char	   *sql;
+	int64		bad;
+
+	sql = psprintf("SELECT count(*) FROM %s p LEFT JOIN LATERAL ("
+				   "SELECT count(*) AS c, array_agg(r.%s ORDER BY r.%s) AS t, "
+				   "array_agg(r.keanon_pub ORDER BY r.keanon_pub) AS u%s "
+				   "FROM %s r WHERE r.keanon_pid = p.keanon_pid) x ON true "
+				   "LEFT JOIN LATERAL (SELECT array_agg(v ORDER BY v) AS vv, array_agg(c ORDER BY v) AS cc "
+				   "FROM (SELECT r.%s AS v, count(*) AS c FROM %s r "
+				   "WHERE r.keanon_pid = p.keanon_pid GROUP BY r.%s) g) y ON true "
+				   "WHERE x.c <> p.n OR x.t IS DISTINCT FROM x.u %s"
+				   "OR y.vv IS DISTINCT FROM p.vals OR y.cc IS DISTINCT FROM p.cnts",
+				   w->parts, w->s, w->s,
+				   with_slots ? ", array_agg(r.keanon_slot ORDER BY r.keanon_slot) AS sl" : "",
+				   table, w->s, table, w->s,
+				   with_slots ? "OR x.sl IS DISTINCT FROM (SELECT array_agg(i::integer ORDER BY i) "
+				   "FROM generate_series(0, p.n - 1) i) " : "");
+	bad = count_query(sql);
+	if (bad != 0)
+		check_failed(relid, "a partition does not publish a permutation of its true values",
+					 psprintf("%lld partitions differ in their rows, values, slots or summaries.",
+							  (long long) bad));
+}
+
+/*
+ * Release mode: the last release is the constrained optimum of the rows it
+ * was made from (its own table), respecting the release before it, and
+ * publishes a permutation within each partition.
+ */
+static void
+check_release(Oid relid, const Watch *w, KeanonIndex *ki)
+{
+	const KeanonValueType *vt = &ki->vt;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	KeNum	   *vals,
+			   *olo = NULL,
+			   *ohi = NULL,
+			   *E,
+			   *best,
+			   *argmin;
+	int64	   *counts,
+			   *frontier;
+	int		   *argmin_last,
+			   *end;
+	bool	   *cut_after,
+			   *cut_in;
+	size_t		m,
+				nold = 0;
+	KeanonPartList pl = {0};
+	char	   *sql;
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT lo, hi FROM keanon.releases WHERE relid = $1::oid::regclass "
+							  "ORDER BY release_no DESC LIMIT 2", 1, types, values, NULL, false, 0)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read the releases of %s", get_rel_name(relid));
+	if (SPI_processed == 0)
+	{
+		if (count_query(psprintf("SELECT count(*) FROM %s", w->release)) != 0 ||
+			count_query(psprintf("SELECT count(*) FROM %s", w->parts)) != 0)
+			check_failed(relid, "rows are published before the first release", NULL);
+		return;
+	}
+	if (SPI_processed == 2)
+	{
+		Datum	   *lo,
+				   *hi;
+		bool	   *ln,
+				   *hn;
+		int			nl,
+					nh;
+
+		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[1], SPI_tuptable->tupdesc, 1, &isnull)),
+						  TEXTOID, -1, false, TYPALIGN_INT, &lo, &ln, &nl);
+		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[1], SPI_tuptable->tupdesc, 2, &isnull)),
+						  TEXTOID, -1, false, TYPALIGN_INT, &hi, &hn, &nh);
+		nold = (size_t) nl;
+		olo = palloc(sizeof(KeNum) * Max(nl, 1));
+		ohi = palloc(sizeof(KeNum) * Max(nl, 1));
+		for (int i = 0; i < nl; i++)
+		{
+			olo[i] = KeanonNumFromText(vt, TextDatumGetCString(lo[i]));
+			ohi[i] = KeanonNumFromText(vt, TextDatumGetCString(hi[i]));
+		}
+	}
+
+	/* the release's own values, as runs */
+	sql = psprintf("SELECT %s, count(*) FROM %s GROUP BY 1 ORDER BY 1", w->s, w->release);
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	m = (size_t) SPI_processed;
+	if (m == 0)
+		check_failed(relid, "the last release publishes no rows", NULL);
+	vals = palloc(sizeof(KeNum) * m);
+	counts = palloc(sizeof(int64) * m);
+	for (size_t r = 0; r < m; r++)
+	{
+		vals[r] = KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		counts[r] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	cut_after = palloc(sizeof(bool) * m);
+	cut_in = palloc(sizeof(bool) * m);
+	E = palloc(sizeof(KeNum) * m);
+	best = palloc(sizeof(KeNum) * m);
+	argmin = palloc(sizeof(KeNum) * m);
+	frontier = palloc(sizeof(int64) * m);
+	argmin_last = palloc(sizeof(int) * m);
+	end = palloc(sizeof(int) * m);
+	ke_release_cuts(vt->kind, vals, m, olo, ohi, nold, cut_after, cut_in);
+	ke_constrained_dp(vt->kind, ki->k, KeanonEFromDouble(vt, ki->e), vals, counts, m,
+					  cut_after, cut_in, E, best, argmin, argmin_last, (int64_t *) frontier, end);
+	if (ke_num_is_inf(vt->kind, E[m - 1]))
+		check_failed(relid, "the last release is not a valid safe partitioning", NULL);
+	KeanonPartitionsFromFlags(vt->kind, vals, counts, m, end, &pl);
+
+	sql = psprintf("SELECT lo, lo_last_only, hi, hi_split, n, cardinality(vals) FROM %s "
+				   "ORDER BY hi, hi_split", w->parts);
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	if ((int) SPI_processed != pl.n)
+		check_failed(relid, "the last release differs from the safe optimum",
+					 psprintf("%lld partitions are published, the safe optimum has %d.",
+							  (long long) SPI_processed, pl.n));
+	for (int i = 0; i < pl.n; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		KePartition *p = &pl.parts[i];
+
+		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 1, &isnull))) ||
+			DatumGetBool(SPI_getbinval(t, d, 2, &isnull)) != p->lo_last_only ||
+			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
+			DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) != p->hi_split ||
+			DatumGetInt64(SPI_getbinval(t, d, 5, &isnull)) != p->n)
+			check_failed(relid, "the last release differs from the safe optimum",
+						 psprintf("Published partition %d differs.", i + 1));
+		if (p->ndistinct < ki->k ||
+			!ke_num_range_ok(vt->kind, p->lo, p->hi, KeanonEFromDouble(vt, ki->e)))
+			check_failed(relid, "a released partition violates k or e", NULL);
+	}
+	check_permutations(relid, w, w->release, false);
 }
 
 /*
@@ -271,6 +442,15 @@ keanon_check(PG_FUNCTION_ARGS)
 		check_failed(relid, "the published rows do not mirror the table",
 					 psprintf("%lld rows differ or are missing.", (long long) bad));
 
+	if (w.release_mode)
+	{
+		check_release(relid, &w, ki);
+		KeanonIndexClose(ki);
+		SPI_finish();
+		owner_restore(&os);
+		PG_RETURN_BOOL(true);
+	}
+
 	/* 3. the published partitions are the engine's, and valid */
 	if (ki->engine != NULL)
 		ke_foreach_partition(ki->engine, KeanonCollectPartition, &pc);
@@ -307,23 +487,7 @@ keanon_check(PG_FUNCTION_ARGS)
 	}
 
 	/* 4. each partition publishes a permutation of its rows' true values */
-	sql = psprintf("SELECT count(*) FROM %s p LEFT JOIN LATERAL ("
-				   "SELECT count(*) AS c, array_agg(r.%s ORDER BY r.%s) AS t, "
-				   "array_agg(r.keanon_pub ORDER BY r.keanon_pub) AS u, "
-				   "array_agg(r.keanon_slot ORDER BY r.keanon_slot) AS sl "
-				   "FROM %s r WHERE r.keanon_pid = p.keanon_pid) x ON true "
-				   "LEFT JOIN LATERAL (SELECT array_agg(v ORDER BY v) AS vv, array_agg(c ORDER BY v) AS cc "
-				   "FROM (SELECT r.%s AS v, count(*) AS c FROM %s r "
-				   "WHERE r.keanon_pid = p.keanon_pid GROUP BY r.%s) g) y ON true "
-				   "WHERE x.c <> p.n OR x.t IS DISTINCT FROM x.u "
-				   "OR x.sl IS DISTINCT FROM (SELECT array_agg(i::integer ORDER BY i) FROM generate_series(0, p.n - 1) i) "
-				   "OR y.vv IS DISTINCT FROM p.vals OR y.cc IS DISTINCT FROM p.cnts",
-				   w.parts, w.s, w.s, w.rows, w.s, w.rows, w.s);
-	bad = count_query(sql);
-	if (bad != 0)
-		check_failed(relid, "a partition does not publish a permutation of its true values",
-					 psprintf("%lld partitions differ in their rows, values, slots or summaries.",
-							  (long long) bad));
+	check_permutations(relid, &w, w.rows, true);
 
 	/* 5. rows belong to partitions by (value, arrival) order */
 	sql = psprintf("SELECT keanon_pid FROM %s ORDER BY %s, keanon_arrival", w.rows, w.s);
