@@ -98,8 +98,35 @@ SELECT keanon.watch('tiny', 'v', '{age}', 2, 0, mode => 'release');
 SELECT keanon.release('tiny');
 SELECT keanon.check('live'), keanon.check('tiny');
 
+-- Random rounds of inserts, deletes and releases: every release is valid,
+-- never breaches the one before and checks against a recomputation
+CREATE TABLE churn (id serial PRIMARY KEY, grp integer, v integer);
+SELECT setseed(0.27);
+INSERT INTO churn (grp, v) SELECT i % 5, (random() * 60)::integer FROM generate_series(1, 40) i;
+SELECT keanon.watch('churn', 'v', '{grp}', 3, 4, mode => 'release');
+DO $$
+DECLARE
+	no bigint;
+	bad bigint := 0;
+BEGIN
+	FOR round IN 1 .. 25 LOOP
+		INSERT INTO churn (grp, v)
+		SELECT i % 5, (random() * 80)::integer FROM generate_series(1, (random() * 6)::integer) i;
+		DELETE FROM churn WHERE id IN (SELECT id FROM churn ORDER BY random() LIMIT (random() * 4)::integer);
+		no := keanon.release('churn');
+		bad := bad + breaches('churn', 'churn_keanon_release', 'v', no);
+		IF NOT keanon.check('churn') THEN
+			RAISE EXCEPTION 'check failed after release %', no;
+		END IF;
+	END LOOP;
+	RAISE NOTICE 'releases: %, breaches: %', no, bad;
+END;
+$$;
+SELECT count(*) AS releases, bool_and(sum_error >= unconstrained_sum_error) AS never_below_optimum
+FROM keanon.releases('churn');
+
 SELECT keanon.unwatch('people');
-SELECT count(*) FROM keanon.releases;
+SELECT count(*) FROM keanon.releases WHERE relid = 'churn'::regclass;
 SELECT count(*) FROM pg_class WHERE relname LIKE 'people_keanon%';
-DROP TABLE people, live, tiny;
+DROP TABLE people, live, tiny, churn;
 DROP FUNCTION breaches;
