@@ -2375,6 +2375,111 @@ test_releases(int ncases)
 	printf("releases: %d cases against exhaustive search\n", checked);
 }
 
+/*
+ * Sequences of inserts, deletes and releases: each release is the
+ * constrained optimum against the one before, as exhaustive search finds
+ * it, and breaches none of its ranges.
+ */
+static void
+test_release_sequences(int nseq)
+{
+	int			releases = 0;
+
+	for (int q = 0; q < nseq; q++)
+	{
+		int			k = 2 + (int) rng_below(3);
+		int64_t		hi = 30;
+		int64_t		e = (int64_t) rng_below(4) * 3;
+		int64_t		d[24];
+		int			n = 0;
+		int64_t		olo[24],
+					ohi[24];
+		int			nold = 0;
+
+		case_begin("release sequence %d (k=%d e=%lld)", q, k, (long long) e);
+		for (int round = 0; round < 6; round++)
+		{
+			KeNum		vals[24],
+						dlo[24],
+						dhi[24],
+						E[24],
+						best[24],
+						argmin[24];
+			int64_t		counts[24],
+						frontier[24];
+			int			argmin_last[24],
+						end[24];
+			bool		cut_after[24],
+						cut_in[24];
+			size_t		m = 0;
+			int64_t		want,
+						got;
+			int			adds = 1 + (int) rng_below(4),
+						dels = (int) rng_below(3);
+
+			for (int i = 0; i < adds && n < 12; i++)
+				d[n++] = (int64_t) rng_below((uint64_t) hi + 1);
+			for (int i = 0; i < dels && n > 0; i++)
+			{
+				int			j = (int) rng_below((uint64_t) n);
+
+				d[j] = d[--n];
+			}
+			if (n == 0)
+				continue;
+			qsort(d, n, sizeof(int64_t), cmp_int64);
+			for (int i = 0; i < n; i++)
+			{
+				if (m > 0 && vals[m - 1].i == d[i])
+					counts[m - 1]++;
+				else
+				{
+					vals[m] = ke_num_int(d[i]);
+					counts[m] = 1;
+					m++;
+				}
+			}
+			for (int o = 0; o < nold; o++)
+			{
+				dlo[o] = ke_num_int(olo[o]);
+				dhi[o] = ke_num_int(ohi[o]);
+			}
+			ke_release_cuts(KE_KIND_EXACT, vals, m, dlo, dhi, (size_t) nold, cut_after, cut_in);
+			ke_constrained_dp(KE_KIND_EXACT, k, ke_num_int(e), vals, counts, m, cut_after, cut_in,
+							  E, best, argmin, argmin_last, frontier, end);
+			want = brute_release(d, n, k, e, olo, ohi, nold);
+			got = ke_num_is_inf(KE_KIND_EXACT, E[m - 1]) ? -1 : (int64_t) E[m - 1].i;
+			if (got != want)
+			{
+				fail("round %d, %d rows, %d previous ranges: release DP %lld, exhaustive %lld",
+					 round, n, nold, (long long) got, (long long) want);
+				break;
+			}
+			if (got < 0)
+				continue;		/* no release: the previous one stays */
+			/* this release's partitions become the ranges to respect */
+			{
+				size_t		start = 0;
+
+				nold = 0;
+				for (size_t r = 0; r < m; r++)
+				{
+					if (end[r] == KE_END_NONE)
+						continue;
+					olo[nold] = vals[start].i;
+					ohi[nold] = vals[r].i;
+					nold++;
+					start = end[r] == KE_END_SPLIT ? r : r + 1;
+				}
+			}
+			releases++;
+		}
+		case_end();
+	}
+	printf("release sequences: %d sequences, %d releases against exhaustive search\n",
+		   nseq, releases);
+}
+
 /* Run every part and report */
 int
 main(int argc, char **argv)
@@ -2411,6 +2516,7 @@ main(int argc, char **argv)
 	test_random(1000u, nseq);
 	test_paperinc(nseq / 10 + 1);
 	test_releases(3000);
+	test_release_sequences(500);
 
 	if (cases_hidden > 0)
 		printf("(failure lines of %d more failing cases not shown)\n", cases_hidden);
