@@ -490,7 +490,7 @@ CREATE FUNCTION keanon.partitions(tab regclass,
 	OUT min_value numeric, OUT max_value numeric, OUT error numeric)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'keanon_partitions'
-LANGUAGE C STRICT STABLE PARALLEL SAFE;
+LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION keanon.partitions(regclass) IS
 'the published partitions of a watched table, ordered by min_value; readable by roles that may read its view';
 

@@ -211,8 +211,13 @@ register_writer(Relation index, bool rebuilding)
 		meta->needs_rebuild = true;
 	lsn = GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
-	/* node pages may be written without WAL next: this must be on disk first */
-	if (!XLogRecPtrIsInvalid(lsn))
+
+	/*
+	 * A rebuild writes node pages without WAL next: this record must be on
+	 * disk before any of them can be.  An ordinary change logs its pages
+	 * after this record, so WAL order alone protects it.
+	 */
+	if (rebuilding && !XLogRecPtrIsInvalid(lsn))
 		XLogFlush(lsn);
 }
 

@@ -6,8 +6,9 @@
  * keanon keeps a table continuously (k,e)-anonymized inside the server.
  * This file only marks the library as a PostgreSQL module and runs each
  * module's initialization when the library is loaded: the index access
- * method registers its reloptions, and the engine is told to allocate with
- * palloc, so that an error anywhere leaks nothing.
+ * method registers its reloptions, the engine is told to allocate with
+ * palloc, so that an error anywhere leaks nothing, and the maintenance
+ * module registers the invalidation of its cache of watches.
  *
  * src/keanon.c
  *
@@ -18,6 +19,7 @@
 #include "fmgr.h"
 
 #include "keanon_am.h"
+#include "keanon_watch.h"
 
 PG_MODULE_MAGIC;
 
@@ -29,4 +31,5 @@ _PG_init(void)
 {
 	KeanonInitReloptions();
 	KeanonEngineAllocator();
+	KeanonMaintainInit();
 }

@@ -69,6 +69,7 @@ typedef struct KeanonPartList
 
 /* maintain.c */
 extern bool KeanonCollectPartition(const KePartition *p, void *arg);
+extern void KeanonMaintainInit(void);
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonLockWatch(Oid relid);

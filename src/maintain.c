@@ -36,6 +36,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -199,8 +200,88 @@ qualified_name(Oid relid)
 }
 
 /*
+ * Watches as loaded, kept for the backend's life: what a watch names never
+ * changes while it lasts, and watching or unwatching a table changes its
+ * triggers, so any relcache invalidation empties the cache.  The counters
+ * are not trusted from here: begin_write() reads them under the lock.
+ */
+typedef struct WatchCacheEntry
+{
+	Oid			relid;			/* hash key */
+	Watch		w;
+} WatchCacheEntry;
+
+static HTAB *watch_cache = NULL;
+static MemoryContext watch_cache_cxt = NULL;
+
+/* Relcache invalidation callback: forget every cached watch */
+static void
+watch_cache_inval(Datum arg, Oid relid)
+{
+	if (watch_cache_cxt != NULL)
+	{
+		MemoryContextReset(watch_cache_cxt);
+		watch_cache = NULL;
+	}
+}
+
+/* Register the cache's invalidation (from _PG_init) */
+void
+KeanonMaintainInit(void)
+{
+	CacheRegisterRelcacheCallback(watch_cache_inval, (Datum) 0);
+}
+
+/* A deep copy of a list of strings in cxt */
+static List *
+copy_names(List *names, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, names)
+		out = lappend(out, pstrdup((char *) lfirst(lc)));
+	MemoryContextSwitchTo(old);
+	return out;
+}
+
+/* Keep a loaded watch in the cache */
+static void
+watch_cache_put(const Watch *w)
+{
+	WatchCacheEntry *e;
+	bool		found;
+
+	if (watch_cache_cxt == NULL)
+		watch_cache_cxt = AllocSetContextCreate(TopMemoryContext, "keanon watch cache",
+												ALLOCSET_SMALL_SIZES);
+	if (watch_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(WatchCacheEntry);
+		ctl.hcxt = watch_cache_cxt;
+		watch_cache = hash_create("keanon watches", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(watch_cache, &w->relid, HASH_ENTER, &found);
+	e->w = *w;
+	e->w.s = MemoryContextStrdup(watch_cache_cxt, w->s);
+	e->w.rows = MemoryContextStrdup(watch_cache_cxt, w->rows);
+	e->w.parts = MemoryContextStrdup(watch_cache_cxt, w->parts);
+	e->w.release = w->release ? MemoryContextStrdup(watch_cache_cxt, w->release) : NULL;
+	e->w.keys = copy_names(w->keys, watch_cache_cxt);
+	e->w.qis = copy_names(w->qis, watch_cache_cxt);
+	e->w.ki = NULL;
+}
+
+/*
  * Load a watch from keanon.watches (SPI must be connected, and the caller
- * running as the table's owner or a superuser).
+ * running as the table's owner or a superuser).  Its counters are only
+ * current after begin_write().
  */
 void
 KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
@@ -210,6 +291,17 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
+
+	if (watch_cache != NULL)
+	{
+		WatchCacheEntry *e = hash_search(watch_cache, &relid, HASH_FIND, NULL);
+
+		if (e != NULL)
+		{
+			*w = e->w;
+			return;
+		}
+	}
 
 	/* read-only: this also runs in bound aggregates under parallel plans */
 	if (spi_exec("SELECT sensitive, quasi_identifiers, key_columns, k, "
@@ -254,6 +346,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->rows = qualified_name(w->rows_oid);
 	w->parts = qualified_name(w->parts_oid);
 	w->ki = NULL;
+	watch_cache_put(w);
 }
 
 /* The owner of a relation */
@@ -496,12 +589,14 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
  * the same rows.
  */
 static void
-reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
+reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
+		 const KeNum *cv, int ncv)
 {
 	const KeanonValueType *vt = &w->ki->vt;
 	KeKind		kind = vt->kind;
 	KeanonPartList np = {0};
 	Datum	   *old_pids = NULL;
+	KePartition *old_parts = NULL;
 	int			nold = 0;
 	PlacedRow  *rows;
 	int64		nrows;
@@ -534,27 +629,36 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 		 */
 		{
 			const char *after = hi_unb ? "" :
-				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi FROM %1$s "
-				"WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
+				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
+				"FROM %1$s WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
 			const char *cond = lo_unb && hi_unb ? "true" :
 				lo_unb ? "hi <= $2" : hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
 
-			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi FROM %%1$s WHERE %s%s",
-									cond, after), w->parts);
+			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
+									"FROM %%1$s WHERE %s%s", cond, after), w->parts);
 		}
 		spi_run(sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
 		nold = (int) SPI_processed;
 		if (old_pids)
 			pfree(old_pids);
+		if (old_parts)
+			pfree(old_parts);
 		old_pids = palloc(sizeof(Datum) * Max(nold, 1));
+		old_parts = palloc0(sizeof(KePartition) * Max(nold, 1));
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			HeapTuple	t = SPI_tuptable->vals[i];
+			TupleDesc	d = SPI_tuptable->tupdesc;
 			bool		isnull;
-			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
-			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull));
+			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull));
+			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull));
 
-			old_pids[i] = SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull);
+			old_pids[i] = SPI_getbinval(t, d, 1, &isnull);
+			old_parts[i].lo = plo;
+			old_parts[i].hi = phi;
+			old_parts[i].lo_last_only = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
+			old_parts[i].hi_split = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
+			old_parts[i].n = DatumGetInt64(SPI_getbinval(t, d, 6, &isnull));
 			if (!lo_unb && ke_num_cmp(kind, plo, lo) < 0)
 			{
 				lo = plo;
@@ -581,6 +685,44 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi)
 		}
 		if (!grew)
 			break;
+	}
+
+	/*
+	 * A partition the range took in at its edges may be untouched: the same
+	 * bounds and size as before, and no changed value inside.  Its rows keep
+	 * their places, and it is left out of both sides.
+	 */
+	if (cv != NULL)
+	{
+		int			keep_new = 0;
+
+		for (int i = 0; i < np.n; i++)
+		{
+			KePartition *p = &np.parts[i];
+			bool		kept = false;
+
+			for (int j = 0; j < nold && !kept; j++)
+			{
+				KePartition *o = &old_parts[j];
+				bool		touched = false;
+
+				if (!ke_num_eq(kind, o->lo, p->lo) || !ke_num_eq(kind, o->hi, p->hi) ||
+					o->lo_last_only != p->lo_last_only || o->hi_split != p->hi_split ||
+					o->n != p->n)
+					continue;
+				for (int c = 0; c < ncv && !touched; c++)
+					touched = ke_num_le(kind, p->lo, cv[c]) && ke_num_le(kind, cv[c], p->hi);
+				if (touched)
+					continue;
+				/* drop old partition j from the work */
+				old_pids[j] = old_pids[--nold];
+				old_parts[j] = old_parts[nold];
+				kept = true;
+			}
+			if (!kept)
+				np.parts[keep_new++] = *p;
+		}
+		np.n = keep_new;
 	}
 
 	/* the rows to place, in (value, arrival) order */
@@ -800,19 +942,19 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 
 /*
  * Make the published view agree with the engine after a batch whose rows
- * had values in [vmin, vmax].  The rows themselves moved even where the
+ * had the (sorted) values cv.  The rows themselves moved even where the
  * engine saw no net change (a key updated, a value deleted and inserted
  * again), so the range to republish always covers them.
  */
 static void
-republish_changes(Watch *w, KeNum vmin, KeNum vmax, int nins, KeNum ins_v, Datum ins_d,
+republish_changes(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v, Datum ins_d,
 				  int ndel, KeNum del_v, Datum del_d, int64 del_pid, int32 del_slot,
 				  Datum del_pub, bool del_had_pid)
 {
 	const KeChangeInfo *ci = ke_last_change(w->ki->engine);
 	KeKind		kind = w->ki->vt.kind;
-	KeNum		lo = vmin,
-				hi = vmax;
+	KeNum		lo = cv[0],
+				hi = cv[ncv - 1];
 	KeNum		dummy;
 
 	if (!ke_sum_error(w->ki->engine, &dummy))
@@ -835,7 +977,7 @@ republish_changes(Watch *w, KeNum vmin, KeNum vmax, int nins, KeNum ins_v, Datum
 		if (!ci->hi_unbounded && ke_num_cmp(kind, ci->hi, hi) > 0)
 			hi = ci->hi;
 	}
-	reassign(w, ci->any && ci->lo_unbounded, lo, ci->any && ci->hi_unbounded, hi);
+	reassign(w, ci->any && ci->lo_unbounded, lo, ci->any && ci->hi_unbounded, hi, cv, ncv);
 }
 
 /* Record the counters of the watch */
@@ -926,6 +1068,13 @@ begin_write(Watch *w)
 		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
 	w->next_pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	w->next_arrival = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+}
+
+/* Order engine numbers (qsort_arg comparator; arg is the KeKind) */
+static int
+num_cmp_arg(const void *a, const void *b, void *arg)
+{
+	return ke_num_cmp(*(const KeKind *) arg, *(const KeNum *) a, *(const KeNum *) b);
 }
 
 /* Apply the batch of changes to the engine */
@@ -1084,17 +1233,13 @@ KeanonMaintain(TriggerData *trigdata)
 	/* a release watch only tracks changes: its view moves at keanon.release */
 	if (nchanges > 0 && !w.release_mode)
 	{
-		KeNum		vmin = changes[0].value,
-					vmax = changes[0].value;
+		/* the changed values, sorted */
+		KeNum	   *cv = palloc(sizeof(KeNum) * nchanges);
 
-		for (int i = 1; i < nchanges; i++)
-		{
-			if (ke_num_cmp(w.ki->vt.kind, changes[i].value, vmin) < 0)
-				vmin = changes[i].value;
-			if (ke_num_cmp(w.ki->vt.kind, changes[i].value, vmax) > 0)
-				vmax = changes[i].value;
-		}
-		republish_changes(&w, vmin, vmax, nins, ins_v, ins_d, ndel, del_v, del_d,
+		for (int i = 0; i < nchanges; i++)
+			cv[i] = changes[i].value;
+		qsort_arg(cv, nchanges, sizeof(KeNum), num_cmp_arg, &w.ki->vt.kind);
+		republish_changes(&w, cv, nchanges, nins, ins_v, ins_d, ndel, del_v, del_d,
 						  del_pid, del_slot, del_pub, del_had_pid);
 	}
 	save_watch(&w);
@@ -1120,7 +1265,7 @@ KeanonRepublish(Oid relid)
 		suppress_all(&w);
 	else
 	{
-		reassign(&w, true, dummy, true, dummy);
+		reassign(&w, true, dummy, true, dummy, NULL, 0);
 		published = ke_nrows(w.ki->engine);
 	}
 	save_watch(&w);
