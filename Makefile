@@ -5,6 +5,7 @@
 #   make installcheck     pg_regress against an installed server
 #   make unit             build and run the engine's C unit tests
 #   make bench-engine     build the engine benchmark and run it
+#   make bench            every benchmark (after make install)
 #   make demo             scripts/demo.sh: a throwaway cluster and an example
 #   make test             scripts/test.sh: everything CI runs
 
@@ -94,7 +95,7 @@ UNIT_CC = cc
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/engine
 BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
 
-.PHONY: unit bench-engine demo test
+.PHONY: unit bench-engine bench demo test
 
 test/unit/ke_test: test/unit/ke_test.c $(wildcard test/unit/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ test/unit/ke_test.c $(ENGINE_SRCS) -lm
@@ -107,6 +108,13 @@ test/bench/ke_bench: test/bench/ke_bench.c $(wildcard test/bench/*.h) $(ENGINE_S
 
 bench-engine: test/bench/ke_bench
 	bash test/bench/run_engine.sh
+
+# every benchmark; the in-database ones need the extension installed
+# (as root: make install) and start their own throwaway cluster
+bench: bench-engine
+	bash test/bench/index_build.sh > test/bench/results/index_build.csv
+	bash test/bench/bounds.sh > test/bench/results/bounds.csv
+	bash test/bench/maintenance.sh > test/bench/results/maintenance.csv
 
 demo:
 	bash scripts/demo.sh

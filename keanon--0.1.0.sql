@@ -132,6 +132,8 @@ REVOKE ALL ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) FROM PU
 -- Partition ids are the watch's number times 10^12 plus a counter, so a
 -- bound aggregate over keanon_pid alone finds the partitions' summaries.
 CREATE SEQUENCE keanon.watch_numbers MAXVALUE 8388607;
+COMMENT ON SEQUENCE keanon.watch_numbers IS
+'numbers of watches; a partition id is its watch''s number times 10^12 plus a counter';
 SELECT pg_catalog.pg_extension_config_dump('keanon.watch_numbers', '');
 GRANT USAGE ON SEQUENCE keanon.watch_numbers TO PUBLIC;
 
@@ -463,6 +465,8 @@ $on_drop$;
 COMMENT ON FUNCTION keanon.on_drop() IS
 'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables';
 CREATE EVENT TRIGGER keanon_on_drop ON sql_drop EXECUTE FUNCTION keanon.on_drop();
+COMMENT ON EVENT TRIGGER keanon_on_drop IS
+'drops the published view and internal tables of a watched table dropped by the user';
 
 CREATE FUNCTION keanon.release(tab regclass)
 RETURNS bigint

@@ -22,3 +22,7 @@ export PGOPTIONS='-c client_min_messages=warning'
 bench_psql() {
 	runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -h "$PGHOST" -p "$PGPORT" -d postgres "$@"
 }
+# the same, output thrown away (setup statements)
+bench_sql() {
+	bench_psql "$@" >/dev/null
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Maintenance cost of a watched table against the same table with a plain
+# btree index on the sensitive column and no keanon, side by side in one
+# throwaway cluster.  Run as root after `make install`.  CSV on stdout:
+#   test,shape,rows,clients,baseline,keanon,unit,ratio
+# Sizes: ROWS_LIST (default "10000 100000 1000000"); SECONDS per pgbench run
+# (default 10); BULK_ROWS for the bulk loads (default 1000000).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+rows_list=${ROWS_LIST:-"10000 100000 1000000"}
+secs=${SECONDS_PER_RUN:-10}
+bulk=${BULK_ROWS:-1000000}
+# shellcheck source=pg_cluster.sh
+. "$here/pg_cluster.sh"
+
+work=$bench_tmp/scripts
+mkdir -p "$work"
+chown postgres: "$work"
+
+# The Adult data's capital-gain and hours-per-week, resampled
+awk -F', *' 'NR > 1 && NF >= 15 { print $11 "\t" $13 }' "$root/data/adult.data" >"$work/adult.tsv"
+chown postgres: "$work/adult.tsv"
+bench_sql -c "CREATE EXTENSION keanon" \
+	-c "CREATE TABLE adult (gain integer, hours integer)" \
+	-c "\\copy adult FROM '$work/adult.tsv'" \
+	-c "CREATE TABLE adult_gain AS SELECT array_agg(gain) AS a FROM adult" \
+	-c "CREATE TABLE adult_hours AS SELECT array_agg(hours) AS a FROM adult"
+
+# value expression of a shape, for SQL
+value_sql() {
+	case $1 in
+		uniform) echo "(random() * 1000000000)::integer" ;;
+		gain) echo "(SELECT a[1 + floor(random() * cardinality(a))::integer] FROM adult_gain)" ;;
+		hours) echo "(SELECT a[1 + floor(random() * cardinality(a))::integer] FROM adult_hours)" ;;
+	esac
+}
+# pgbench variable line drawing a value of a shape
+value_pgbench() {
+	case $1 in
+		uniform) echo '\set v random(0, 1000000000)' ;;
+		*) echo '\set v random(0, 40000)' ;;
+	esac
+}
+# k and e per shape
+watch_args() {
+	case $1 in
+		uniform) echo "5, 10000" ;;
+		gain) echo "5, 500" ;;
+		hours) echo "5, 2" ;;
+	esac
+}
+
+# latency in ms of a pgbench run
+pgb_latency() {
+	runuser -u postgres -- pgbench -h "$PGHOST" -p "$PGPORT" -n -T "$secs" -c "$2" -j "$2" \
+		-f "$1" postgres 2>/dev/null | awk '/latency average/ { print $4 }'
+}
+pgb_tps() {
+	runuser -u postgres -- pgbench -h "$PGHOST" -p "$PGPORT" -n -T "$secs" -c "$2" -j "$2" \
+		-f "$1" postgres 2>/dev/null | awk '/^tps/ { print $3 }'
+}
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "" }'
+}
+# seconds taken by one SQL command
+sql_seconds() {
+	local s e
+	s=$(date +%s.%N)
+	bench_psql -c "$1" >/dev/null
+	e=$(date +%s.%N)
+	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }'
+}
+
+echo "test,shape,rows,clients,baseline,keanon,unit,ratio"
+for shape in uniform gain; do
+	for n in $rows_list; do
+		v=$(value_sql "$shape")
+		bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
+			-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+			-c "CREATE INDEX ON b_t (v)" \
+			-c "INSERT INTO b_t (g, v) SELECT i % 100, $v FROM generate_series(1, $n) i" \
+			-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+			-c "INSERT INTO w_t (g, v) SELECT g, v FROM b_t" \
+			-c "SELECT keanon.watch('w_t', 'v', '{g}', $(watch_args "$shape"))" \
+			-c "VACUUM ANALYZE b_t" -c "VACUUM ANALYZE w_t" -c "CHECKPOINT"
+		for t in b_t w_t; do
+			{
+				value_pgbench "$shape"
+				echo "INSERT INTO $t (g, v) VALUES (:v % 100, :v);"
+			} >"$work/ins_$t.sql"
+		done
+		for c in 1 4; do
+			bl=$(pgb_latency "$work/ins_b_t.sql" $c)
+			kl=$(pgb_latency "$work/ins_w_t.sql" $c)
+			echo "insert,$shape,$n,$c,$bl,$kl,ms,$(ratio "$bl" "$kl")"
+		done
+		# WAL bytes per single-row INSERT, 200 of them
+		for t in b_t w_t; do
+			w0=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
+			bench_sql -c "DO \$\$ BEGIN FOR i IN 1 .. 200 LOOP EXECUTE 'INSERT INTO $t (g, v) VALUES (1, (random() * 1000000000)::integer)'; COMMIT; END LOOP; END \$\$"
+			w1=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
+			eval "wal_$t=\$(bench_psql -At -c \"SELECT (pg_wal_lsn_diff('$w1', '$w0') / 200)::bigint\")"
+		done
+		echo "wal_per_insert,$shape,$n,1,$wal_b_t,$wal_w_t,bytes,$(ratio "$wal_b_t" "$wal_w_t")"
+		bench_psql -At -c "SELECT 'check,$shape,$n,' || keanon.check('w_t')"
+	done
+done
+
+# single-row UPDATE and DELETE at the largest size
+n=$(echo "$rows_list" | awk '{ print $NF }')
+for t in b_t w_t; do
+	{
+		echo "\\set id random(1, $n)"
+		echo "UPDATE $t SET v = v + 1 WHERE id = :id;"
+	} >"$work/upd_$t.sql"
+	{
+		echo "\\set id random(1, $n)"
+		echo "DELETE FROM $t WHERE id = :id;"
+	} >"$work/del_$t.sql"
+done
+bl=$(pgb_latency "$work/upd_b_t.sql" 1); kl=$(pgb_latency "$work/upd_w_t.sql" 1)
+echo "update,gain,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
+bl=$(pgb_latency "$work/del_b_t.sql" 1); kl=$(pgb_latency "$work/del_w_t.sql" 1)
+echo "delete,gain,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
+bench_psql -At -c "SELECT 'check,update_delete,$n,' || keanon.check('w_t')"
+
+# bulk loads: INSERT ... SELECT into an empty table and into one holding the same
+for into in empty full; do
+	bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
+		-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+		-c "CREATE INDEX ON b_t (v)" \
+		-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+		-c "SELECT keanon.watch('w_t', 'v', '{g}', 5, 10000)"
+	if [ $into = full ]; then
+		bench_sql -c "INSERT INTO b_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i" \
+			-c "INSERT INTO w_t (g, v) SELECT g, v FROM b_t" -c "CHECKPOINT"
+	fi
+	bs=$(sql_seconds "INSERT INTO b_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i")
+	ks=$(sql_seconds "INSERT INTO w_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i")
+	echo "bulk_insert_into_$into,uniform,$bulk,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
+	bench_psql -At -c "SELECT 'check,bulk_$into,$bulk,' || keanon.check('w_t')"
+done
+
+# watching an existing table against CREATE INDEX ... USING btree
+bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
+	-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+	-c "INSERT INTO w_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i" \
+	-c "VACUUM ANALYZE w_t" -c "CHECKPOINT"
+bs=$(sql_seconds "CREATE INDEX w_t_btree ON w_t (v)")
+ks=$(sql_seconds "SELECT keanon.watch('w_t', 'v', '{g}', 5, 10000)")
+echo "watch_existing,uniform,$bulk,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
+bench_psql -At -c "SELECT 'check,watch,$bulk,' || keanon.check('w_t')"
