@@ -941,6 +941,83 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 }
 
 /*
+ * The O(1) path for one row replaced by another in the same partition (an
+ * UPDATE of the value, or of the key), the partition's bounds and size
+ * unchanged: the newcomer takes the departing row's slot, and whichever
+ * row showed the departing value shows the new one.  A uniform
+ * permutation of the old values becomes one of the new values.
+ */
+static bool
+replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
+					 Datum pub, KeNum ins_v, Datum ins_d)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KePartition part,
+				dpart;
+	Oid			types[4];
+	Datum		values[4];
+	char	   *sql;
+	bool		isnull;
+	bool		showed_own;
+
+	if (!only_partition_at(w, ins_v, &part) || !only_partition_at(w, del_v, &dpart) ||
+		!ke_num_eq(vt->kind, part.hi, dpart.hi) || part.hi_split != dpart.hi_split)
+		return false;
+	types[0] = INT8OID;
+	values[0] = Int64GetDatum(pid);
+	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
+	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1 ||
+		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) != part.n ||
+		!ke_num_eq(vt->kind, part.hi,
+				   KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))) ||
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != part.hi_split)
+		return false;
+
+	showed_own = ke_num_eq(vt->kind, KeanonDatumToNum(vt, pub), del_v);
+	types[1] = vt->typid;
+	types[2] = vt->typid;
+	if (!showed_own)
+	{
+		/* the row that showed the departing value shows the new one */
+		values[1] = del_d;
+		values[2] = ins_d;
+		sql = psprintf("UPDATE %s SET keanon_pub = $3 WHERE ctid = "
+					   "(SELECT ctid FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2 LIMIT 1)",
+					   w->rows, w->rows);
+		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+		if (SPI_processed != 1)
+			elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
+				 (long long) pid, get_rel_name(w->relid));
+	}
+	types[1] = INT4OID;
+	values[1] = Int32GetDatum(slot);
+	values[2] = showed_own ? ins_d : pub;
+	sql = psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $3 "
+				   "WHERE keanon_pid IS NULL", w->rows);
+	spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: expected one new row in %s", get_rel_name(w->relid));
+
+	/* the summary: one row of the old value out, one of the new in */
+	sql = psprintf("UPDATE %s SET lo = $2, "
+				   "vals = (SELECT array_agg(x ORDER BY x) FROM (SELECT x FROM unnest(vals, cnts) u(x, c) "
+				   "WHERE x <> $3 OR c > 1 OR $3 = $4 UNION SELECT $4) v), "
+				   "cnts = (SELECT array_agg(c ORDER BY x) FROM (SELECT x, sum(c)::bigint AS c FROM "
+				   "(SELECT x, c FROM unnest(vals, cnts) u(x, c) UNION ALL SELECT $3, -1 "
+				   "UNION ALL SELECT $4, 1) a GROUP BY x HAVING sum(c) > 0) v) "
+				   "WHERE keanon_pid = $1", w->parts);
+	types[1] = vt->typid;
+	types[2] = vt->typid;
+	types[3] = vt->typid;
+	values[1] = KeanonNumToDatum(vt, part.lo);
+	values[2] = del_d;
+	values[3] = ins_d;
+	spi_run(sql, 4, types, values, NULL, SPI_OK_UPDATE);
+	return true;
+}
+
+/*
  * Make the published view agree with the engine after a batch whose rows
  * had the (sorted) values cv.  The rows themselves moved even where the
  * engine saw no net change (a key updated, a value deleted and inserted
@@ -970,6 +1047,9 @@ republish_changes(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v, Dat
 			leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub))
 			return;
 	}
+	if (!ci->boundaries_changed && nins == 1 && ndel == 1 && del_had_pid &&
+		replace_in_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v, ins_d))
+		return;
 	if (ci->any)
 	{
 		if (!ci->lo_unbounded && ke_num_cmp(kind, ci->lo, lo) < 0)
