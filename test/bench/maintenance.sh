@@ -35,11 +35,16 @@ value_sql() {
 		hours) echo "(SELECT a[1 + floor(random() * cardinality(a))::integer] FROM adult_hours)" ;;
 	esac
 }
-# pgbench variable line drawing a value of a shape
-value_pgbench() {
+# a pgbench INSERT of one row of a shape into table $2: Adult shapes are
+# resampled from the data, as the table itself was
+insert_pgbench() {
 	case $1 in
-		uniform) echo '\set v random(0, 1000000000)' ;;
-		*) echo '\set v random(0, 40000)' ;;
+		uniform)
+			echo '\set v random(0, 1000000000)'
+			echo "INSERT INTO $2 (g, v) VALUES (:v % 100, :v);" ;;
+		gain | hours)
+			echo '\set r random(0, 1000000)'
+			echo "INSERT INTO $2 (g, v) SELECT :r % 100, a[1 + :r % cardinality(a)] FROM adult_$1;" ;;
 	esac
 }
 # k and e per shape
@@ -73,7 +78,7 @@ sql_seconds() {
 }
 
 echo "test,shape,rows,clients,baseline,keanon,unit,ratio"
-for shape in uniform gain; do
+for shape in uniform gain hours; do
 	for n in $rows_list; do
 		v=$(value_sql "$shape")
 		bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
@@ -85,10 +90,7 @@ for shape in uniform gain; do
 			-c "SELECT keanon.watch('w_t', 'v', '{g}', $(watch_args "$shape"))" \
 			-c "VACUUM ANALYZE b_t" -c "VACUUM ANALYZE w_t" -c "CHECKPOINT"
 		for t in b_t w_t; do
-			{
-				value_pgbench "$shape"
-				echo "INSERT INTO $t (g, v) VALUES (:v % 100, :v);"
-			} >"$work/ins_$t.sql"
+			insert_pgbench "$shape" $t >"$work/ins_$t.sql"
 		done
 		for c in 1 4; do
 			bl=$(pgb_latency "$work/ins_b_t.sql" $c)
@@ -98,7 +100,7 @@ for shape in uniform gain; do
 		# WAL bytes per single-row INSERT, 200 of them
 		for t in b_t w_t; do
 			w0=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
-			bench_sql -c "DO \$\$ BEGIN FOR i IN 1 .. 200 LOOP EXECUTE 'INSERT INTO $t (g, v) VALUES (1, (random() * 1000000000)::integer)'; COMMIT; END LOOP; END \$\$"
+			bench_sql -c "DO \$\$ BEGIN FOR i IN 1 .. 200 LOOP EXECUTE 'INSERT INTO $t (g, v) SELECT 1, $v'; COMMIT; END LOOP; END \$\$"
 			w1=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
 			eval "wal_$t=\$(bench_psql -At -c \"SELECT (pg_wal_lsn_diff('$w1', '$w0') / 200)::bigint\")"
 		done
@@ -120,9 +122,9 @@ for t in b_t w_t; do
 	} >"$work/del_$t.sql"
 done
 bl=$(pgb_latency "$work/upd_b_t.sql" 1); kl=$(pgb_latency "$work/upd_w_t.sql" 1)
-echo "update,gain,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
+echo "update,$shape,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
 bl=$(pgb_latency "$work/del_b_t.sql" 1); kl=$(pgb_latency "$work/del_w_t.sql" 1)
-echo "delete,gain,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
+echo "delete,$shape,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
 bench_psql -At -c "SELECT 'check,update_delete,$n,' || keanon.check('w_t')"
 
 # bulk loads: INSERT ... SELECT into an empty table and into one holding the same
