@@ -88,7 +88,8 @@ for shape in uniform gain hours; do
 			-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
 			-c "INSERT INTO w_t (g, v) SELECT g, v FROM b_t" \
 			-c "SELECT keanon.watch('w_t', 'v', '{g}', $(watch_args "$shape"))" \
-			-c "VACUUM ANALYZE b_t" -c "VACUUM ANALYZE w_t" -c "CHECKPOINT"
+			-c "VACUUM ANALYZE b_t" -c "VACUUM ANALYZE w_t" \
+			-c "VACUUM ANALYZE w_t_keanon_rows" -c "VACUUM ANALYZE w_t_keanon_parts" -c "CHECKPOINT"
 		for t in b_t w_t; do
 			insert_pgbench "$shape" $t >"$work/ins_$t.sql"
 		done
