@@ -788,6 +788,57 @@ only_partition_at(Watch *w, KeNum v, KePartition *out)
 }
 
 /*
+ * A partition's summary after one row of value remove_d left it and one of
+ * value add_d joined (either may be absent), with its new lowest value.
+ */
+static void
+update_summary(Watch *w, int64 pid, KeNum lo, bool has_remove, Datum remove_d,
+			   bool has_add, Datum add_d)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	Oid			types[5] = {INT8OID, vt->typid, vt->typid, vt->typid, INT8OID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	const char *counted =
+		"(SELECT x, sum(c)::bigint AS c FROM (SELECT x, c FROM unnest(vals, cnts) u(x, c) "
+		"UNION ALL SELECT $3, -1 WHERE $3 IS NOT NULL "
+		"UNION ALL SELECT $4, 1 WHERE $4 IS NOT NULL) a GROUP BY x HAVING sum(c) > 0) v";
+	char	   *sql;
+
+	values[0] = Int64GetDatum(pid);
+	values[1] = KeanonNumToDatum(vt, lo);
+	values[2] = remove_d;
+	values[3] = add_d;
+	values[4] = Int64GetDatum((has_add ? 1 : 0) - (has_remove ? 1 : 0));
+	if (!has_remove)
+		nulls[2] = 'n';
+	if (!has_add)
+		nulls[3] = 'n';
+	sql = psprintf("UPDATE %s SET n = n + $5, lo = $2, "
+				   "vals = (SELECT array_agg(x ORDER BY x) FROM %s), "
+				   "cnts = (SELECT array_agg(c ORDER BY x) FROM %s) "
+				   "WHERE keanon_pid = $1", w->parts, counted, counted);
+	spi_run(sql, 5, types, values, nulls, SPI_OK_UPDATE);
+}
+
+/* The one row inserted by this statement takes slot and published value */
+static void
+place_new_row(Watch *w, int64 pid, int32 slot, Datum pub)
+{
+	Oid			types[3] = {INT8OID, INT4OID, w->ki->vt.typid};
+	Datum		values[3];
+
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum(slot);
+	values[2] = pub;
+	spi_run(psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $3 "
+					 "WHERE keanon_pid IS NULL", w->rows),
+			3, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: expected one new row in %s", get_rel_name(w->relid));
+}
+
+/*
  * The O(1) path for one row joining a partition whose bounds and end stay
  * put: inside-out shuffle.  False when the situation is not that simple.
  */
@@ -845,28 +896,8 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	}
 	else
 		values[3] = vd;
-	types[3] = vt->typid;
-	values[1] = Int32GetDatum((int32) n);
-	sql = psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $4 "
-				   "WHERE keanon_pid IS NULL", w->rows);
-	spi_run(sql, 4, types, values, NULL, SPI_OK_UPDATE);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: expected one new row in %s", get_rel_name(w->relid));
-
-	sql = psprintf("UPDATE %s SET n = n + 1, lo = $2, "
-				   "vals = CASE WHEN $3 = ANY (vals) THEN vals ELSE "
-				   "(SELECT array_agg(x ORDER BY x) FROM unnest(vals || $3) x) END, "
-				   "cnts = (SELECT array_agg(CASE WHEN x = $3 THEN c + 1 ELSE c END ORDER BY x) "
-				   "FROM unnest(CASE WHEN $3 = ANY (vals) THEN vals ELSE vals || $3 END, "
-				   "CASE WHEN $3 = ANY (vals) THEN cnts ELSE cnts || 0::bigint END) u(x, c)) "
-				   "WHERE keanon_pid = $1", w->parts);
-	types[0] = INT8OID;
-	types[1] = vt->typid;
-	types[2] = vt->typid;
-	values[0] = Int64GetDatum(pid);
-	values[1] = KeanonNumToDatum(vt, p->lo);
-	values[2] = vd;
-	spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	place_new_row(w, pid, (int32) n, values[3]);
+	update_summary(w, pid, p->lo, false, (Datum) 0, true, vd);
 	return true;
 }
 
@@ -926,17 +957,7 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 					   w->rows);
 		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
 	}
-	sql = psprintf("UPDATE %s SET n = n - 1, lo = $2, "
-				   "vals = (SELECT array_agg(x ORDER BY x) FROM unnest(vals, cnts) u(x, c) "
-				   "WHERE x <> $3 OR c > 1), "
-				   "cnts = (SELECT array_agg(CASE WHEN x = $3 THEN c - 1 ELSE c END ORDER BY x) "
-				   "FROM unnest(vals, cnts) u(x, c) WHERE x <> $3 OR c > 1) "
-				   "WHERE keanon_pid = $1", w->parts);
-	types[1] = vt->typid;
-	types[2] = vt->typid;
-	values[1] = KeanonNumToDatum(vt, p->lo);
-	values[2] = vd;
-	spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	update_summary(w, pid, p->lo, true, vd, false, (Datum) 0);
 	return true;
 }
 
@@ -990,30 +1011,8 @@ replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
 			elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
 				 (long long) pid, get_rel_name(w->relid));
 	}
-	types[1] = INT4OID;
-	values[1] = Int32GetDatum(slot);
-	values[2] = showed_own ? ins_d : pub;
-	sql = psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $3 "
-				   "WHERE keanon_pid IS NULL", w->rows);
-	spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: expected one new row in %s", get_rel_name(w->relid));
-
-	/* the summary: one row of the old value out, one of the new in */
-	sql = psprintf("UPDATE %s SET lo = $2, "
-				   "vals = (SELECT array_agg(x ORDER BY x) FROM (SELECT x FROM unnest(vals, cnts) u(x, c) "
-				   "WHERE x <> $3 OR c > 1 OR $3 = $4 UNION SELECT $4) v), "
-				   "cnts = (SELECT array_agg(c ORDER BY x) FROM (SELECT x, sum(c)::bigint AS c FROM "
-				   "(SELECT x, c FROM unnest(vals, cnts) u(x, c) UNION ALL SELECT $3, -1 "
-				   "UNION ALL SELECT $4, 1) a GROUP BY x HAVING sum(c) > 0) v) "
-				   "WHERE keanon_pid = $1", w->parts);
-	types[1] = vt->typid;
-	types[2] = vt->typid;
-	types[3] = vt->typid;
-	values[1] = KeanonNumToDatum(vt, part.lo);
-	values[2] = del_d;
-	values[3] = ins_d;
-	spi_run(sql, 4, types, values, NULL, SPI_OK_UPDATE);
+	place_new_row(w, pid, slot, showed_own ? ins_d : pub);
+	update_summary(w, pid, part.lo, true, del_d, true, ins_d);
 	return true;
 }
 
