@@ -178,6 +178,19 @@ INSERT INTO people (postal_code, age, sex, salary) VALUES ('c1', 40, 'Female', 7
 RESET ROLE;
 SELECT keanon.check('people');
 
+-- Watching again after unwatching: maintenance follows the new watch
+CREATE TABLE rewatch (id serial PRIMARY KEY, g integer, v integer);
+INSERT INTO rewatch (g, v) SELECT i % 3, i FROM generate_series(1, 30) i;
+SELECT keanon.watch('rewatch', 'v', '{g}', 3, 2);
+INSERT INTO rewatch (g, v) VALUES (1, 100);
+SELECT keanon.unwatch('rewatch');
+SELECT keanon.watch('rewatch', 'v', '{g}', 5, 10);
+INSERT INTO rewatch (g, v) VALUES (1, 101);
+SELECT keanon.check('rewatch');
+SELECT count(*) AS partitions, min(distinct_values) AS k_achieved, min(error) AS e_achieved
+FROM keanon.partitions('rewatch');
+DROP TABLE rewatch;
+
 -- unwatch removes it all; dropping a watched table does too
 SELECT keanon.unwatch('"Odd ""Table""; DROP TABLE people; --"');
 SELECT count(*) FROM pg_class WHERE relname LIKE 'Odd%' OR relname = 'odd published';
