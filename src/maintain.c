@@ -839,6 +839,80 @@ place_new_row(Watch *w, int64 pid, int32 slot, Datum pub)
 }
 
 /*
+ * A uniformly random slot among those of partition pid (n slots before the
+ * change) whose row shows value vd.  The departing row, already gone from
+ * the table, is counted at its slot dslot with its published value dpub.
+ * Choosing among equal values at random, not the first one found, keeps the
+ * permutation uniform.  Common values are found by sampling slots; rare ones
+ * by listing them.  -1 if no slot shows vd.
+ */
+static int32
+random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum vd)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeNum		target = KeanonDatumToNum(vt, vd);
+	bool		departing_shows = ke_num_eq(vt->kind, KeanonDatumToNum(vt, dpub), target);
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	char	   *sql;
+	bool		isnull;
+
+	values[0] = Int64GetDatum(pid);
+	sql = psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2", w->rows);
+	for (int t = 0; t < 32 && n > 0; t++)
+	{
+		int32		j = (int32) random_below((uint64) n);
+
+		if (j == dslot)
+		{
+			if (departing_shows)
+				return j;
+			continue;
+		}
+		values[1] = Int32GetDatum(j);
+		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed == 1 &&
+			ke_num_eq(vt->kind, target,
+					  KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc, 1, &isnull))))
+			return j;
+	}
+	/* a rare value: list the slots showing it */
+	types[1] = vt->typid;
+	values[1] = vd;
+	spi_run(psprintf("SELECT keanon_slot FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2",
+					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
+	{
+		uint64		c = SPI_processed + (departing_shows ? 1 : 0);
+		uint64		r;
+
+		if (c == 0)
+			return -1;
+		r = random_below(c);
+		if (r == SPI_processed)
+			return dslot;
+		return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+}
+
+/* Make the row at a slot of a partition show value vd */
+static void
+set_published(Watch *w, int64 pid, int32 slot, Datum vd)
+{
+	Oid			types[3] = {INT8OID, INT4OID, w->ki->vt.typid};
+	Datum		values[3];
+
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum(slot);
+	values[2] = vd;
+	spi_run(psprintf("UPDATE %s SET keanon_pub = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+					 w->rows), 3, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 slot, (long long) pid, get_rel_name(w->relid));
+}
+
+/*
  * The O(1) path for one row joining a partition whose bounds and end stay
  * put: inside-out shuffle.  False when the situation is not that simple.
  */
@@ -902,8 +976,9 @@ join_partition(Watch *w, KeNum v, Datum vd)
 }
 
 /*
- * The O(1) path for one row leaving a partition whose end stays put: the
- * row that showed the departing true value takes over the departing row's
+ * The O(1) path (for values not rare in the partition) for one row leaving
+ * a partition whose end stays put: a row drawn at random among those
+ * showing the departing true value takes over the departing row's
  * published value, and the last slot moves into the gap.
  */
 static bool
@@ -933,19 +1008,19 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != p->hi_split)
 		return false;
 
-	types[1] = vt->typid;
-	types[2] = vt->typid;
-	values[1] = vd;
-	values[2] = pub;
-	if (!ke_num_eq(vt->kind, KeanonDatumToNum(vt, pub), v))
+	/*
+	 * A random slot showing the departing value swaps published values with
+	 * the departing row, whose slot then goes: the departing value leaves
+	 * the permutation with its row.
+	 */
 	{
-		sql = psprintf("UPDATE %s SET keanon_pub = $3 WHERE ctid = "
-					   "(SELECT ctid FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2 LIMIT 1)",
-					   w->rows, w->rows);
-		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
-		if (SPI_processed != 1)
+		int32		s_slot = random_slot_showing(w, pid, n, slot, pub, vd);
+
+		if (s_slot < 0)
 			elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
 				 (long long) pid, get_rel_name(w->relid));
+		if (s_slot != slot)
+			set_published(w, pid, s_slot, pub);
 	}
 	if (slot != n - 1)
 	{
@@ -964,9 +1039,9 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 /*
  * The O(1) path for one row replaced by another in the same partition (an
  * UPDATE of the value, or of the key), the partition's bounds and size
- * unchanged: the newcomer takes the departing row's slot, and whichever
- * row showed the departing value shows the new one.  A uniform
- * permutation of the old values becomes one of the new values.
+ * unchanged: the newcomer takes the departing row's slot, and a slot drawn
+ * at random among those showing the departing value shows the new one.  A
+ * uniform permutation of the old values becomes one of the new values.
  */
 static bool
 replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
@@ -979,7 +1054,7 @@ replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
 	Datum		values[4];
 	char	   *sql;
 	bool		isnull;
-	bool		showed_own;
+	int32		s_slot;
 
 	if (!only_partition_at(w, ins_v, &part) || !only_partition_at(w, del_v, &dpart) ||
 		!ke_num_eq(vt->kind, part.hi, dpart.hi) || part.hi_split != dpart.hi_split)
@@ -995,23 +1070,14 @@ replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
 		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != part.hi_split)
 		return false;
 
-	showed_own = ke_num_eq(vt->kind, KeanonDatumToNum(vt, pub), del_v);
-	types[1] = vt->typid;
-	types[2] = vt->typid;
-	if (!showed_own)
-	{
-		/* the row that showed the departing value shows the new one */
-		values[1] = del_d;
-		values[2] = ins_d;
-		sql = psprintf("UPDATE %s SET keanon_pub = $3 WHERE ctid = "
-					   "(SELECT ctid FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2 LIMIT 1)",
-					   w->rows, w->rows);
-		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
-		if (SPI_processed != 1)
-			elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
-				 (long long) pid, get_rel_name(w->relid));
-	}
-	place_new_row(w, pid, slot, showed_own ? ins_d : pub);
+	/* a random slot showing the departing value shows the new value */
+	s_slot = random_slot_showing(w, pid, part.n, slot, pub, del_d);
+	if (s_slot < 0)
+		elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
+			 (long long) pid, get_rel_name(w->relid));
+	if (s_slot != slot)
+		set_published(w, pid, s_slot, ins_d);
+	place_new_row(w, pid, slot, s_slot == slot ? ins_d : pub);
 	update_summary(w, pid, part.lo, true, del_d, true, ins_d);
 	return true;
 }
