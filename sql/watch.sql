@@ -191,6 +191,29 @@ SELECT count(*) AS partitions, min(distinct_values) AS k_achieved, min(error) AS
 FROM keanon.partitions('rewatch');
 DROP TABLE rewatch;
 
+-- a run split between two partitions: the earlier one holds all of value
+-- 5's rows but the last-arriving, the later one that row; rows of 5
+-- joining and leaving keep the split, checked against the optimum
+CREATE TABLE splitrun (id serial PRIMARY KEY, g integer, v integer);
+INSERT INTO splitrun (g, v)
+SELECT i % 3, CASE WHEN i <= 4 THEN i WHEN i > 44 THEN i - 39 ELSE 5 END
+FROM generate_series(1, 48) i;
+SELECT keanon.watch('splitrun', 'v', '{g}', 5, 1);
+SELECT lo, hi, lo_last_only, hi_split, n FROM splitrun_keanon_parts ORDER BY hi;
+INSERT INTO splitrun (g, v) VALUES (1, 5);
+INSERT INTO splitrun (g, v) VALUES (2, 5);
+SELECT keanon.check('splitrun');
+DELETE FROM splitrun WHERE id = 10;
+SELECT keanon.check('splitrun');
+DELETE FROM splitrun WHERE id = (SELECT max(id) FROM splitrun WHERE v = 5);
+SELECT keanon.check('splitrun');
+INSERT INTO splitrun (g, v) SELECT i % 3, 5 FROM generate_series(1, 20) i;
+INSERT INTO splitrun (g, v) VALUES (0, 5);
+SELECT lo, hi, lo_last_only, hi_split, n FROM splitrun_keanon_parts ORDER BY hi;
+SELECT keanon.check('splitrun');
+SELECT keanon.unwatch('splitrun');
+DROP TABLE splitrun;
+
 -- unwatch removes it all; dropping a watched table does too
 SELECT keanon.unwatch('"Odd ""Table""; DROP TABLE people; --"');
 SELECT count(*) FROM pg_class WHERE relname LIKE 'Odd%' OR relname = 'odd published';

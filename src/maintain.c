@@ -788,6 +788,29 @@ only_partition_at(Watch *w, KeNum v, KePartition *out)
 }
 
 /*
+ * The partition holding value v that ends at hi (with hi_split), when v's
+ * run lies in one partition or is split between two: a row of the earlier
+ * one leaving it leaves the later one as it was.
+ */
+static bool
+partition_at_ending(Watch *w, KeNum v, KeNum hi, bool hi_split, KePartition *out)
+{
+	KeanonPartList np = {0};
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v,
+							   KeanonCollectPartition, &np);
+	for (int i = 0; i < np.n; i++)
+	{
+		if (ke_num_eq(w->ki->vt.kind, np.parts[i].hi, hi) && np.parts[i].hi_split == hi_split)
+		{
+			*out = np.parts[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * A partition's summary after one row of value remove_d left it and one of
  * value add_d joined (either may be absent), with its new lowest value.
  */
@@ -976,6 +999,139 @@ join_partition(Watch *w, KeNum v, Datum vd)
 }
 
 /*
+ * The O(1) path for one row joining a run split between two partitions:
+ * the earlier partition holds all the run's rows but the last-arriving, the
+ * later one that row.  The newcomer, arriving last, takes the place of the
+ * previous last row in the later partition (same true value, so its
+ * published value stays); that row joins the earlier partition by an
+ * inside-out shuffle.  False when the situation is not that simple.
+ */
+static bool
+split_join(Watch *w, KeNum v, Datum vd)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	KeanonPartList np = {0};
+	KePartition *a,
+			   *b;
+	Oid			types[4];
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	int64		pid_a,
+				pid_b,
+				n_a;
+	int32		old_slot;
+	Datum		old_pub,
+				old_tid,
+				moved_pub;
+	int64		old_arrival;
+	uint64		j;
+	char	   *sql;
+	bool		isnull;
+	HeapTuple	t;
+	TupleDesc	d;
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v,
+							   KeanonCollectPartition, &np);
+	if (np.n != 2)
+		return false;
+	a = &np.parts[0];
+	b = &np.parts[1];
+	if (!a->hi_split || !b->lo_last_only || !ke_num_eq(kind, a->hi, v) ||
+		!ke_num_eq(kind, b->lo, v))
+		return false;
+
+	/* the stored partitions: the earlier one row short, the later as it was */
+	types[0] = vt->typid;
+	values[0] = vd;
+	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only FROM %s WHERE hi = $1 AND hi_split",
+				   w->parts);
+	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	pid_a = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+	n_a = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+	if (n_a + 1 != a->n ||
+		!ke_num_eq(kind, a->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
+		DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) != a->lo_last_only)
+		return false;
+	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only, hi, hi_split FROM %s "
+				   "WHERE hi > $1 ORDER BY hi LIMIT 1", w->parts);
+	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	pid_b = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+	if (DatumGetInt64(SPI_getbinval(t, d, 2, &isnull)) != b->n ||
+		!ke_num_eq(kind, v, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
+		!DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) ||
+		!ke_num_eq(kind, b->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 5, &isnull))) ||
+		DatumGetBool(SPI_getbinval(t, d, 6, &isnull)) != b->hi_split)
+		return false;
+
+	/* the previous last row of the run, and the newcomer arriving after it */
+	types[0] = INT8OID;
+	values[0] = Int64GetDatum(pid_b);
+	types[1] = vt->typid;
+	values[1] = vd;
+	sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
+				   "WHERE keanon_pid = $1 AND %s = $2", w->rows, w->s);
+	spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	old_tid = SPI_getbinval(t, d, 1, &isnull);
+	old_slot = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
+	old_pub = SPI_getbinval(t, d, 3, &isnull);
+	old_arrival = DatumGetInt64(SPI_getbinval(t, d, 4, &isnull));
+	spi_run(psprintf("SELECT keanon_arrival FROM %s WHERE keanon_pid IS NULL", w->rows),
+			0, NULL, NULL, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1 ||
+		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) <= old_arrival)
+		return false;
+
+	/* that row joins the earlier partition: it takes slot n_a */
+	j = random_below((uint64) n_a + 1);
+	moved_pub = vd;
+	if ((int64) j < n_a)
+	{
+		types[0] = INT8OID;
+		values[0] = Int64GetDatum(pid_a);
+		types[1] = INT4OID;
+		values[1] = Int32GetDatum((int32) j);
+		sql = psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
+					   w->rows);
+		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed != 1)
+			elog(ERROR, "keanon: slot %llu of partition %lld of %s is missing",
+				 (unsigned long long) j, (long long) pid_a, get_rel_name(w->relid));
+		moved_pub = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		set_published(w, pid_a, (int32) j, vd);
+	}
+	types[0] = TIDOID;
+	values[0] = old_tid;
+	types[1] = INT8OID;
+	values[1] = Int64GetDatum(pid_a);
+	types[2] = INT4OID;
+	values[2] = Int32GetDatum((int32) n_a);
+	types[3] = vt->typid;
+	values[3] = moved_pub;
+	spi_run(psprintf("UPDATE %s SET keanon_pid = $2, keanon_slot = $3, keanon_pub = $4 "
+					 "WHERE ctid = $1", w->rows), 4, types, values, nulls, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: the last row of a split run of %s is missing", get_rel_name(w->relid));
+
+	/* the newcomer takes its place in the later partition */
+	place_new_row(w, pid_b, old_slot, old_pub);
+	update_summary(w, pid_a, a->lo, false, (Datum) 0, true, vd);
+	return true;
+}
+
+/*
  * The O(1) path (for values not rare in the partition) for one row leaving
  * a partition whose end stays put: a row drawn at random among those
  * showing the departing true value takes over the departing row's
@@ -993,8 +1149,6 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 	char	   *sql;
 	bool		isnull;
 
-	if (!only_partition_at(w, v, p))
-		return false;
 	types[0] = INT8OID;
 	values[0] = Int64GetDatum(pid);
 	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
@@ -1002,10 +1156,11 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 	if (SPI_processed != 1)
 		return false;
 	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (n - 1 != p->n ||
-		!ke_num_eq(vt->kind, p->hi,
-				   KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))) ||
-		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != p->hi_split)
+	if (!partition_at_ending(w, v,
+							 KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)),
+							 DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)),
+							 p) ||
+		n - 1 != p->n)
 		return false;
 
 	/*
@@ -1106,7 +1261,7 @@ republish_changes(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v, Dat
 	}
 	if (!ci->boundaries_changed && nins + ndel == 1)
 	{
-		if (nins == 1 && join_partition(w, ins_v, ins_d))
+		if (nins == 1 && (join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))
 			return;
 		if (ndel == 1 && del_had_pid &&
 			leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub))
