@@ -211,6 +211,12 @@ INSERT INTO splitrun (g, v) SELECT i % 3, 5 FROM generate_series(1, 20) i;
 INSERT INTO splitrun (g, v) VALUES (0, 5);
 SELECT lo, hi, lo_last_only, hi_split, n FROM splitrun_keanon_parts ORDER BY hi;
 SELECT keanon.check('splitrun');
+-- rows moving between partitions whose bounds stay put
+UPDATE splitrun SET v = 7 WHERE id = 11;
+SELECT keanon.check('splitrun');
+UPDATE splitrun SET v = 3 WHERE id = 11;
+SELECT keanon.check('splitrun');
+SELECT lo, hi, lo_last_only, hi_split, n FROM splitrun_keanon_parts ORDER BY hi;
 SELECT keanon.unwatch('splitrun');
 DROP TABLE splitrun;
 

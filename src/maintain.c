@@ -935,6 +935,28 @@ set_published(Watch *w, int64 pid, int32 slot, Datum vd)
 			 slot, (long long) pid, get_rel_name(w->relid));
 }
 
+/* Make the row at a slot of a partition show vd; returns what it showed */
+static Datum
+exchange_published(Watch *w, int64 pid, int32 slot, Datum vd)
+{
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	Datum		was;
+	bool		isnull;
+
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum(slot);
+	spi_run(psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
+					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 slot, (long long) pid, get_rel_name(w->relid));
+	/* the tuple table lives until SPI_finish */
+	was = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	set_published(w, pid, slot, vd);
+	return was;
+}
+
 /*
  * The O(1) path for one row joining a partition whose bounds and end stay
  * put: inside-out shuffle.  False when the situation is not that simple.
@@ -945,8 +967,9 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	const KeanonValueType *vt = &w->ki->vt;
 	KePartition part;
 	KePartition *p = &part;
-	Oid			types[4];
-	Datum		values[4];
+	Oid			types[2];
+	Datum		values[2];
+	Datum		pub;
 	int64		pid,
 				n;
 	uint64		j;
@@ -970,30 +993,8 @@ join_partition(Watch *w, KeNum v, Datum vd)
 
 	/* the newcomer takes slot n; it swaps published values with slot j */
 	j = random_below((uint64) n + 1);
-	types[0] = INT8OID;
-	types[1] = INT4OID;
-	types[2] = vt->typid;
-	values[0] = Int64GetDatum(pid);
-	values[1] = Int32GetDatum((int32) j);
-	values[2] = vd;
-	if ((int64) j < n)
-	{
-		/* read the victim's published value first, then hand it over */
-		sql = psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
-					   w->rows);
-		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
-		if (SPI_processed != 1)
-			elog(ERROR, "keanon: slot %llu of partition %lld of %s is missing",
-				 (unsigned long long) j, (long long) pid, get_rel_name(w->relid));
-		values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		types[3] = vt->typid;
-		sql = psprintf("UPDATE %s SET keanon_pub = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
-					   w->rows);
-		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
-	}
-	else
-		values[3] = vd;
-	place_new_row(w, pid, (int32) n, values[3]);
+	pub = (int64) j < n ? exchange_published(w, pid, (int32) j, vd) : vd;
+	place_new_row(w, pid, (int32) n, pub);
 	update_summary(w, pid, p->lo, false, (Datum) 0, true, vd);
 	return true;
 }
@@ -1096,22 +1097,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 
 	/* that row joins the earlier partition: it takes slot n_a */
 	j = random_below((uint64) n_a + 1);
-	moved_pub = vd;
-	if ((int64) j < n_a)
-	{
-		types[0] = INT8OID;
-		values[0] = Int64GetDatum(pid_a);
-		types[1] = INT4OID;
-		values[1] = Int32GetDatum((int32) j);
-		sql = psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
-					   w->rows);
-		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
-		if (SPI_processed != 1)
-			elog(ERROR, "keanon: slot %llu of partition %lld of %s is missing",
-				 (unsigned long long) j, (long long) pid_a, get_rel_name(w->relid));
-		moved_pub = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		set_published(w, pid_a, (int32) j, vd);
-	}
+	moved_pub = (int64) j < n_a ? exchange_published(w, pid_a, (int32) j, vd) : vd;
 	types[0] = TIDOID;
 	values[0] = old_tid;
 	types[1] = INT8OID;
@@ -1267,9 +1253,20 @@ republish_changes(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v, Dat
 			leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub))
 			return;
 	}
-	if (!ci->boundaries_changed && nins == 1 && ndel == 1 && del_had_pid &&
-		replace_in_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v, ins_d))
-		return;
+	if (!ci->boundaries_changed && nins == 1 && ndel == 1 && del_had_pid)
+	{
+		if (replace_in_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v, ins_d))
+			return;
+
+		/*
+		 * A row moving to another partition: it leaves one and joins the
+		 * other.  Should the joining not be simple, the leaving has left a
+		 * consistent state for the general path below.
+		 */
+		if (leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub) &&
+			(join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))
+			return;
+	}
 	if (ci->any)
 	{
 		if (!ci->lo_unbounded && ke_num_cmp(kind, ci->lo, lo) < 0)

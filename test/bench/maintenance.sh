@@ -35,6 +35,14 @@ value_sql() {
 		hours) echo "(SELECT a[1 + floor(random() * cardinality(a))::integer] FROM adult_hours)" ;;
 	esac
 }
+# the rows of a table of n rows of a shape, for INSERT ... SELECT: the Adult
+# shapes draw per row (an uncorrelated subquery would be drawn once)
+rows_sql() {
+	case $1 in
+		uniform) echo "SELECT i % 100, (random() * 1000000000)::integer FROM generate_series(1, $2) i" ;;
+		gain | hours) echo "SELECT i % 100, a[1 + floor(random() * cardinality(a))::integer] FROM generate_series(1, $2) i, adult_$1" ;;
+	esac
+}
 # a pgbench INSERT of one row of a shape into table $2: Adult shapes are
 # resampled from the data, as the table itself was
 insert_pgbench() {
@@ -84,12 +92,14 @@ for shape in uniform gain hours; do
 		bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
 			-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
 			-c "CREATE INDEX ON b_t (v)" \
-			-c "INSERT INTO b_t (g, v) SELECT i % 100, $v FROM generate_series(1, $n) i" \
+			-c "INSERT INTO b_t (g, v) $(rows_sql "$shape" "$n")" \
 			-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
 			-c "INSERT INTO w_t (g, v) SELECT g, v FROM b_t" \
 			-c "SELECT keanon.watch('w_t', 'v', '{g}', $(watch_args "$shape"))" \
 			-c "VACUUM ANALYZE b_t" -c "VACUUM ANALYZE w_t" \
 			-c "VACUUM ANALYZE w_t_keanon_rows" -c "VACUUM ANALYZE w_t_keanon_parts" -c "CHECKPOINT"
+		# the shape as loaded: distinct values and the commonest value's share
+		bench_psql -At -c "SELECT 'shape,$shape,$n,' || count(*) || ',' || round(max(c)::numeric / sum(c), 3) FROM (SELECT v, count(*) AS c FROM w_t GROUP BY v) x"
 		for t in b_t w_t; do
 			insert_pgbench "$shape" $t >"$work/ins_$t.sql"
 		done
