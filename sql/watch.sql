@@ -233,6 +233,16 @@ SELECT keanon.unwatch('splitrun');
 DROP FUNCTION splitrun_rows_changed();
 DROP TABLE splitrun, splitrun_before;
 
+-- keanon's trigger functions refuse to be fired other than as watch() does
+CREATE TABLE wrongtrig (v integer);
+CREATE TRIGGER a BEFORE INSERT ON wrongtrig FOR EACH ROW EXECUTE FUNCTION keanon.maintain();
+CREATE TRIGGER b AFTER INSERT ON wrongtrig FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch();
+INSERT INTO wrongtrig VALUES (1);
+DROP TRIGGER a ON wrongtrig;
+INSERT INTO wrongtrig VALUES (1);
+SELECT count(*) FROM wrongtrig;
+DROP TABLE wrongtrig;
+
 -- unwatch removes it all; dropping a watched table does too
 SELECT keanon.unwatch('"Odd ""Table""; DROP TABLE people; --"');
 SELECT count(*) FROM pg_class WHERE relname LIKE 'Odd%' OR relname = 'odd published';

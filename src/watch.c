@@ -54,22 +54,36 @@ owner_restore(const OwnerSwitch *os)
 	SetUserIdAndSecContext(os->save_user, os->save_sec);
 }
 
-/* The statement trigger of watched tables */
-Datum
-keanon_maintain(PG_FUNCTION_ARGS)
+/*
+ * The trigger data of a call of one of keanon's statement triggers, after
+ * checking it was fired as watch() creates it: BEFORE or AFTER, FOR EACH
+ * STATEMENT.
+ */
+static TriggerData *
+statement_trigger_data(FunctionCallInfo fcinfo, const char *name, bool before)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	OwnerSwitch os;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("keanon.maintain() must be called as a trigger")));
-	if (!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+				 errmsg("%s must be called as a trigger", name)));
+	if ((before ? !TRIGGER_FIRED_BEFORE(trigdata->tg_event) : !TRIGGER_FIRED_AFTER(trigdata->tg_event)) ||
 		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("keanon.maintain() must be fired AFTER, FOR EACH STATEMENT")));
+				 errmsg("%s must be fired %s, FOR EACH STATEMENT", name,
+						before ? "BEFORE" : "AFTER")));
+	return trigdata;
+}
+
+/* The statement trigger of watched tables */
+Datum
+keanon_maintain(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = statement_trigger_data(fcinfo, "keanon.maintain()", false);
+	OwnerSwitch os;
+
 	if (!TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event) &&
 		trigdata->tg_newtable == NULL && trigdata->tg_oldtable == NULL)
 		ereport(ERROR,
@@ -90,18 +104,9 @@ keanon_maintain(PG_FUNCTION_ARGS)
 Datum
 keanon_lock_watch(PG_FUNCTION_ARGS)
 {
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TriggerData *trigdata = statement_trigger_data(fcinfo, "keanon.lock_watch()", true);
 	OwnerSwitch os;
 
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("keanon.lock_watch() must be called as a trigger")));
-	if (!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
-		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("keanon.lock_watch() must be fired BEFORE, FOR EACH STATEMENT")));
 	owner_become(RelationGetRelid(trigdata->tg_relation), &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
