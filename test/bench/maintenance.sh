@@ -138,21 +138,32 @@ bl=$(pgb_latency "$work/del_b_t.sql" 1); kl=$(pgb_latency "$work/del_w_t.sql" 1)
 echo "delete,$shape,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
 bench_psql -At -c "SELECT 'check,update_delete,$n,' || keanon.check('w_t')"
 
-# bulk loads: INSERT ... SELECT into an empty table and into one holding the same
-for into in empty full; do
-	bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
-		-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
-		-c "CREATE INDEX ON b_t (v)" \
-		-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
-		-c "SELECT keanon.watch('w_t', 'v', '{g}', 5, 10000)"
-	if [ $into = full ]; then
-		bench_sql -c "INSERT INTO b_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i" \
-			-c "INSERT INTO w_t (g, v) SELECT g, v FROM b_t" -c "CHECKPOINT"
-	fi
-	bs=$(sql_seconds "INSERT INTO b_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i")
-	ks=$(sql_seconds "INSERT INTO w_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i")
-	echo "bulk_insert_into_$into,uniform,$bulk,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
-	bench_psql -At -c "SELECT 'check,bulk_$into,$bulk,' || keanon.check('w_t')"
+# bulk loads of $bulk rows, INSERT ... SELECT and COPY (from one file for
+# both tables), into an empty table and into one holding as many rows
+bench_sql -c "COPY (SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i) TO '$work/bulk.tsv'"
+for how in insert copy; do
+	for into in empty full; do
+		bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
+			-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+			-c "CREATE INDEX ON b_t (v)" \
+			-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+			-c "SELECT keanon.watch('w_t', 'v', '{g}', 5, 10000)"
+		if [ $into = full ]; then
+			bench_sql -c "INSERT INTO b_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i" \
+				-c "INSERT INTO w_t (g, v) SELECT g, v FROM b_t"
+		fi
+		bench_sql -c "CHECKPOINT"
+		if [ $how = insert ]; then
+			load="SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i"
+			bs=$(sql_seconds "INSERT INTO b_t (g, v) $load")
+			ks=$(sql_seconds "INSERT INTO w_t (g, v) $load")
+		else
+			bs=$(sql_seconds "COPY b_t (g, v) FROM '$work/bulk.tsv'")
+			ks=$(sql_seconds "COPY w_t (g, v) FROM '$work/bulk.tsv'")
+		fi
+		echo "bulk_${how}_into_$into,uniform,$bulk,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
+		bench_psql -At -c "SELECT 'check,bulk_${how}_$into,$bulk,' || keanon.check('w_t')"
+	done
 done
 
 # watching an existing table against CREATE INDEX ... USING btree
