@@ -124,11 +124,10 @@ require_owner(Oid relid)
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 }
 
-/* keanon.republish(tab): reassign and permute every row */
-Datum
-keanon_republish(PG_FUNCTION_ARGS)
+/* Run an owner's action on a watched table as its owner, inside SPI */
+static int64
+owner_action(Oid relid, int64 (*action) (Oid relid))
 {
-	Oid			relid = PG_GETARG_OID(0);
 	OwnerSwitch os;
 	int64		n;
 
@@ -136,28 +135,24 @@ keanon_republish(PG_FUNCTION_ARGS)
 	owner_become(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
-	n = KeanonRepublish(relid);
+	n = action(relid);
 	SPI_finish();
 	owner_restore(&os);
-	PG_RETURN_INT64(n);
+	return n;
+}
+
+/* keanon.republish(tab): reassign and permute every row */
+Datum
+keanon_republish(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(owner_action(PG_GETARG_OID(0), KeanonRepublish));
 }
 
 /* keanon.release(tab): publish a safe release; returns its number */
 Datum
 keanon_release(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
-	OwnerSwitch os;
-	int64		n;
-
-	require_owner(relid);
-	owner_become(relid, &os);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "keanon: SPI_connect failed");
-	n = KeanonRelease(relid);
-	SPI_finish();
-	owner_restore(&os);
-	PG_RETURN_INT64(n);
+	PG_RETURN_INT64(owner_action(PG_GETARG_OID(0), KeanonRelease));
 }
 
 /*
