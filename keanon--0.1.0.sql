@@ -205,6 +205,13 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.republish(regclass) IS
 'assign every row of a watched table to its partition again and draw a fresh permutation of every partition; returns the rows published';
 
+CREATE FUNCTION keanon.fill(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_fill'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.fill(regclass) IS
+'part of keanon.watch: write the rows of a newly watched table into its empty rows table, each once and already placed (live mode); returns the rows written';
+
 CREATE FUNCTION keanon.watch(
 	tab regclass,
 	sensitive name,
@@ -232,7 +239,6 @@ DECLARE
 	collist text;
 	qilist text;
 	keylist text;
-	published bigint;
 	wno integer;
 	release_name text;
 BEGIN
@@ -310,6 +316,9 @@ BEGIN
 			HINT = 'keanon links published rows to their source rows by primary key.';
 	END IF;
 
+	-- no writer may slip in between reading the rows and the triggers
+	EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tab);
+
 	rows_name := left(rel, 50) || '_keanon_rows';
 	parts_name := left(rel, 50) || '_keanon_parts';
 	view_name := coalesce(publish_as, left(rel, 58) || '_anon');
@@ -326,10 +335,10 @@ BEGIN
 		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
 	INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
+	-- its indexes but keanon's are built once it is filled
 	EXECUTE format('CREATE TABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
-				   'keanon_arrival bigint NOT NULL, PRIMARY KEY (%s))',
-				   nsp, rows_name, collist, s_type, keylist);
-	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, rows_name);
+				   'keanon_arrival bigint NOT NULL)',
+				   nsp, rows_name, collist, s_type);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rows_name,
 				   format('keanon: rows of %s with true and published %I values; private, never grant it', tab, sensitive));
 	EXECUTE format('CREATE TABLE %I.%I (keanon_pid bigint PRIMARY KEY, lo %s NOT NULL, '
@@ -339,11 +348,6 @@ BEGIN
 	EXECUTE format('CREATE INDEX ON %I.%I (hi)', nsp, parts_name);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, parts_name,
 				   format('keanon: partitions of %s with their values and counts', tab));
-
-	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
-	EXECUTE format('INSERT INTO %I.%I (%s, keanon_arrival) '
-				   'SELECT %s, row_number() OVER (ORDER BY %s) FROM %s WHERE %I IS NOT NULL',
-				   nsp, rows_name, collist, collist, keylist, tab, sensitive);
 
 	EXECUTE format('CREATE INDEX %I ON %I.%I USING keanon (%I) WITH (k = %s, e = %s)',
 				   idx_name, nsp, rows_name, sensitive, k, e);
@@ -377,8 +381,11 @@ BEGIN
 			format('%I.%I', nsp, parts_name)::regclass,
 			CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END,
 			wno::bigint * 1000000000000, 0);
-	EXECUTE format('UPDATE keanon.watches SET next_arrival = (SELECT coalesce(max(keanon_arrival), 0) FROM %I.%I) WHERE relid = $1',
-				   nsp, rows_name) USING tab;
+
+	-- the rows, written once and placed, then the rows table's indexes
+	PERFORM keanon.fill(tab);
+	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, rows_name, keylist);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, rows_name);
 
 	EXECUTE format('CREATE TRIGGER keanon_lock BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
 				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);
@@ -397,10 +404,6 @@ BEGIN
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_delete', tab);
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_truncate', tab);
 
-	-- a release watch publishes nothing until keanon.release is called
-	IF mode = 'live' THEN
-		published := keanon.republish(tab);
-	END IF;
 	RETURN format('%I.%I', nsp, view_name)::regclass;
 END;
 $watch$;

@@ -57,6 +57,7 @@ typedef struct Watch
 	int64		next_pid;
 	int64		next_arrival;
 	KeanonIndex *ki;			/* open for writing during maintenance */
+	struct FreshRows *fresh;	/* a statement's rows not yet written */
 } Watch;
 
 /* partitions collected from the engine */
@@ -75,6 +76,7 @@ extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);
+extern int64 KeanonFill(Oid relid);
 extern int64 KeanonRelease(Oid relid);
 extern void KeanonPartitionsFromFlags(KeKind kind, const KeNum *vals, const int64 *counts,
 									  size_t m, const int *end, KeanonPartList *pl);

@@ -53,7 +53,28 @@ typedef struct PlacedRow
 	ItemPointerData tid;
 	Datum		value;
 	KeNum		num;
+	int64		fresh;			/* index among the fresh rows, or -1 */
 } PlacedRow;
+
+/*
+ * The rows a statement adds (an INSERT's, or an UPDATE's that changed a key
+ * or a value, or a new watch's existing rows).  They are written to the
+ * rows table once, already placed: the engine sees their values first, and
+ * republication decides their partitions, slots and published values in
+ * memory.  Row i (from 0) is the (i+1)-th of the source query by
+ * keanon_ordinal and arrives as arrival0 + i + 1.
+ */
+typedef struct FreshRows
+{
+	int64		n;
+	Datum	   *value;
+	KeNum	   *num;
+	int64		arrival0;
+	bool		placed;			/* pid, slot and pub hold every row's place */
+	Datum	   *pid;
+	Datum	   *slot;
+	Datum	   *pub;
+} FreshRows;
 
 /*
  * Plans of maintenance statements, kept for the backend's life and keyed by
@@ -276,6 +297,7 @@ watch_cache_put(const Watch *w)
 	e->w.keys = copy_names(w->keys, watch_cache_cxt);
 	e->w.qis = copy_names(w->qis, watch_cache_cxt);
 	e->w.ki = NULL;
+	e->w.fresh = NULL;
 }
 
 /*
@@ -346,6 +368,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->rows = qualified_name(w->rows_oid);
 	w->parts = qualified_name(w->parts_oid);
 	w->ki = NULL;
+	w->fresh = NULL;
 	watch_cache_put(w);
 }
 
@@ -439,9 +462,63 @@ fetched_rows(const KeanonValueType *vt, int64 *nrows)
 		rows[i].value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull),
 								  typbyval, typlen);
 		rows[i].num = KeanonDatumToNum(vt, rows[i].value);
+		rows[i].fresh = -1;
 	}
 	SPI_freetuptable(SPI_tuptable);
 	return rows;
+}
+
+/* Order rows by (value, arrival); fresh rows arrive in index order */
+static int
+fresh_cmp(const void *a, const void *b, void *arg)
+{
+	const PlacedRow *x = a;
+	const PlacedRow *y = b;
+	int			c = ke_num_cmp(*(const KeKind *) arg, x->num, y->num);
+
+	if (c != 0)
+		return c;
+	return x->fresh < y->fresh ? -1 : x->fresh > y->fresh;
+}
+
+/*
+ * The table rows (sorted by value, arrival) merged with the fresh rows, all
+ * of which arrived after every table row.
+ */
+static PlacedRow *
+with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
+{
+	FreshRows  *f = w->fresh;
+	KeKind		kind = w->ki->vt.kind;
+	PlacedRow  *fr;
+	PlacedRow  *out;
+	int64		i = 0,
+				j = 0,
+				o = 0;
+
+	if (f == NULL || f->n == 0)
+		return rows;
+	fr = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * f->n);
+	for (int64 r = 0; r < f->n; r++)
+	{
+		ItemPointerSetInvalid(&fr[r].tid);
+		fr[r].value = f->value[r];
+		fr[r].num = f->num[r];
+		fr[r].fresh = r;
+	}
+	qsort_arg(fr, f->n, sizeof(PlacedRow), fresh_cmp, &kind);
+	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + f->n));
+	while (i < *nrows || j < f->n)
+	{
+		if (j == f->n || (i < *nrows && ke_num_le(kind, rows[i].num, fr[j].num)))
+			out[o++] = rows[i++];
+		else
+			out[o++] = fr[j++];
+	}
+	pfree(fr);
+	pfree(rows);
+	*nrows = o;
+	return out;
 }
 
 /*
@@ -481,7 +558,11 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
 		Datum	   *plen = palloc(sizeof(Datum) * Max(np.n, 1));
 		Datum	   *fvals = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *upubs = palloc(sizeof(Datum) * Max(nrows, 1));
 		int64		nflat = 0;
+		int64		nupd = 0;
+		int64		nfresh = 0;
+		FreshRows  *f = w->fresh;
 		Oid			ut[4];
 		Datum		uv[4];
 		Oid			it[10];
@@ -509,9 +590,22 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
 			}
 			for (int64 j = 0; j < n; j++)
 			{
-				tids[pos + j] = PointerGetDatum(&pr[j].tid);
-				rpids[pos + j] = Int64GetDatum(pid);
-				slots[pos + j] = Int32GetDatum((int32) j);
+				/* a table row is updated, a fresh one written placed */
+				if (pr[j].fresh >= 0)
+				{
+					f->pid[pr[j].fresh] = Int64GetDatum(pid);
+					f->slot[pr[j].fresh] = Int32GetDatum((int32) j);
+					f->pub[pr[j].fresh] = pubs[pos + j];
+					nfresh++;
+				}
+				else
+				{
+					tids[nupd] = PointerGetDatum(&pr[j].tid);
+					rpids[nupd] = Int64GetDatum(pid);
+					slots[nupd] = Int32GetDatum((int32) j);
+					upubs[nupd] = pubs[pos + j];
+					nupd++;
+				}
 				/* rows come sorted by value: count the distinct ones */
 				if (j > 0 && ke_num_eq(vt->kind, pr[j - 1].num, pr[j].num))
 					fcnts[nflat - 1] = Int64GetDatum(DatumGetInt64(fcnts[nflat - 1]) + 1);
@@ -537,20 +631,30 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
 		ut[1] = INT8ARRAYOID;
 		ut[2] = INT4ARRAYOID;
 		ut[3] = arrtype;
-		uv[0] = PointerGetDatum(construct_array(tids, (int) nrows, TIDOID, sizeof(ItemPointerData),
-												false, TYPALIGN_SHORT));
-		uv[1] = PointerGetDatum(construct_array(rpids, (int) nrows, INT8OID, 8, FLOAT8PASSBYVAL,
-												TYPALIGN_DOUBLE));
-		uv[2] = PointerGetDatum(construct_array(slots, (int) nrows, INT4OID, 4, true, TYPALIGN_INT));
-		uv[3] = PointerGetDatum(construct_array(pubs, (int) nrows, vt->typid, typlen, typbyval,
-												typalign));
-		sql = psprintf("UPDATE %s r SET keanon_pid = u.p, keanon_slot = u.s, keanon_pub = u.v "
-					   "FROM unnest($1, $2, $3, $4) AS u(t, p, s, v) WHERE r.ctid = u.t",
-					   w->rows);
-		spi_run(sql, 4, ut, uv, NULL, SPI_OK_UPDATE);
-		if ((int64) SPI_processed != nrows)
-			elog(ERROR, "keanon: placed %lld rows of %s, expected %lld",
-				 (long long) SPI_processed, get_rel_name(w->relid), (long long) nrows);
+		if (f != NULL)
+		{
+			if (nfresh != f->n)
+				elog(ERROR, "keanon: placed %lld new rows of %s, expected %lld",
+					 (long long) nfresh, get_rel_name(w->relid), (long long) f->n);
+			f->placed = true;
+		}
+		if (nupd > 0)
+		{
+			uv[0] = PointerGetDatum(construct_array(tids, (int) nupd, TIDOID, sizeof(ItemPointerData),
+													false, TYPALIGN_SHORT));
+			uv[1] = PointerGetDatum(construct_array(rpids, (int) nupd, INT8OID, 8, FLOAT8PASSBYVAL,
+													TYPALIGN_DOUBLE));
+			uv[2] = PointerGetDatum(construct_array(slots, (int) nupd, INT4OID, 4, true, TYPALIGN_INT));
+			uv[3] = PointerGetDatum(construct_array(upubs, (int) nupd, vt->typid, typlen, typbyval,
+													typalign));
+			sql = psprintf("UPDATE %s r SET keanon_pid = u.p, keanon_slot = u.s, keanon_pub = u.v "
+						   "FROM unnest($1, $2, $3, $4) AS u(t, p, s, v) WHERE r.ctid = u.t",
+						   w->rows);
+			spi_run(sql, 4, ut, uv, NULL, SPI_OK_UPDATE);
+			if ((int64) SPI_processed != nupd)
+				elog(ERROR, "keanon: placed %lld rows of %s, expected %lld",
+					 (long long) SPI_processed, get_rel_name(w->relid), (long long) nupd);
+		}
 
 		it[0] = INT8ARRAYOID;
 		it[1] = arrtype;
@@ -734,7 +838,7 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 				   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
 				   w->s, w->s, w->rows, w->s, w->rows, w->s);
 	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
-	rows = fetched_rows(vt, &nrows);
+	rows = with_fresh_rows(w, fetched_rows(vt, &nrows), &nrows);
 	for (int i = 0; i < np.n; i++)
 		want += np.parts[i].n;
 	if (want != nrows)
@@ -844,21 +948,18 @@ update_summary(Watch *w, int64 pid, KeNum lo, bool has_remove, Datum remove_d,
 	spi_run(sql, 5, types, values, nulls, SPI_OK_UPDATE);
 }
 
-/* The one row inserted by this statement takes slot and published value */
+/* The one fresh row of this statement takes slot and published value */
 static void
-place_new_row(Watch *w, int64 pid, int32 slot, Datum pub)
+place_fresh_row(Watch *w, int64 pid, int32 slot, Datum pub)
 {
-	Oid			types[3] = {INT8OID, INT4OID, w->ki->vt.typid};
-	Datum		values[3];
+	FreshRows  *f = w->fresh;
 
-	values[0] = Int64GetDatum(pid);
-	values[1] = Int32GetDatum(slot);
-	values[2] = pub;
-	spi_run(psprintf("UPDATE %s SET keanon_pid = $1, keanon_slot = $2, keanon_pub = $3 "
-					 "WHERE keanon_pid IS NULL", w->rows),
-			3, types, values, NULL, SPI_OK_UPDATE);
-	if (SPI_processed != 1)
+	if (f == NULL || f->n != 1)
 		elog(ERROR, "keanon: expected one new row in %s", get_rel_name(w->relid));
+	f->pid[0] = Int64GetDatum(pid);
+	f->slot[0] = Int32GetDatum(slot);
+	f->pub[0] = pub;
+	f->placed = true;
 }
 
 /*
@@ -994,7 +1095,7 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	/* the newcomer takes slot n; it swaps published values with slot j */
 	j = random_below((uint64) n + 1);
 	pub = (int64) j < n ? exchange_published(w, pid, (int32) j, vd) : vd;
-	place_new_row(w, pid, (int32) n, pub);
+	place_fresh_row(w, pid, (int32) n, pub);
 	update_summary(w, pid, p->lo, false, (Datum) 0, true, vd);
 	return true;
 }
@@ -1089,10 +1190,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 	old_slot = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
 	old_pub = SPI_getbinval(t, d, 3, &isnull);
 	old_arrival = DatumGetInt64(SPI_getbinval(t, d, 4, &isnull));
-	spi_run(psprintf("SELECT keanon_arrival FROM %s WHERE keanon_pid IS NULL", w->rows),
-			0, NULL, NULL, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1 ||
-		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) <= old_arrival)
+	if (w->fresh == NULL || w->fresh->n != 1 || w->fresh->arrival0 + 1 <= old_arrival)
 		return false;
 
 	/* that row joins the earlier partition: it takes slot n_a */
@@ -1112,7 +1210,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 		elog(ERROR, "keanon: the last row of a split run of %s is missing", get_rel_name(w->relid));
 
 	/* the newcomer takes its place in the later partition */
-	place_new_row(w, pid_b, old_slot, old_pub);
+	place_fresh_row(w, pid_b, old_slot, old_pub);
 	update_summary(w, pid_a, a->lo, false, (Datum) 0, true, vd);
 	return true;
 }
@@ -1218,7 +1316,7 @@ replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
 			 (long long) pid, get_rel_name(w->relid));
 	if (s_slot != slot)
 		set_published(w, pid, s_slot, ins_d);
-	place_new_row(w, pid, slot, s_slot == slot ? ins_d : pub);
+	place_fresh_row(w, pid, slot, s_slot == slot ? ins_d : pub);
 	update_summary(w, pid, part.lo, true, del_d, true, ins_d);
 	return true;
 }
@@ -1400,14 +1498,108 @@ returned_changes(Watch *w, KeChange *changes, int at, int64 delta)
 	return at;
 }
 
+/*
+ * Read the values of the fresh rows of a source query (a subquery with the
+ * watched table's columns and keanon_ordinal numbering the rows from 1),
+ * and add them to the changes (grown as needed; *nchanges updated).
+ */
+static KeChange *
+fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *nchanges)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	int16		typlen;
+	bool		typbyval;
+	int64		at = *nchanges;
+
+	get_typlenbyval(vt->typid, &typlen, &typbyval);
+	spi_run(psprintf("SELECT n.%s FROM %s n ORDER BY n.keanon_ordinal", w->s, src),
+			0, NULL, NULL, NULL, SPI_OK_SELECT);
+	if (at + (int64) SPI_processed >= INT_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many rows changed in %s by one statement", get_rel_name(w->relid))));
+	f->n = (int64) SPI_processed;
+	f->arrival0 = w->next_arrival;
+	f->placed = false;
+	f->value = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	f->num = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeNum) * Max(f->n, 1));
+	f->pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	f->slot = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	f->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + f->n + 1))
+		: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (f->n + 1));
+	for (int64 i = 0; i < f->n; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		f->value[i] = datumCopy(d, typbyval, typlen);
+		f->num[i] = KeanonDatumToNum(vt, f->value[i]);
+		changes[at + i].value = f->num[i];
+		changes[at + i].delta = 1;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	w->next_arrival += f->n;
+	w->fresh = f;
+	*nchanges = (int) (at + f->n);
+	return changes;
+}
+
+/*
+ * Write the fresh rows of the source query into the rows table, placed
+ * when republication placed them (it places all or none).
+ */
+static void
+fresh_write(Watch *w, const char *src)
+{
+	FreshRows  *f = w->fresh;
+	const KeanonValueType *vt = &w->ki->vt;
+	List	   *all = union_names(union_names(w->keys, w->qis), list_make1(w->s));
+	Oid			types[4] = {INT8OID, INT8ARRAYOID, INT4ARRAYOID, get_array_type(vt->typid)};
+	Datum		values[4];
+	char	   *sql;
+
+	if (f == NULL || f->n == 0)
+		return;
+	values[0] = Int64GetDatum(f->arrival0);
+	if (f->placed)
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+
+		get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
+		values[1] = PointerGetDatum(construct_array(f->pid, (int) f->n, INT8OID, 8,
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[2] = PointerGetDatum(construct_array(f->slot, (int) f->n, INT4OID, 4, true,
+													TYPALIGN_INT));
+		values[3] = PointerGetDatum(construct_array(f->pub, (int) f->n, vt->typid, typlen,
+													typbyval, typalign));
+		sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
+					   "SELECT %s, $1 + n.keanon_ordinal, u.p, u.s, u.v FROM %s n "
+					   "JOIN unnest($2, $3, $4) WITH ORDINALITY AS u(p, s, v, o) "
+					   "ON u.o = n.keanon_ordinal",
+					   w->rows, name_list(all, ""), name_list(all, "n."), src);
+		spi_run(sql, 4, types, values, NULL, SPI_OK_INSERT);
+	}
+	else
+	{
+		sql = psprintf("INSERT INTO %s (%s, keanon_arrival) SELECT %s, $1 + n.keanon_ordinal "
+					   "FROM %s n", w->rows, name_list(all, ""), name_list(all, "n."), src);
+		spi_run(sql, 1, types, values, NULL, SPI_OK_INSERT);
+	}
+	if ((int64) SPI_processed != f->n)
+		elog(ERROR, "keanon: wrote %lld new rows of %s, expected %lld",
+			 (long long) SPI_processed, get_rel_name(w->relid), (long long) f->n);
+	w->fresh = NULL;
+}
+
 /* Maintenance for one statement on a watched table (SPI connected) */
 void
 KeanonMaintain(TriggerData *trigdata)
 {
 	Watch		w;
 	TriggerEvent ev = trigdata->tg_event;
-	List	   *all;
-	char	   *cols;
 	char	   *sql;
 	KeChange   *changes = NULL;
 	int			nchanges = 0;
@@ -1421,8 +1613,8 @@ KeanonMaintain(TriggerData *trigdata)
 	int64		del_pid = 0;
 	int32		del_slot = 0;
 	bool		del_had_pid = false;
-	Oid			types[1] = {INT8OID};
-	Datum		values[1];
+	FreshRows	fresh = {0};
+	char	   *src = NULL;
 	int16		typlen;
 	bool		typbyval;
 
@@ -1431,9 +1623,6 @@ KeanonMaintain(TriggerData *trigdata)
 	get_typlenbyval(w.ki->vt.typid, &typlen, &typbyval);
 	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "keanon: could not register transition tables");
-
-	all = union_names(union_names(w.keys, w.qis), list_make1(w.s));
-	cols = name_list(all, "");
 
 	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
 	{
@@ -1488,32 +1677,19 @@ KeanonMaintain(TriggerData *trigdata)
 	}
 	if (TRIGGER_FIRED_BY_INSERT(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
 	{
-		int			at = nchanges;
-
-		values[0] = Int64GetDatum(w.next_arrival);
-		sql = psprintf("INSERT INTO %s AS r (%s, keanon_arrival) "
-					   "SELECT %s, $1 + row_number() OVER () FROM keanon_new n "
-					   "WHERE n.%s IS NOT NULL%s RETURNING r.%s",
-					   w.rows, cols, name_list(all, "n."),
-					   w.s,
+		/* an UPDATE's rows that kept their key and value stay as they are */
+		src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM keanon_new n "
+					   "WHERE n.%s IS NOT NULL%s)", w.s,
 					   TRIGGER_FIRED_BY_UPDATE(ev)
 					   ? psprintf(" AND NOT EXISTS (SELECT 1 FROM %s x WHERE (%s) = (%s))",
 								  w.rows, name_list(w.keys, "x."), name_list(w.keys, "n."))
-					   : "",
-					   w.s);
-		spi_run(sql, 1, types, values, NULL, SPI_OK_INSERT_RETURNING);
-		w.next_arrival += (int64) SPI_processed;
-		changes = changes ? repalloc(changes, sizeof(KeChange) * (at + SPI_processed + 1))
-			: palloc(sizeof(KeChange) * (SPI_processed + 1));
-		nchanges = returned_changes(&w, changes, at, 1);
-		nins = nchanges - at;
+					   : "");
+		changes = fresh_collect(&w, &fresh, src, changes, &nchanges);
+		nins = (int) Min(fresh.n, INT_MAX);
 		if (nins == 1)
 		{
-			bool		isnull;
-
-			ins_v = changes[at].value;
-			ins_d = datumCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull),
-							  typbyval, typlen);
+			ins_v = fresh.num[0];
+			ins_d = fresh.value[0];
 		}
 	}
 	if (TRIGGER_FIRED_BY_UPDATE(ev) && w.qis != NIL)
@@ -1539,6 +1715,8 @@ KeanonMaintain(TriggerData *trigdata)
 		republish_changes(&w, cv, nchanges, nins, ins_v, ins_d, ndel, del_v, del_d,
 						  del_pid, del_slot, del_pub, del_had_pid);
 	}
+	if (src != NULL)
+		fresh_write(&w, src);
 	save_watch(&w);
 	KeanonIndexClose(w.ki);
 }
@@ -1568,6 +1746,46 @@ KeanonRepublish(Oid relid)
 	save_watch(&w);
 	KeanonIndexClose(w.ki);
 	return published;
+}
+
+/*
+ * Fill the empty rows table of a new watch from the watched table, each
+ * row written once and, in live mode, already placed; arrival follows the
+ * key.  Returns the rows written (SPI connected).
+ */
+int64
+KeanonFill(Oid relid)
+{
+	Watch		w;
+	FreshRows	fresh = {0};
+	KeChange   *changes;
+	int			nchanges = 0;
+	KeNum		dummy;
+	char	   *src;
+
+	KeanonWatchLoad(relid, &w, false);
+	begin_write(&w);
+	spi_run(psprintf("SELECT 1 FROM %s LIMIT 1", w.rows), 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 0 || (w.ki->engine != NULL && ke_nrows(w.ki->engine) != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the watch of %s is already filled", get_rel_name(relid))));
+	src = psprintf("(SELECT t.*, row_number() OVER (ORDER BY %s) AS keanon_ordinal "
+				   "FROM %s t WHERE t.%s IS NOT NULL)",
+				   name_list(w.keys, "t."), qualified_name(relid), w.s);
+	changes = fresh_collect(&w, &fresh, src, NULL, &nchanges);
+	apply_changes(&w, changes, nchanges);
+	if (nchanges > 0 && !w.release_mode)
+	{
+		if (!ke_sum_error(w.ki->engine, &dummy))
+			suppress_all(&w);
+		else
+			reassign(&w, true, dummy, true, dummy, NULL, 0);
+	}
+	fresh_write(&w, src);
+	save_watch(&w);
+	KeanonIndexClose(w.ki);
+	return fresh.n;
 }
 
 /* Partitions from the end flags of a DP over runs (see ke_constrained_dp) */

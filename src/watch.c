@@ -27,6 +27,7 @@
 PG_FUNCTION_INFO_V1(keanon_maintain);
 PG_FUNCTION_INFO_V1(keanon_lock_watch);
 PG_FUNCTION_INFO_V1(keanon_republish);
+PG_FUNCTION_INFO_V1(keanon_fill);
 PG_FUNCTION_INFO_V1(keanon_release);
 PG_FUNCTION_INFO_V1(keanon_partitions);
 PG_FUNCTION_INFO_V1(keanon_check);
@@ -146,6 +147,13 @@ Datum
 keanon_republish(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64(owner_action(PG_GETARG_OID(0), KeanonRepublish));
+}
+
+/* keanon.fill(tab): write a new watch's rows; returns how many */
+Datum
+keanon_fill(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(owner_action(PG_GETARG_OID(0), KeanonFill));
 }
 
 /* keanon.release(tab): publish a safe release; returns its number */
