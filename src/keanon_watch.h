@@ -58,6 +58,7 @@ typedef struct Watch
 	int64		next_arrival;
 	KeanonIndex *ki;			/* open for writing during maintenance */
 	struct FreshRows *fresh;	/* a statement's rows not yet written */
+	struct GoneRow *gone;		/* the one row a statement deleted */
 } Watch;
 
 /* partitions collected from the engine */

@@ -54,7 +54,40 @@ typedef struct PlacedRow
 	Datum		value;
 	KeNum		num;
 	int64		fresh;			/* index among the fresh rows, or -1 */
+	int64		pid;			/* its partition before, or 0 */
+	int32		slot;			/* its slot and published value before */
+	Datum		pub;
 } PlacedRow;
+
+/* The one row a statement deleted, where it was (see OldParts) */
+typedef struct GoneRow
+{
+	bool		valid;
+	int64		pid;
+	int32		slot;
+	Datum		pub;
+	KeNum		num;
+} GoneRow;
+
+/*
+ * The old partitions a reassignment replaces, for carrying each over to the
+ * new partition that shares most of its rows.  A row of one that left by
+ * this statement (one deleted row, known from the trigger) is counted too.
+ */
+typedef struct OldParts
+{
+	int			n;
+	int64	   *pid;			/* sorted */
+	int64	   *size;			/* rows before the statement */
+	bool	   *taken;
+	int64	   *first;			/* the range of its rows among those placed */
+	int64	   *last;
+	bool		gone_valid;		/* the departed row */
+	int64		gone_pid;
+	int32		gone_slot;
+	Datum		gone_pub;
+	KeNum		gone_num;
+} OldParts;
 
 /*
  * The rows a statement adds (an INSERT's, or an UPDATE's that changed a key
@@ -93,16 +126,23 @@ typedef struct PlanEntry
 
 static HTAB *plan_cache = NULL;
 
-/* The kept plan of a statement, prepared on first use; NULL if uncachable */
+/*
+ * The kept plan of a statement, prepared on first use; NULL if uncachable.
+ * Plans are generic unless custom is asked for: the plan cache would
+ * otherwise plan range queries anew at every change, their generic
+ * estimates looking worse than the custom ones, at a cost above the
+ * query's.  A custom plan suits statements whose best join depends on
+ * the size of their array arguments.
+ */
 static SPIPlanPtr
-cached_plan(const char *sql, int nargs, Oid *types)
+cached_plan(const char *sql, int nargs, Oid *types, bool custom)
 {
 	char		key[PLAN_KEY_LEN];
 	int			len;
 	PlanEntry  *e;
 	bool		found;
 
-	len = snprintf(key, sizeof(key), "%s", sql);
+	len = snprintf(key, sizeof(key), "%c%s", custom ? 'c' : 'g', sql);
 	for (int i = 0; i < nargs && len < PLAN_KEY_LEN; i++)
 		len += snprintf(key + len, sizeof(key) - len, "|%u", types[i]);
 	if (len >= PLAN_KEY_LEN - 1)
@@ -121,7 +161,8 @@ cached_plan(const char *sql, int nargs, Oid *types)
 	if (e != NULL)
 		return e->plan;
 	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, types,
+											  custom ? 0 : CURSOR_OPT_GENERIC_PLAN);
 
 		if (plan == NULL)
 			elog(ERROR, "keanon: SPI_prepare failed (%s) for \"%s\"",
@@ -139,7 +180,7 @@ static int
 spi_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
 		 bool read_only)
 {
-	SPIPlanPtr	plan = cached_plan(sql, nargs, types);
+	SPIPlanPtr	plan = cached_plan(sql, nargs, types, false);
 
 	if (plan == NULL)
 		return SPI_execute_with_args(sql, nargs, types, values, nulls, read_only, 0);
@@ -298,6 +339,7 @@ watch_cache_put(const Watch *w)
 	e->w.qis = copy_names(w->qis, watch_cache_cxt);
 	e->w.ki = NULL;
 	e->w.fresh = NULL;
+	e->w.gone = NULL;
 }
 
 /*
@@ -369,6 +411,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->parts = qualified_name(w->parts_oid);
 	w->ki = NULL;
 	w->fresh = NULL;
+	w->gone = NULL;
 	watch_cache_put(w);
 }
 
@@ -413,15 +456,24 @@ KeanonNumToDatum(const KeanonValueType *vt, KeNum x)
 static uint64
 random_below(uint64 n)
 {
+	/* drawn from a strong source in blocks: one call per draw costs more than a shuffle */
+	static uint64 pool[256];
+	static int	left = 0;
 	uint64		limit = PG_UINT64_MAX - PG_UINT64_MAX % n;
 	uint64		r;
 
 	do
 	{
-		if (!pg_strong_random(&r, sizeof(r)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("could not generate a random number")));
+		if (left == 0)
+		{
+			if (!pg_strong_random(pool, sizeof(pool)))
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("could not generate a random number")));
+			left = lengthof(pool);
+		}
+		r = pool[--left];
+		pool[left] = 0;
 	} while (r >= limit);
 	return r % n;
 }
@@ -463,6 +515,21 @@ fetched_rows(const KeanonValueType *vt, int64 *nrows)
 								  typbyval, typlen);
 		rows[i].num = KeanonDatumToNum(vt, rows[i].value);
 		rows[i].fresh = -1;
+		rows[i].pid = 0;
+		rows[i].slot = -1;
+		rows[i].pub = (Datum) 0;
+		if (SPI_tuptable->tupdesc->natts >= 5)
+		{
+			Datum		pid = SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull);
+
+			if (!isnull)
+			{
+				rows[i].pid = DatumGetInt64(pid);
+				rows[i].slot = DatumGetInt32(SPI_getbinval(t, SPI_tuptable->tupdesc, 4, &isnull));
+				rows[i].pub = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 5, &isnull),
+										typbyval, typlen);
+			}
+		}
 	}
 	SPI_freetuptable(SPI_tuptable);
 	return rows;
@@ -505,6 +572,9 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 		fr[r].value = f->value[r];
 		fr[r].num = f->num[r];
 		fr[r].fresh = r;
+		fr[r].pid = 0;
+		fr[r].slot = -1;
+		fr[r].pub = (Datum) 0;
 	}
 	qsort_arg(fr, f->n, sizeof(PlacedRow), fresh_cmp, &kind);
 	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + f->n));
@@ -521,13 +591,251 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 	return out;
 }
 
+
+typedef struct OldPartSort
+{
+	int64		pid;
+	int64		size;
+} OldPartSort;
+
+static int
+old_part_cmp(const void *a, const void *b)
+{
+	int64		x = ((const OldPartSort *) a)->pid;
+	int64		y = ((const OldPartSort *) b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index of an old partition by pid, or -1 */
+static int
+old_index(const OldParts *op, int64 pid)
+{
+	int			lo = 0,
+				hi = op->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (op->pid[mid] == pid)
+			return mid;
+		if (op->pid[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Rows of a partition are carried over only where that is cheaper */
+#define CARRY_MAX_WORK	(4 * 1000 * 1000)
+
+/*
+ * Carry the old partition that shares most rows with the new partition of
+ * rows[pos .. pos+n) over to it: its rows that do not belong there leave it
+ * one by one, each handing its published value to a row drawn at random
+ * among those showing its true value (the last slot filling the gap), and
+ * the rows that newly belong join by the inside-out shuffle.  Each step
+ * keeps the published values a uniform permutation of the true ones, as a
+ * fresh draw would, while only the rows the steps touch change.  Returns
+ * the partition's id with each row's slot and published value, or 0 (a
+ * fresh draw is needed) when no old partition is whole to start from.
+ */
+static int64
+carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
+		   int32 *out_slot, Datum *out_pub)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	int			cand[8];
+	int64		cnt[8];
+	int			ncand = 0;
+	int			k = -1;
+	int64		best = 0;
+	int64		size,
+				cur,
+				span,
+				nleave = 0;
+	int64	   *st_row;
+	Datum	   *st_pub;
+	KeNum	   *st_pnum;
+	int64	   *slot_of;
+	int64		gone_slot = -1;
+	int64		pid;
+
+	/* the old partition sharing most rows, not carried over already */
+	for (int64 j = pos; j < pos + n; j++)
+	{
+		int			x,
+					c;
+
+		if (rows[j].fresh >= 0 || rows[j].pid == 0)
+			continue;
+		x = old_index(op, rows[j].pid);
+		if (x < 0 || op->taken[x])
+			continue;
+		for (c = 0; c < ncand && cand[c] != x; c++)
+			;
+		if (c == ncand)
+		{
+			if (ncand == lengthof(cand))
+				continue;
+			cand[ncand] = x;
+			cnt[ncand++] = 0;
+		}
+		cnt[c]++;
+	}
+	for (int c = 0; c < ncand; c++)
+		if (cnt[c] > best)
+		{
+			best = cnt[c];
+			k = cand[c];
+		}
+	if (k < 0)
+		return 0;
+	pid = op->pid[k];
+	size = op->size[k];
+	span = op->last[k] - op->first[k] + 1;
+	if (size <= 0 || size > INT_MAX || op->first[k] < 0)
+		return 0;
+	for (int64 r = op->first[k]; r <= op->last[k]; r++)
+		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
+			nleave++;
+	if (op->gone_valid && op->gone_pid == pid)
+		nleave++;
+	if (nleave * size > CARRY_MAX_WORK)
+		return 0;
+
+	/* its state before: slot -> row (-1: the departed row), published value */
+	st_row = palloc(sizeof(int64) * (size + n));
+	st_pub = palloc(sizeof(Datum) * (size + n));
+	st_pnum = palloc(sizeof(KeNum) * (size + n));
+	slot_of = palloc(sizeof(int64) * span);
+	for (int64 s = 0; s < size; s++)
+		st_row[s] = -2;
+	for (int64 r = op->first[k]; r <= op->last[k]; r++)
+	{
+		int32		s = rows[r].slot;
+
+		slot_of[r - op->first[k]] = -1;
+		if (rows[r].fresh >= 0 || rows[r].pid != pid)
+			continue;
+		if (s < 0 || s >= size || st_row[s] != -2)
+			return 0;
+		st_row[s] = r;
+		st_pub[s] = rows[r].pub;
+		st_pnum[s] = KeanonDatumToNum(vt, rows[r].pub);
+		slot_of[r - op->first[k]] = s;
+	}
+	if (op->gone_valid && op->gone_pid == pid)
+	{
+		gone_slot = op->gone_slot;
+		if (gone_slot < 0 || gone_slot >= size || st_row[gone_slot] != -2)
+			return 0;
+		st_row[gone_slot] = -1;
+		st_pub[gone_slot] = op->gone_pub;
+		st_pnum[gone_slot] = KeanonDatumToNum(vt, op->gone_pub);
+	}
+	for (int64 s = 0; s < size; s++)
+		if (st_row[s] == -2)
+			return 0;
+
+	/* the rows that leave, the departed one first, then in sorted order */
+	cur = size;
+	for (int64 r = (gone_slot >= 0 ? op->first[k] - 1 : op->first[k]); r <= op->last[k]; r++)
+	{
+		int64		sl;
+		KeNum		t;
+		int64		c = 0,
+					pick;
+		int64		last;
+
+		if (r < op->first[k])
+		{
+			sl = gone_slot;
+			t = op->gone_num;
+		}
+		else
+		{
+			if (rows[r].fresh >= 0 || rows[r].pid != pid || (r >= pos && r < pos + n))
+				continue;
+			sl = slot_of[r - op->first[k]];
+			t = rows[r].num;
+		}
+		for (int64 s = 0; s < cur; s++)
+			if (ke_num_eq(kind, st_pnum[s], t))
+				c++;
+		if (c == 0)
+			return 0;
+		pick = (int64) random_below((uint64) c);
+		for (int64 s = 0; s < cur; s++)
+			if (ke_num_eq(kind, st_pnum[s], t) && pick-- == 0)
+			{
+				st_pub[s] = st_pub[sl];
+				st_pnum[s] = st_pnum[sl];
+				break;
+			}
+		last = cur - 1;
+		if (sl != last)
+		{
+			st_row[sl] = st_row[last];
+			st_pub[sl] = st_pub[last];
+			st_pnum[sl] = st_pnum[last];
+			if (st_row[sl] >= 0)
+				slot_of[st_row[sl] - op->first[k]] = sl;
+			else
+				gone_slot = sl;
+		}
+		cur--;
+	}
+
+	/* the rows that join */
+	for (int64 j = pos; j < pos + n; j++)
+	{
+		uint64		x;
+
+		if (rows[j].fresh < 0 && rows[j].pid == pid)
+			continue;
+		x = random_below((uint64) cur + 1);
+		if ((int64) x < cur)
+		{
+			st_pub[cur] = st_pub[x];
+			st_pnum[cur] = st_pnum[x];
+			st_pub[x] = rows[j].value;
+			st_pnum[x] = rows[j].num;
+		}
+		else
+		{
+			st_pub[cur] = rows[j].value;
+			st_pnum[cur] = rows[j].num;
+		}
+		st_row[cur] = j;
+		cur++;
+	}
+	if (cur != n)
+		elog(ERROR, "keanon: carried a partition of %s over to %lld rows, expected %lld",
+			 get_rel_name(w->relid), (long long) cur, (long long) n);
+	for (int64 s = 0; s < cur; s++)
+	{
+		out_slot[st_row[s] - pos] = (int32) s;
+		out_pub[st_row[s] - pos] = st_pub[s];
+	}
+	op->taken[k] = true;
+	pfree(st_row);
+	pfree(st_pub);
+	pfree(st_pnum);
+	pfree(slot_of);
+	return pid;
+}
+
 /*
  * Give the rows, in (value, arrival) order, to the partitions in order,
  * draw a uniform permutation of each, and write them and the partitions'
  * summaries.
  */
 static void
-place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
+place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts *op)
 {
 	const KeanonValueType *vt = &w->ki->vt;
 	KeanonPartList np = *pl;
@@ -559,6 +867,7 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
 		Datum	   *fvals = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *upubs = palloc(sizeof(Datum) * Max(nrows, 1));
+		int32	   *cslots = palloc(sizeof(int32) * Max(nrows, 1));
 		int64		nflat = 0;
 		int64		nupd = 0;
 		int64		nfresh = 0;
@@ -574,35 +883,46 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows)
 			KePartition *p = &np.parts[i];
 			PlacedRow  *pr = rows + pos;
 			int64		n = p->n;
-			int64		pid = ++w->next_pid;
+			int64		pid = 0;
 			int64		first = nflat;
 
-			/* a uniform permutation of the partition's true values */
-			for (int64 j = 0; j < n; j++)
-				pubs[pos + j] = pr[j].value;
-			for (int64 j = n - 1; j > 0; j--)
+			/* an old partition carried over, or a fresh uniform permutation */
+			if (op != NULL)
+				pid = carry_over(w, op, rows, pos, n, cslots + pos, pubs + pos);
+			if (pid == 0)
 			{
-				int64		r = (int64) random_below((uint64) j + 1);
-				Datum		tmp = pubs[pos + j];
+				pid = ++w->next_pid;
+				for (int64 j = 0; j < n; j++)
+				{
+					pubs[pos + j] = pr[j].value;
+					cslots[pos + j] = (int32) j;
+				}
+				for (int64 j = n - 1; j > 0; j--)
+				{
+					int64		r = (int64) random_below((uint64) j + 1);
+					Datum		tmp = pubs[pos + j];
 
-				pubs[pos + j] = pubs[pos + r];
-				pubs[pos + r] = tmp;
+					pubs[pos + j] = pubs[pos + r];
+					pubs[pos + r] = tmp;
+				}
 			}
 			for (int64 j = 0; j < n; j++)
 			{
-				/* a table row is updated, a fresh one written placed */
+				/* a fresh row is written placed, a table row updated if it moved */
 				if (pr[j].fresh >= 0)
 				{
 					f->pid[pr[j].fresh] = Int64GetDatum(pid);
-					f->slot[pr[j].fresh] = Int32GetDatum((int32) j);
+					f->slot[pr[j].fresh] = Int32GetDatum(cslots[pos + j]);
 					f->pub[pr[j].fresh] = pubs[pos + j];
 					nfresh++;
 				}
-				else
+				else if (pr[j].pid != pid || pr[j].slot != cslots[pos + j] ||
+						 !ke_num_eq(vt->kind, KeanonDatumToNum(vt, pr[j].pub),
+									KeanonDatumToNum(vt, pubs[pos + j])))
 				{
 					tids[nupd] = PointerGetDatum(&pr[j].tid);
 					rpids[nupd] = Int64GetDatum(pid);
-					slots[nupd] = Int32GetDatum((int32) j);
+					slots[nupd] = Int32GetDatum(cslots[pos + j]);
 					upubs[nupd] = pubs[pos + j];
 					nupd++;
 				}
@@ -707,6 +1027,7 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 	int64		want = 0;
 	char	   *sql;
 	ArrayType  *pid_arr;
+	OldParts	op;
 	Oid			types[4];
 	Datum		values[8];
 
@@ -833,8 +1154,10 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 	types[0] = INT8ARRAYOID;
 	values[0] = PointerGetDatum(pid_arr);
-	sql = psprintf("SELECT ctid, %s FROM (SELECT ctid, %s, keanon_arrival FROM %s "
-				   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival "
+	sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM "
+				   "(SELECT ctid, %s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub FROM %s "
+				   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival, "
+				   "keanon_pid, keanon_slot, keanon_pub "
 				   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
 				   w->s, w->s, w->rows, w->s, w->rows, w->s);
 	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
@@ -851,7 +1174,53 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 		spi_run(sql, 1, types, values, NULL, SPI_OK_DELETE);
 	}
 
-	place_rows(w, &np, rows, nrows);
+	/* the old partitions, to carry over, with the range of their rows */
+	op.n = nold;
+	op.pid = palloc(sizeof(int64) * Max(nold, 1));
+	op.size = palloc(sizeof(int64) * Max(nold, 1));
+	op.taken = palloc0(sizeof(bool) * Max(nold, 1));
+	op.first = palloc(sizeof(int64) * Max(nold, 1));
+	op.last = palloc(sizeof(int64) * Max(nold, 1));
+	{
+		OldPartSort *ops = palloc(sizeof(OldPartSort) * Max(nold, 1));
+
+		for (int i = 0; i < nold; i++)
+		{
+			ops[i].pid = DatumGetInt64(old_pids[i]);
+			ops[i].size = old_parts[i].n;
+		}
+		qsort(ops, nold, sizeof(OldPartSort), old_part_cmp);
+		for (int i = 0; i < nold; i++)
+		{
+			op.pid[i] = ops[i].pid;
+			op.size[i] = ops[i].size;
+			op.first[i] = -1;
+			op.last[i] = -1;
+		}
+	}
+	for (int64 r = 0; r < nrows; r++)
+	{
+		int			x;
+
+		if (rows[r].fresh >= 0 || rows[r].pid == 0 || (x = old_index(&op, rows[r].pid)) < 0)
+			continue;
+		if (op.first[x] < 0)
+			op.first[x] = r;
+		op.last[x] = r;
+	}
+	op.gone_valid = w->gone != NULL && w->gone->valid;
+	if (op.gone_valid)
+	{
+		op.gone_pid = w->gone->pid;
+		op.gone_slot = w->gone->slot;
+		op.gone_pub = w->gone->pub;
+		op.gone_num = w->gone->num;
+		/* its partition's range of rows reaches it, if the partition kept none */
+		if (old_index(&op, op.gone_pid) < 0)
+			op.gone_valid = false;
+	}
+
+	place_rows(w, &np, rows, nrows, &op);
 }
 
 /* Withdraw every published row: no valid partitioning exists */
@@ -1272,6 +1641,9 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
 	}
 	update_summary(w, pid, p->lo, true, vd, false, (Datum) 0);
+	/* the partition no longer counts the departed row */
+	if (w->gone != NULL)
+		w->gone->valid = false;
 	return true;
 }
 
@@ -1569,18 +1941,41 @@ fresh_write(Watch *w, const char *src)
 		char		typalign;
 
 		get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
-		values[1] = PointerGetDatum(construct_array(f->pid, (int) f->n, INT8OID, 8,
-													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		values[2] = PointerGetDatum(construct_array(f->slot, (int) f->n, INT4OID, 4, true,
-													TYPALIGN_INT));
-		values[3] = PointerGetDatum(construct_array(f->pub, (int) f->n, vt->typid, typlen,
-													typbyval, typalign));
-		sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
-					   "SELECT %s, $1 + n.keanon_ordinal, u.p, u.s, u.v FROM %s n "
-					   "JOIN unnest($2, $3, $4) WITH ORDINALITY AS u(p, s, v, o) "
-					   "ON u.o = n.keanon_ordinal",
-					   w->rows, name_list(all, ""), name_list(all, "n."), src);
-		spi_run(sql, 4, types, values, NULL, SPI_OK_INSERT);
+		if (f->n == 1)
+		{
+			/* the common single row, without a join */
+			types[1] = INT8OID;
+			types[2] = INT4OID;
+			types[3] = vt->typid;
+			values[1] = f->pid[0];
+			values[2] = f->slot[0];
+			values[3] = f->pub[0];
+			sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
+						   "SELECT %s, $1 + n.keanon_ordinal, $2, $3, $4 FROM %s n",
+						   w->rows, name_list(all, ""), name_list(all, "n."), src);
+			spi_run(sql, 4, types, values, NULL, SPI_OK_INSERT);
+		}
+		else
+		{
+			SPIPlanPtr	plan;
+
+			values[1] = PointerGetDatum(construct_array(f->pid, (int) f->n, INT8OID, 8,
+														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+			values[2] = PointerGetDatum(construct_array(f->slot, (int) f->n, INT4OID, 4, true,
+														TYPALIGN_INT));
+			values[3] = PointerGetDatum(construct_array(f->pub, (int) f->n, vt->typid, typlen,
+														typbyval, typalign));
+			sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
+						   "SELECT %s, $1 + n.keanon_ordinal, u.p, u.s, u.v FROM %s n "
+						   "JOIN unnest($2, $3, $4) WITH ORDINALITY AS u(p, s, v, o) "
+						   "ON u.o = n.keanon_ordinal",
+						   w->rows, name_list(all, ""), name_list(all, "n."), src);
+			/* a hash join for many rows: planned for the arrays at hand */
+			plan = cached_plan(sql, 4, types, true);
+			if ((plan ? SPI_execute_plan(plan, values, NULL, false, 0)
+				 : SPI_execute_with_args(sql, 4, types, values, NULL, false, 0)) != SPI_OK_INSERT)
+				elog(ERROR, "keanon: could not write the new rows of %s", get_rel_name(w->relid));
+		}
 	}
 	else
 	{
@@ -1614,6 +2009,7 @@ KeanonMaintain(TriggerData *trigdata)
 	int32		del_slot = 0;
 	bool		del_had_pid = false;
 	FreshRows	fresh = {0};
+	GoneRow		gone = {0};
 	char	   *src = NULL;
 	int16		typlen;
 	bool		typbyval;
@@ -1673,6 +2069,15 @@ KeanonMaintain(TriggerData *trigdata)
 				del_had_pid = false;
 			else
 				del_pub = datumCopy(del_pub, typbyval, typlen);
+			if (del_had_pid)
+			{
+				gone.valid = true;
+				gone.pid = del_pid;
+				gone.slot = del_slot;
+				gone.pub = del_pub;
+				gone.num = del_v;
+				w.gone = &gone;
+			}
 		}
 	}
 	if (TRIGGER_FIRED_BY_INSERT(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
@@ -1972,7 +2377,7 @@ KeanonRelease(Oid relid)
 		elog(ERROR, "keanon: the release of %s holds %lld rows, the table %lld",
 			 get_rel_name(relid), (long long) want, (long long) nrows);
 	spi_run(psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
-	place_rows(&w, &np, rows, nrows);
+	place_rows(&w, &np, rows, nrows, NULL);
 
 	/* the release: its rows as they are now, and its record */
 	spi_run(psprintf("DELETE FROM %s", w.release), 0, NULL, NULL, NULL, SPI_OK_DELETE);
