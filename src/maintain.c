@@ -592,6 +592,21 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 }
 
 
+/* Order old partitions (by index) by their high end (a qsort_arg comparator) */
+typedef struct HiSortArg
+{
+	KeKind		kind;
+	const KePartition *parts;
+} HiSortArg;
+
+static int
+old_hi_cmp(const void *a, const void *b, void *arg)
+{
+	const HiSortArg *ha = arg;
+
+	return ke_num_cmp(ha->kind, ha->parts[*(const int *) a].hi, ha->parts[*(const int *) b].hi);
+}
+
 typedef struct OldPartSort
 {
 	int64		pid;
@@ -1117,37 +1132,76 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 	 * bounds and size as before, and no changed value inside.  Its rows keep
 	 * their places, and it is left out of both sides.
 	 */
-	if (cv != NULL)
+	if (cv != NULL && nold > 0)
 	{
 		int			keep_new = 0;
+		int			keep_old = 0;
+		int		   *by_hi = palloc(sizeof(int) * nold);
+		bool	   *dropped = palloc0(sizeof(bool) * nold);
+		HiSortArg	ha = {kind, old_parts};
 
+		/* old partitions by their end (distinct), to look each new one up */
+		for (int j = 0; j < nold; j++)
+			by_hi[j] = j;
+		qsort_arg(by_hi, nold, sizeof(int), old_hi_cmp, &ha);
 		for (int i = 0; i < np.n; i++)
 		{
 			KePartition *p = &np.parts[i];
-			bool		kept = false;
+			int			lo = 0,
+						hi = nold - 1,
+						j = -1,
+						a = 0,
+						b = ncv;
 
-			for (int j = 0; j < nold && !kept; j++)
+			while (lo <= hi)
+			{
+				int			mid = lo + (hi - lo) / 2;
+				int			c = ke_num_cmp(kind, old_parts[by_hi[mid]].hi, p->hi);
+
+				if (c == 0)
+				{
+					j = by_hi[mid];
+					break;
+				}
+				if (c < 0)
+					lo = mid + 1;
+				else
+					hi = mid - 1;
+			}
+			if (j >= 0)
 			{
 				KePartition *o = &old_parts[j];
-				bool		touched = false;
 
-				if (!ke_num_eq(kind, o->lo, p->lo) || !ke_num_eq(kind, o->hi, p->hi) ||
-					o->lo_last_only != p->lo_last_only || o->hi_split != p->hi_split ||
-					o->n != p->n)
+				/* the first changed value at or above its low end */
+				while (a < b)
+				{
+					int			mid = a + (b - a) / 2;
+
+					if (ke_num_cmp(kind, cv[mid], p->lo) < 0)
+						a = mid + 1;
+					else
+						b = mid;
+				}
+				if (!dropped[j] && ke_num_eq(kind, o->lo, p->lo) &&
+					o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
+					o->n == p->n && !(a < ncv && ke_num_le(kind, cv[a], p->hi)))
+				{
+					dropped[j] = true;
 					continue;
-				for (int c = 0; c < ncv && !touched; c++)
-					touched = ke_num_le(kind, p->lo, cv[c]) && ke_num_le(kind, cv[c], p->hi);
-				if (touched)
-					continue;
-				/* drop old partition j from the work */
-				old_pids[j] = old_pids[--nold];
-				old_parts[j] = old_parts[nold];
-				kept = true;
+				}
 			}
-			if (!kept)
-				np.parts[keep_new++] = *p;
+			np.parts[keep_new++] = *p;
 		}
 		np.n = keep_new;
+		for (int j = 0; j < nold; j++)
+		{
+			if (dropped[j])
+				continue;
+			old_pids[keep_old] = old_pids[j];
+			old_parts[keep_old] = old_parts[j];
+			keep_old++;
+		}
+		nold = keep_old;
 	}
 
 	/* the rows to place, in (value, arrival) order */
