@@ -1274,7 +1274,8 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 			op.gone_valid = false;
 	}
 
-	place_rows(w, &np, rows, nrows, &op);
+	/* keanon.republish (no changed values) draws every partition afresh */
+	place_rows(w, &np, rows, nrows, cv != NULL ? &op : NULL);
 }
 
 /* Withdraw every published row: no valid partitioning exists */
