@@ -441,3 +441,15 @@ KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n)
 	KeanonCheckStatus(ke_apply(ki->engine, changes, n), ki->index);
 	MemoryContextSwitchTo(old);
 }
+
+/* Lay sorted values into an index opened for writing whose tree is empty */
+void
+KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n)
+{
+	MemoryContext old = MemoryContextSwitchTo(ki->cxt);
+
+	Assert(ki->mode == KEANON_STORE_WRITE);
+	Assert(ke_nrows(ki->engine) == 0);
+	KeanonCheckStatus(ke_build_sorted(ki->engine, sorted, n), ki->index);
+	MemoryContextSwitchTo(old);
+}

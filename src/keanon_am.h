@@ -208,6 +208,7 @@ extern void KeanonIndexLockForWrite(Oid indexoid);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
+extern void KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n);
 extern void KeanonCheckStatus(KeStatus st, Relation index);
 
 /* am_funcs.c */

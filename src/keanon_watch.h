@@ -59,6 +59,7 @@ typedef struct Watch
 	KeanonIndex *ki;			/* open for writing during maintenance */
 	struct FreshRows *fresh;	/* a statement's rows not yet written */
 	struct GoneRow *gone;		/* the one row a statement deleted */
+	bool		all_placed;		/* no table row waits unplaced */
 } Watch;
 
 /* partitions collected from the engine */

@@ -340,6 +340,7 @@ watch_cache_put(const Watch *w)
 	e->w.ki = NULL;
 	e->w.fresh = NULL;
 	e->w.gone = NULL;
+	e->w.all_placed = false;
 }
 
 /*
@@ -412,6 +413,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->ki = NULL;
 	w->fresh = NULL;
 	w->gone = NULL;
+	w->all_placed = false;
 	watch_cache_put(w);
 }
 
@@ -1208,12 +1210,17 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 	types[0] = INT8ARRAYOID;
 	values[0] = PointerGetDatum(pid_arr);
-	sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM "
-				   "(SELECT ctid, %s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub FROM %s "
-				   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival, "
-				   "keanon_pid, keanon_slot, keanon_pub "
-				   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
-				   w->s, w->s, w->rows, w->s, w->rows, w->s);
+	if (w->all_placed)
+		sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM %s "
+					   "WHERE keanon_pid = ANY ($1) ORDER BY %s, keanon_arrival",
+					   w->s, w->rows, w->s);
+	else
+		sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM "
+					   "(SELECT ctid, %s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub FROM %s "
+					   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival, "
+					   "keanon_pid, keanon_slot, keanon_pub "
+					   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
+					   w->s, w->s, w->rows, w->s, w->rows, w->s);
 	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
 	rows = with_fresh_rows(w, fetched_rows(vt, &nrows), &nrows);
 	for (int i = 0; i < np.n; i++)
@@ -1802,7 +1809,11 @@ republish_changes(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v, Dat
 	reassign(w, ci->any && ci->lo_unbounded, lo, ci->any && ci->hi_unbounded, hi, cv, ncv);
 }
 
-/* Record the counters of the watch */
+/*
+ * Record the counters of the watch, and bump its generation: a REPEATABLE
+ * READ or SERIALIZABLE writer whose snapshot predates this transaction's
+ * commit will see the change (KeanonCheckSnapshot).
+ */
 static void
 save_watch(Watch *w)
 {
@@ -1812,8 +1823,11 @@ save_watch(Watch *w)
 	values[0] = ObjectIdGetDatum(w->relid);
 	values[1] = Int64GetDatum(w->next_pid);
 	values[2] = Int64GetDatum(w->next_arrival);
-	spi_run("UPDATE keanon.watches SET next_pid = $2, next_arrival = $3 "
-			"WHERE relid = $1::oid::regclass", 3, types, values, NULL, SPI_OK_UPDATE);
+	spi_run("UPDATE keanon.watches SET generation = generation + 1, next_pid = $2, "
+			"next_arrival = $3 WHERE relid = $1::oid::regclass",
+			3, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
 }
 
 /*
@@ -1883,9 +1897,13 @@ begin_write(Watch *w)
 
 	w->ki = KeanonIndexOpen(w->index_oid, true);
 	KeanonCheckSnapshot(w);
-	spi_run("UPDATE keanon.watches SET generation = generation + 1 "
-			"WHERE relid = $1::oid::regclass RETURNING next_pid, next_arrival",
-			1, types, values, NULL, SPI_OK_UPDATE_RETURNING);
+	/*
+	 * Under the lock, the last writer has committed: a READ COMMITTED query
+	 * sees its counters, and a transaction snapshot does too once
+	 * KeanonCheckSnapshot passed.
+	 */
+	spi_run("SELECT next_pid, next_arrival FROM keanon.watches WHERE relid = $1::oid::regclass",
+			1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
 	w->next_pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -2065,6 +2083,7 @@ KeanonMaintain(TriggerData *trigdata)
 	bool		del_had_pid = false;
 	FreshRows	fresh = {0};
 	GoneRow		gone = {0};
+	KeNum		dummy;
 	char	   *src = NULL;
 	int16		typlen;
 	bool		typbyval;
@@ -2162,6 +2181,11 @@ KeanonMaintain(TriggerData *trigdata)
 		spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
 	}
 
+	/*
+	 * Rows of the table wait unplaced only while no valid partitioning
+	 * exists (and in release mode): with one, none but the fresh do.
+	 */
+	w.all_placed = !w.release_mode && w.ki->engine != NULL && ke_sum_error(w.ki->engine, &dummy);
 	apply_changes(&w, changes, nchanges);
 	/* a release watch only tracks changes: its view moves at keanon.release */
 	if (nchanges > 0 && !w.release_mode)
@@ -2234,7 +2258,17 @@ KeanonFill(Oid relid)
 				   "FROM %s t WHERE t.%s IS NOT NULL)",
 				   name_list(w.keys, "t."), qualified_name(relid), w.s);
 	changes = fresh_collect(&w, &fresh, src, NULL, &nchanges);
-	apply_changes(&w, changes, nchanges);
+	/* the index is empty: lay its tree out in one pass, as CREATE INDEX would */
+	{
+		KeNum	   *sorted = MemoryContextAllocHuge(CurrentMemoryContext,
+													sizeof(KeNum) * Max(fresh.n, 1));
+
+		memcpy(sorted, fresh.num, sizeof(KeNum) * fresh.n);
+		qsort_arg(sorted, fresh.n, sizeof(KeNum), num_cmp_arg, &w.ki->vt.kind);
+		KeanonIndexBuildSorted(w.ki, sorted, (size_t) fresh.n);
+		pfree(sorted);
+		pfree(changes);
+	}
 	if (nchanges > 0 && !w.release_mode)
 	{
 		if (!ke_sum_error(w.ki->engine, &dummy))
