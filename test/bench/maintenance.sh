@@ -3,14 +3,19 @@
 # btree index on the sensitive column and no keanon, side by side in one
 # throwaway cluster.  Run as root after `make install`.  CSV on stdout:
 #   test,shape,rows,clients,baseline,keanon,unit,ratio
-# Sizes: ROWS_LIST (default "10000 100000 1000000"); SECONDS per pgbench run
-# (default 10); BULK_ROWS for the bulk loads (default 1000000).
+# Sizes: ROWS_LIST (default "10000 100000 1000000 10000000"); single-row
+# UPDATE and DELETE at UD_ROWS (default 1000000, uniform shape, must be in
+# ROWS_LIST); SECONDS_PER_RUN per pgbench run (default 10); BULK_ROWS for
+# the bulk loads (default 1000000); WATCH_ROWS for watching an existing
+# table (default 10000000).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-rows_list=${ROWS_LIST:-"10000 100000 1000000"}
+rows_list=${ROWS_LIST:-"10000 100000 1000000 10000000"}
+ud_rows=${UD_ROWS:-1000000}
 secs=${SECONDS_PER_RUN:-10}
 bulk=${BULK_ROWS:-1000000}
+watch_rows=${WATCH_ROWS:-10000000}
 # shellcheck source=pg_cluster.sh
 . "$here/pg_cluster.sh"
 
@@ -21,7 +26,7 @@ chown postgres: "$work"
 # The Adult data's capital-gain and hours-per-week, resampled
 awk -F', *' 'NR > 1 && NF >= 15 { print $11 "\t" $13 }' "$root/data/adult.data" >"$work/adult.tsv"
 chown postgres: "$work/adult.tsv"
-bench_sql -c "CREATE EXTENSION keanon" \
+bench_sql -c "CREATE EXTENSION keanon" -c "CREATE EXTENSION pg_walinspect" \
 	-c "CREATE TABLE adult (gain integer, hours integer)" \
 	-c "\\copy adult FROM '$work/adult.tsv'" \
 	-c "CREATE TABLE adult_gain AS SELECT array_agg(gain) AS a FROM adult" \
@@ -76,6 +81,22 @@ pgb_tps() {
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "" }'
 }
+# WAL between two LSNs, per statement of n: bytes, rows written (heap
+# INSERT, UPDATE and HOT_UPDATE records) to table $3, and distinct pages of
+# index $4 dirtied (WAL-logged) per transaction
+wal_metrics() {
+	bench_psql -At -F ' ' -c "
+		WITH b AS (SELECT r.start_lsn, r.xid, r.resource_manager AS rm, r.record_type AS rt,
+						  m[1]::oid AS rel, m[2]::bigint AS blk
+				   FROM pg_get_wal_records_info('$1', '$2') r,
+						regexp_matches(r.block_ref, 'rel [0-9]+/[0-9]+/([0-9]+) fork main blk ([0-9]+)', 'g') m)
+		SELECT (pg_wal_lsn_diff('$2', '$1') / $5)::bigint,
+			   round((SELECT count(DISTINCT start_lsn) FROM b WHERE rm = 'Heap'
+					  AND rt ~ '^(INSERT|UPDATE|HOT_UPDATE)'
+					  AND rel = pg_relation_filenode('$3')) / $5.0, 2),
+			   round((SELECT count(*) FROM (SELECT DISTINCT xid, blk FROM b
+					  WHERE rel = pg_relation_filenode('$4')) d) / $5.0, 2)"
+}
 # seconds taken by one SQL command
 sql_seconds() {
 	local s e
@@ -91,8 +112,8 @@ for shape in uniform gain hours; do
 		v=$(value_sql "$shape")
 		bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
 			-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
-			-c "CREATE INDEX ON b_t (v)" \
 			-c "INSERT INTO b_t (g, v) $(rows_sql "$shape" "$n")" \
+			-c "CREATE INDEX b_t_v ON b_t (v)" \
 			-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
 			-c "INSERT INTO w_t (g, v) SELECT g, v FROM b_t" \
 			-c "SELECT keanon.watch('w_t', 'v', '{g}', $(watch_args "$shape"))" \
@@ -108,35 +129,43 @@ for shape in uniform gain hours; do
 			kl=$(pgb_latency "$work/ins_w_t.sql" $c)
 			echo "insert,$shape,$n,$c,$bl,$kl,ms,$(ratio "$bl" "$kl")"
 		done
-		# WAL bytes per single-row INSERT, 200 of them
+		# per single-row INSERT, over 200 of them: WAL bytes, rows written to
+		# the table that holds the published rows (b_t itself, or w_t's
+		# rows table) and pages of the index on the value dirtied, from the
+		# WAL records of the inserting transactions
 		for t in b_t w_t; do
 			w0=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
 			bench_sql -c "DO \$\$ BEGIN FOR i IN 1 .. 200 LOOP EXECUTE 'INSERT INTO $t (g, v) SELECT 1, $v'; COMMIT; END LOOP; END \$\$"
 			w1=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
-			eval "wal_$t=\$(bench_psql -At -c \"SELECT (pg_wal_lsn_diff('$w1', '$w0') / 200)::bigint\")"
+			if [ $t = b_t ]; then
+				read -r wal_b rw_b ip_b < <(wal_metrics "$w0" "$w1" b_t b_t_v 200)
+			else
+				read -r wal_w rw_w ip_w < <(wal_metrics "$w0" "$w1" w_t_keanon_rows w_t_keanon_idx 200)
+			fi
 		done
-		echo "wal_per_insert,$shape,$n,1,$wal_b_t,$wal_w_t,bytes,$(ratio "$wal_b_t" "$wal_w_t")"
+		echo "wal_per_insert,$shape,$n,1,$wal_b,$wal_w,bytes,$(ratio "$wal_b" "$wal_w")"
+		echo "rows_written_per_insert,$shape,$n,1,$rw_b,$rw_w,rows,$(ratio "$rw_b" "$rw_w")"
+		echo "index_pages_per_insert,$shape,$n,1,$ip_b,$ip_w,pages,$(ratio "$ip_b" "$ip_w")"
+		# single-row UPDATE and DELETE of the value, uniform shape
+		if [ "$shape" = uniform ] && [ "$n" = "$ud_rows" ]; then
+			for t in b_t w_t; do
+				{
+					echo "\\set id random(1, $n)"
+					echo "UPDATE $t SET v = v + 1 WHERE id = :id;"
+				} >"$work/upd_$t.sql"
+				{
+					echo "\\set id random(1, $n)"
+					echo "DELETE FROM $t WHERE id = :id;"
+				} >"$work/del_$t.sql"
+			done
+			bl=$(pgb_latency "$work/upd_b_t.sql" 1); kl=$(pgb_latency "$work/upd_w_t.sql" 1)
+			echo "update,$shape,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
+			bl=$(pgb_latency "$work/del_b_t.sql" 1); kl=$(pgb_latency "$work/del_w_t.sql" 1)
+			echo "delete,$shape,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
+		fi
 		bench_psql -At -c "SELECT 'check,$shape,$n,' || keanon.check('w_t')"
 	done
 done
-
-# single-row UPDATE and DELETE at the largest size
-n=$(echo "$rows_list" | awk '{ print $NF }')
-for t in b_t w_t; do
-	{
-		echo "\\set id random(1, $n)"
-		echo "UPDATE $t SET v = v + 1 WHERE id = :id;"
-	} >"$work/upd_$t.sql"
-	{
-		echo "\\set id random(1, $n)"
-		echo "DELETE FROM $t WHERE id = :id;"
-	} >"$work/del_$t.sql"
-done
-bl=$(pgb_latency "$work/upd_b_t.sql" 1); kl=$(pgb_latency "$work/upd_w_t.sql" 1)
-echo "update,$shape,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
-bl=$(pgb_latency "$work/del_b_t.sql" 1); kl=$(pgb_latency "$work/del_w_t.sql" 1)
-echo "delete,$shape,$n,1,$bl,$kl,ms,$(ratio "$bl" "$kl")"
-bench_psql -At -c "SELECT 'check,update_delete,$n,' || keanon.check('w_t')"
 
 # bulk loads of $bulk rows, INSERT ... SELECT and COPY (from one file for
 # both tables), into an empty table and into one holding as many rows
@@ -169,9 +198,10 @@ done
 # watching an existing table against CREATE INDEX ... USING btree
 bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
 	-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
-	-c "INSERT INTO w_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i" \
+	-c "INSERT INTO w_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $watch_rows) i" \
 	-c "VACUUM ANALYZE w_t" -c "CHECKPOINT"
 bs=$(sql_seconds "CREATE INDEX w_t_btree ON w_t (v)")
+bench_sql -c "CHECKPOINT"
 ks=$(sql_seconds "SELECT keanon.watch('w_t', 'v', '{g}', 5, 10000)")
-echo "watch_existing,uniform,$bulk,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
-bench_psql -At -c "SELECT 'check,watch,$bulk,' || keanon.check('w_t')"
+echo "watch_existing,uniform,$watch_rows,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
+bench_psql -At -c "SELECT 'check,watch,$watch_rows,' || keanon.check('w_t')"
