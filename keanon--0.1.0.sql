@@ -335,9 +335,10 @@ BEGIN
 		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
 	INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
-	-- its indexes but keanon's are built once it is filled
+	-- its indexes but keanon's are built once it is filled; room on each
+	-- page lets a change of a published value alone be a HOT update
 	EXECUTE format('CREATE TABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
-				   'keanon_arrival bigint NOT NULL)',
+				   'keanon_arrival bigint NOT NULL) WITH (fillfactor = 80)',
 				   nsp, rows_name, collist, s_type);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rows_name,
 				   format('keanon: rows of %s with true and published %I values; private, never grant it', tab, sensitive));

@@ -2062,6 +2062,30 @@ fresh_write(Watch *w, const char *src)
 	w->fresh = NULL;
 }
 
+/*
+ * The fresh rows into an empty index and table: the tree is laid out in one
+ * pass, as CREATE INDEX would, and every partition drawn afresh.
+ */
+static void
+publish_into_empty(Watch *w)
+{
+	FreshRows  *f = w->fresh;
+	KeNum	   *sorted = MemoryContextAllocHuge(CurrentMemoryContext,
+												sizeof(KeNum) * Max(f->n, 1));
+	KeNum		dummy;
+
+	memcpy(sorted, f->num, sizeof(KeNum) * f->n);
+	qsort_arg(sorted, f->n, sizeof(KeNum), num_cmp_arg, &w->ki->vt.kind);
+	KeanonIndexBuildSorted(w->ki, sorted, (size_t) f->n);
+	pfree(sorted);
+	if (f->n == 0 || w->release_mode)
+		return;
+	if (!ke_sum_error(w->ki->engine, &dummy))
+		suppress_all(w);
+	else
+		reassign(w, true, dummy, true, dummy, NULL, 0);
+}
+
 /* Maintenance for one statement on a watched table (SPI connected) */
 void
 KeanonMaintain(TriggerData *trigdata)
@@ -2186,18 +2210,26 @@ KeanonMaintain(TriggerData *trigdata)
 	 * exists (and in release mode): with one, none but the fresh do.
 	 */
 	w.all_placed = !w.release_mode && w.ki->engine != NULL && ke_sum_error(w.ki->engine, &dummy);
-	apply_changes(&w, changes, nchanges);
-	/* a release watch only tracks changes: its view moves at keanon.release */
-	if (nchanges > 0 && !w.release_mode)
+	if (ndel == 0 && nins > 1 && ke_nrows(w.ki->engine) == 0)
 	{
-		/* the changed values, sorted */
-		KeNum	   *cv = palloc(sizeof(KeNum) * nchanges);
+		/* a load into an empty table, as when a watch begins */
+		publish_into_empty(&w);
+	}
+	else
+	{
+		apply_changes(&w, changes, nchanges);
+		/* a release watch only tracks changes: its view moves at keanon.release */
+		if (nchanges > 0 && !w.release_mode)
+		{
+			/* the changed values, sorted */
+			KeNum	   *cv = palloc(sizeof(KeNum) * nchanges);
 
-		for (int i = 0; i < nchanges; i++)
-			cv[i] = changes[i].value;
-		qsort_arg(cv, nchanges, sizeof(KeNum), num_cmp_arg, &w.ki->vt.kind);
-		republish_changes(&w, cv, nchanges, nins, ins_v, ins_d, ndel, del_v, del_d,
-						  del_pid, del_slot, del_pub, del_had_pid);
+			for (int i = 0; i < nchanges; i++)
+				cv[i] = changes[i].value;
+			qsort_arg(cv, nchanges, sizeof(KeNum), num_cmp_arg, &w.ki->vt.kind);
+			republish_changes(&w, cv, nchanges, nins, ins_v, ins_d, ndel, del_v, del_d,
+							  del_pid, del_slot, del_pub, del_had_pid);
+		}
 	}
 	if (src != NULL)
 		fresh_write(&w, src);
@@ -2244,7 +2276,6 @@ KeanonFill(Oid relid)
 	FreshRows	fresh = {0};
 	KeChange   *changes;
 	int			nchanges = 0;
-	KeNum		dummy;
 	char	   *src;
 
 	KeanonWatchLoad(relid, &w, false);
@@ -2258,24 +2289,8 @@ KeanonFill(Oid relid)
 				   "FROM %s t WHERE t.%s IS NOT NULL)",
 				   name_list(w.keys, "t."), qualified_name(relid), w.s);
 	changes = fresh_collect(&w, &fresh, src, NULL, &nchanges);
-	/* the index is empty: lay its tree out in one pass, as CREATE INDEX would */
-	{
-		KeNum	   *sorted = MemoryContextAllocHuge(CurrentMemoryContext,
-													sizeof(KeNum) * Max(fresh.n, 1));
-
-		memcpy(sorted, fresh.num, sizeof(KeNum) * fresh.n);
-		qsort_arg(sorted, fresh.n, sizeof(KeNum), num_cmp_arg, &w.ki->vt.kind);
-		KeanonIndexBuildSorted(w.ki, sorted, (size_t) fresh.n);
-		pfree(sorted);
-		pfree(changes);
-	}
-	if (nchanges > 0 && !w.release_mode)
-	{
-		if (!ke_sum_error(w.ki->engine, &dummy))
-			suppress_all(&w);
-		else
-			reassign(&w, true, dummy, true, dummy, NULL, 0);
-	}
+	pfree(changes);
+	publish_into_empty(&w);
 	fresh_write(&w, src);
 	save_watch(&w);
 	KeanonIndexClose(w.ki);
