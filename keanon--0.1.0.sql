@@ -208,7 +208,9 @@ COMMENT ON FUNCTION keanon.republish(regclass) IS
 CREATE FUNCTION keanon.fill(tab regclass)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'keanon_fill'
-LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+-- it reads the table twice and pairs the rows by the order of the scans
+SET synchronize_seqscans = off;
 COMMENT ON FUNCTION keanon.fill(regclass) IS
 'part of keanon.watch: write the rows of a newly watched table into its empty rows table, each once and already placed (live mode); returns the rows written';
 

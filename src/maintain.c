@@ -1957,7 +1957,7 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 	int64		at = *nchanges;
 
 	get_typlenbyval(vt->typid, &typlen, &typbyval);
-	spi_run(psprintf("SELECT n.%s FROM %s n ORDER BY n.keanon_ordinal", w->s, src),
+	spi_run(psprintf("SELECT n.keanon_ordinal, n.%s FROM %s n", w->s, src),
 			0, NULL, NULL, NULL, SPI_OK_SELECT);
 	if (at + (int64) SPI_processed >= INT_MAX)
 		ereport(ERROR,
@@ -1973,11 +1973,16 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 	f->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
 	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + f->n + 1))
 		: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (f->n + 1));
-	for (int64 i = 0; i < f->n; i++)
+	for (int64 r = 0; r < f->n; r++)
 	{
 		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		int64		i = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+													1, &isnull)) - 1;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
 
+		if (i < 0 || i >= f->n)
+			elog(ERROR, "keanon: new row %lld of %s out of range", (long long) i + 1,
+				 get_rel_name(w->relid));
 		f->value[i] = datumCopy(d, typbyval, typlen);
 		f->num[i] = KeanonDatumToNum(vt, f->value[i]);
 		changes[at + i].value = f->num[i];
@@ -2038,11 +2043,18 @@ fresh_write(Watch *w, const char *src)
 														TYPALIGN_INT));
 			values[3] = PointerGetDatum(construct_array(f->pub, (int) f->n, vt->typid, typlen,
 														typbyval, typalign));
-			sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
-						   "SELECT %s, $1 + n.keanon_ordinal, u.p, u.s, u.v FROM %s n "
-						   "JOIN unnest($2, $3, $4) WITH ORDINALITY AS u(p, s, v, o) "
-						   "ON u.o = n.keanon_ordinal",
-						   w->rows, name_list(all, ""), name_list(all, "n."), src);
+			/* subscripts are O(1) into arrays of fixed-width values */
+			if (typlen > 0)
+				sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
+							   "SELECT %s, $1 + n.keanon_ordinal, ($2)[n.keanon_ordinal], "
+							   "($3)[n.keanon_ordinal], ($4)[n.keanon_ordinal] FROM %s n",
+							   w->rows, name_list(all, ""), name_list(all, "n."), src);
+			else
+				sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
+							   "SELECT %s, $1 + n.keanon_ordinal, u.p, u.s, u.v FROM %s n "
+							   "JOIN unnest($2, $3, $4) WITH ORDINALITY AS u(p, s, v, o) "
+							   "ON u.o = n.keanon_ordinal",
+							   w->rows, name_list(all, ""), name_list(all, "n."), src);
 			/* a hash join for many rows: planned for the arrays at hand */
 			plan = cached_plan(sql, 4, types, true);
 			if ((plan ? SPI_execute_plan(plan, values, NULL, false, 0)
@@ -2285,9 +2297,14 @@ KeanonFill(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the watch of %s is already filled", get_rel_name(relid))));
-	src = psprintf("(SELECT t.*, row_number() OVER (ORDER BY %s) AS keanon_ordinal "
+	/*
+	 * Arrival follows the table's physical order, read twice (for the
+	 * values, then to write the rows) by plain sequential scans that
+	 * keanon.watch keeps from starting mid-table (synchronize_seqscans).
+	 */
+	src = psprintf("(SELECT t.*, row_number() OVER () AS keanon_ordinal "
 				   "FROM %s t WHERE t.%s IS NOT NULL)",
-				   name_list(w.keys, "t."), qualified_name(relid), w.s);
+				   qualified_name(relid), w.s);
 	changes = fresh_collect(&w, &fresh, src, NULL, &nchanges);
 	pfree(changes);
 	publish_into_empty(&w);
