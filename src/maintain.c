@@ -2279,7 +2279,7 @@ KeanonRepublish(Oid relid)
 /*
  * Fill the empty rows table of a new watch from the watched table, each
  * row written once and, in live mode, already placed; arrival follows the
- * key.  Returns the rows written (SPI connected).
+ * table's physical order.  Returns the rows written (SPI connected).
  */
 int64
 KeanonFill(Oid relid)
