@@ -846,6 +846,21 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	return pid;
 }
 
+/* A row's new place, to be written by place_rows */
+typedef struct UpdateRow
+{
+	ItemPointer tid;
+	Datum		pid;
+	Datum		slot;
+	Datum		pub;
+} UpdateRow;
+
+static int
+update_row_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare(((const UpdateRow *) a)->tid, ((const UpdateRow *) b)->tid);
+}
+
 /*
  * Give the rows, in (value, arrival) order, to the partitions in order,
  * draw a uniform permutation of each, and write them and the partitions'
@@ -974,6 +989,28 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 				elog(ERROR, "keanon: placed %lld new rows of %s, expected %lld",
 					 (long long) nfresh, get_rel_name(w->relid), (long long) f->n);
 			f->placed = true;
+		}
+		if (nupd > 1)
+		{
+			/* in physical order: the heap and the key index are then walked once */
+			UpdateRow  *ur = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(UpdateRow) * nupd);
+
+			for (int64 j = 0; j < nupd; j++)
+			{
+				ur[j].tid = (ItemPointer) DatumGetPointer(tids[j]);
+				ur[j].pid = rpids[j];
+				ur[j].slot = slots[j];
+				ur[j].pub = upubs[j];
+			}
+			qsort(ur, nupd, sizeof(UpdateRow), update_row_cmp);
+			for (int64 j = 0; j < nupd; j++)
+			{
+				tids[j] = PointerGetDatum(ur[j].tid);
+				rpids[j] = ur[j].pid;
+				slots[j] = ur[j].slot;
+				upubs[j] = ur[j].pub;
+			}
+			pfree(ur);
 		}
 		if (nupd > 0)
 		{
