@@ -233,6 +233,45 @@ SELECT keanon.unwatch('splitrun');
 DROP FUNCTION splitrun_rows_changed();
 DROP TABLE splitrun, splitrun_before;
 
+-- A new watch of a filled table, and a load into an empty watched table
+-- (also after TRUNCATE), write each row once, already placed, the index
+-- laid out in one pass: numeric values of varying width, NULLs left out
+CREATE TABLE bulk (id integer PRIMARY KEY, g integer, v numeric(10,2));
+INSERT INTO bulk SELECT i, i % 4, CASE WHEN i % 10 = 0 THEN NULL ELSE (i * 7 % 101) / 4.0 END
+FROM generate_series(1, 300) i;
+SELECT keanon.watch('bulk', 'v', '{g}', 4, 2);
+SELECT count(*) AS published FROM bulk_anon;
+SELECT keanon.check('bulk');
+SELECT keanon.fill('bulk');
+TRUNCATE bulk;
+SELECT count(*) AS published FROM bulk_anon;
+INSERT INTO bulk SELECT i, i % 4, (i * 13 % 97) / 2.0 + 1000 FROM generate_series(1, 250) i;
+SELECT count(*) AS published, min(v) >= 1000 AS new_values FROM bulk_anon;
+SELECT keanon.check('bulk');
+SELECT keanon.index_check('bulk_keanon_idx');
+SELECT keanon.unwatch('bulk');
+DROP TABLE bulk;
+-- a load with too few distinct values is not published until one is
+CREATE TABLE few (id integer PRIMARY KEY, g integer, v integer);
+SELECT keanon.watch('few', 'v', '{g}', 3, 0);
+INSERT INTO few SELECT i, 0, i % 2 FROM generate_series(1, 10) i;
+SELECT count(*) AS published FROM few_anon;
+INSERT INTO few VALUES (11, 0, 2);
+SELECT count(*) AS published FROM few_anon;
+SELECT keanon.check('few');
+SELECT keanon.unwatch('few');
+DROP TABLE few;
+-- in release mode a load waits for keanon.release
+CREATE TABLE rbulk (id integer PRIMARY KEY, g integer, v integer);
+SELECT keanon.watch('rbulk', 'v', '{g}', 3, 5, mode => 'release');
+INSERT INTO rbulk SELECT i, i % 3, i * 3 % 50 FROM generate_series(1, 100) i;
+SELECT count(*) AS published FROM rbulk_anon;
+SELECT keanon.release('rbulk');
+SELECT count(*) AS published FROM rbulk_anon;
+SELECT keanon.check('rbulk');
+SELECT keanon.unwatch('rbulk');
+DROP TABLE rbulk;
+
 -- keanon's trigger functions refuse to be fired other than as watch() does
 CREATE TABLE wrongtrig (v integer);
 CREATE TRIGGER a BEFORE INSERT ON wrongtrig FOR EACH ROW EXECUTE FUNCTION keanon.maintain();
