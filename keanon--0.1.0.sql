@@ -346,7 +346,7 @@ BEGIN
 				   format('keanon: rows of %s with true and published %I values; private, never grant it', tab, sensitive));
 	EXECUTE format('CREATE TABLE %I.%I (keanon_pid bigint PRIMARY KEY, lo %s NOT NULL, '
 				   'lo_last_only boolean NOT NULL, hi %s NOT NULL, hi_split boolean NOT NULL, '
-				   'n bigint NOT NULL, vals %s[] NOT NULL, cnts bigint[] NOT NULL)',
+				   'n bigint NOT NULL, vals %s[] NOT NULL, cnts bigint[] NOT NULL, lo_slot integer)',
 				   nsp, parts_name, s_type, s_type, s_type);
 	EXECUTE format('CREATE INDEX ON %I.%I (hi)', nsp, parts_name);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, parts_name,

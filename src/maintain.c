@@ -896,6 +896,7 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 		Datum	   *pn = palloc(sizeof(Datum) * Max(np.n, 1));
 		Datum	   *pstart = palloc(sizeof(Datum) * Max(np.n, 1));
 		Datum	   *plen = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plslot = palloc(sizeof(Datum) * Max(np.n, 1));
 		Datum	   *fvals = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *upubs = palloc(sizeof(Datum) * Max(nrows, 1));
@@ -906,8 +907,8 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 		FreshRows  *f = w->fresh;
 		Oid			ut[4];
 		Datum		uv[4];
-		Oid			it[10];
-		Datum		iv[10];
+		Oid			it[11];
+		Datum		iv[11];
 
 		get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
 		for (int i = 0; i < np.n; i++)
@@ -976,6 +977,8 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 			pn[i] = Int64GetDatum(n);
 			pstart[i] = Int32GetDatum((int32) first + 1);
 			plen[i] = Int32GetDatum((int32) (nflat - first));
+			/* where the one row of its lowest value sits (see split_join) */
+			plslot[i] = Int32GetDatum(p->lo_last_only ? cslots[pos] : -1);
 			pos += n;
 		}
 
@@ -1040,6 +1043,7 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 		it[7] = INT4ARRAYOID;
 		it[8] = arrtype;
 		it[9] = INT8ARRAYOID;
+		it[10] = INT4ARRAYOID;
 		iv[0] = PointerGetDatum(construct_array(ppid, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		iv[1] = PointerGetDatum(construct_array(plo, np.n, vt->typid, typlen, typbyval, typalign));
 		iv[2] = PointerGetDatum(construct_array(plast, np.n, BOOLOID, 1, true, TYPALIGN_CHAR));
@@ -1048,15 +1052,17 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 		iv[5] = PointerGetDatum(construct_array(pn, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		iv[6] = PointerGetDatum(construct_array(pstart, np.n, INT4OID, 4, true, TYPALIGN_INT));
 		iv[7] = PointerGetDatum(construct_array(plen, np.n, INT4OID, 4, true, TYPALIGN_INT));
+		iv[10] = PointerGetDatum(construct_array(plslot, np.n, INT4OID, 4, true, TYPALIGN_INT));
 		iv[8] = PointerGetDatum(construct_array(fvals, (int) nflat, vt->typid, typlen, typbyval, typalign));
 		iv[9] = PointerGetDatum(construct_array(fcnts, (int) nflat, INT8OID, 8, FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));
-		sql = psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts) "
+		sql = psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts, "
+					   "lo_slot) "
 					   "SELECT u.p, u.lo, u.ll, u.hi, u.hs, u.n, "
-					   "$9[u.st:u.st + u.ln - 1], $10[u.st:u.st + u.ln - 1] "
-					   "FROM unnest($1, $2, $3, $4, $5, $6, $7, $8) "
-					   "AS u(p, lo, ll, hi, hs, n, st, ln)", w->parts);
-		spi_run(sql, 10, it, iv, NULL, SPI_OK_INSERT);
+					   "$9[u.st:u.st + u.ln - 1], $10[u.st:u.st + u.ln - 1], nullif(u.ls, -1) "
+					   "FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $11) "
+					   "AS u(p, lo, ll, hi, hs, n, st, ln, ls)", w->parts);
+		spi_run(sql, 11, it, iv, NULL, SPI_OK_INSERT);
 	}
 }
 
@@ -1595,6 +1601,8 @@ split_join(Watch *w, KeNum v, Datum vd)
 				old_tid,
 				moved_pub;
 	int64		old_arrival;
+	Datum		lo_slot;
+	bool		lo_slot_known;
 	uint64		j;
 	char	   *sql;
 	bool		isnull;
@@ -1627,7 +1635,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 		!ke_num_eq(kind, a->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
 		DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) != a->lo_last_only)
 		return false;
-	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only, hi, hi_split FROM %s "
+	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only, hi, hi_split, lo_slot FROM %s "
 				   "WHERE hi > $1 ORDER BY hi LIMIT 1", w->parts);
 	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -1641,15 +1649,33 @@ split_join(Watch *w, KeNum v, Datum vd)
 		!ke_num_eq(kind, b->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 5, &isnull))) ||
 		DatumGetBool(SPI_getbinval(t, d, 6, &isnull)) != b->hi_split)
 		return false;
+	lo_slot = SPI_getbinval(t, d, 7, &isnull);
+	lo_slot_known = !isnull;
 
-	/* the previous last row of the run, and the newcomer arriving after it */
+	/*
+	 * The previous last row of the run, the later partition's one row of
+	 * value v, and the newcomer arriving after it.  The partition records
+	 * the row's slot when it was placed; slots can move since, so the row
+	 * there is checked, and the partition searched when it is not the one.
+	 */
 	types[0] = INT8OID;
 	values[0] = Int64GetDatum(pid_b);
 	types[1] = vt->typid;
 	values[1] = vd;
-	sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
-				   "WHERE keanon_pid = $1 AND %s = $2", w->rows, w->s);
-	spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+	if (lo_slot_known)
+	{
+		types[2] = INT4OID;
+		values[2] = lo_slot;
+		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
+					   "WHERE keanon_pid = $1 AND keanon_slot = $3 AND %s = $2", w->rows, w->s);
+		spi_run(sql, 3, types, values, NULL, SPI_OK_SELECT);
+	}
+	if (!lo_slot_known || SPI_processed != 1)
+	{
+		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
+					   "WHERE keanon_pid = $1 AND %s = $2", w->rows, w->s);
+		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+	}
 	if (SPI_processed != 1)
 		return false;
 	t = SPI_tuptable->vals[0];
