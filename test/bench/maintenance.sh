@@ -7,7 +7,8 @@
 # UPDATE and DELETE at UD_ROWS (default 1000000, uniform shape, must be in
 # ROWS_LIST); SECONDS_PER_RUN per pgbench run (default 10); BULK_ROWS for
 # the bulk loads (default 1000000); WATCH_ROWS for watching an existing
-# table (default 10000000).
+# table (default 10000000).  SHAPES (default "uniform gain hours") and
+# PARTS (default "single bulk watch") run a subset.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -16,6 +17,9 @@ ud_rows=${UD_ROWS:-1000000}
 secs=${SECONDS_PER_RUN:-10}
 bulk=${BULK_ROWS:-1000000}
 watch_rows=${WATCH_ROWS:-10000000}
+shapes=${SHAPES:-"uniform gain hours"}
+parts=${PARTS:-"single bulk watch"}
+has_part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 # room for both 10^7-row tables, their indexes and keanon's internal tables
 export BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-4GB}
 # shellcheck source=pg_cluster.sh
@@ -112,7 +116,8 @@ sql_seconds() {
 }
 
 echo "test,shape,rows,clients,baseline,keanon,unit,ratio"
-for shape in uniform gain hours; do
+for shape in $shapes; do
+	has_part single || break
 	for n in $rows_list; do
 		v=$(value_sql "$shape")
 		bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
@@ -174,8 +179,9 @@ done
 
 # bulk loads of $bulk rows, INSERT ... SELECT and COPY (from one file for
 # both tables), into an empty table and into one holding as many rows
-bench_sql -c "COPY (SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i) TO '$work/bulk.tsv'"
+has_part bulk && bench_sql -c "COPY (SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i) TO '$work/bulk.tsv'"
 for how in insert copy; do
+	has_part bulk || break
 	for into in empty full; do
 		bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
 			-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
@@ -201,12 +207,14 @@ for how in insert copy; do
 done
 
 # watching an existing table against CREATE INDEX ... USING btree
-bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
-	-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
-	-c "INSERT INTO w_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $watch_rows) i" \
-	-c "VACUUM ANALYZE w_t" -c "CHECKPOINT"
-bs=$(sql_seconds "CREATE INDEX w_t_btree ON w_t (v)")
-bench_sql -c "CHECKPOINT"
-ks=$(sql_seconds "SELECT keanon.watch('w_t', 'v', '{g}', 5, 10000)")
-echo "watch_existing,uniform,$watch_rows,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
-bench_psql -At -c "SELECT 'check,watch,$watch_rows,' || keanon.check('w_t')"
+if has_part watch; then
+	bench_sql -c "DROP TABLE IF EXISTS b_t, w_t CASCADE" \
+		-c "CREATE TABLE w_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+		-c "INSERT INTO w_t (g, v) SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $watch_rows) i" \
+		-c "VACUUM ANALYZE w_t" -c "CHECKPOINT"
+	bs=$(sql_seconds "CREATE INDEX w_t_btree ON w_t (v)")
+	bench_sql -c "CHECKPOINT"
+	ks=$(sql_seconds "SELECT keanon.watch('w_t', 'v', '{g}', 5, 10000)")
+	echo "watch_existing,uniform,$watch_rows,1,$bs,$ks,s,$(ratio "$bs" "$ks")"
+	bench_psql -At -c "SELECT 'check,watch,$watch_rows,' || keanon.check('w_t')"
+fi
