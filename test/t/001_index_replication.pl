@@ -211,7 +211,9 @@ query_ok($primary,
 	  . insert_rows('t_num', 'round(i * 0.37, 2)', 1, 250)
 	  . "ROLLBACK;",
 	'rollback left unrepaired: the changes run');
-$primary->wait_for_catchup($standby);
+# an abort record is not flushed at once: wait for it by its insert position,
+# or the standby may still see the transaction in progress
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 
 foreach my $query (
 	"SELECT * FROM keanon.index_partitions('i_num')",
