@@ -82,11 +82,7 @@ typedef struct OldParts
 	bool	   *taken;
 	int64	   *first;			/* the range of its rows among those placed */
 	int64	   *last;
-	bool		gone_valid;		/* the departed row */
-	int64		gone_pid;
-	int32		gone_slot;
-	Datum		gone_pub;
-	KeNum		gone_num;
+	GoneRow		gone;			/* the departed row, if it was in one */
 } OldParts;
 
 /*
@@ -719,7 +715,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	for (int64 r = op->first[k]; r <= op->last[k]; r++)
 		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
 			nleave++;
-	if (op->gone_valid && op->gone_pid == pid)
+	if (op->gone.valid && op->gone.pid == pid)
 		nleave++;
 	if (nleave * size > CARRY_MAX_WORK)
 		return 0;
@@ -745,14 +741,14 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 		st_pnum[s] = KeanonDatumToNum(vt, rows[r].pub);
 		slot_of[r - op->first[k]] = s;
 	}
-	if (op->gone_valid && op->gone_pid == pid)
+	if (op->gone.valid && op->gone.pid == pid)
 	{
-		gone_slot = op->gone_slot;
+		gone_slot = op->gone.slot;
 		if (gone_slot < 0 || gone_slot >= size || st_row[gone_slot] != -2)
 			return 0;
 		st_row[gone_slot] = -1;
-		st_pub[gone_slot] = op->gone_pub;
-		st_pnum[gone_slot] = KeanonDatumToNum(vt, op->gone_pub);
+		st_pub[gone_slot] = op->gone.pub;
+		st_pnum[gone_slot] = KeanonDatumToNum(vt, op->gone.pub);
 	}
 	for (int64 s = 0; s < size; s++)
 		if (st_row[s] == -2)
@@ -771,7 +767,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 		if (r < op->first[k])
 		{
 			sl = gone_slot;
-			t = op->gone_num;
+			t = op->gone.num;
 		}
 		else
 		{
@@ -1312,17 +1308,10 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 			op.first[x] = r;
 		op.last[x] = r;
 	}
-	op.gone_valid = w->gone != NULL && w->gone->valid;
-	if (op.gone_valid)
-	{
-		op.gone_pid = w->gone->pid;
-		op.gone_slot = w->gone->slot;
-		op.gone_pub = w->gone->pub;
-		op.gone_num = w->gone->num;
-		/* its partition's range of rows reaches it, if the partition kept none */
-		if (old_index(&op, op.gone_pid) < 0)
-			op.gone_valid = false;
-	}
+	op.gone.valid = false;
+	/* the departed row counts if its partition is among those replaced */
+	if (w->gone != NULL && w->gone->valid && old_index(&op, w->gone->pid) >= 0)
+		op.gone = *w->gone;
 
 	/* keanon.republish (no changed values) draws every partition afresh */
 	place_rows(w, &np, rows, nrows, cv != NULL ? &op : NULL);
