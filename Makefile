@@ -23,6 +23,9 @@ OBJS = \
 	src/am_validate.o \
 	src/am_values.o \
 	src/maintain.o \
+	src/owner.o \
+	src/spi_plans.o \
+	src/watch_cache.o \
 	src/watch.o \
 	src/privacy.o \
 	src/engine/ke_engine.o \
@@ -55,9 +58,6 @@ PROVE_TESTS = \
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
 
-# PGXS tracks no header dependencies: every object depends on every header
-$(OBJS): $(wildcard src/*.h src/engine/*.h)
-
 EXTRA_CLEAN = test/unit/ke_test test/bench/ke_bench tmp_pgr
 
 # No LLVM bitcode: the engine gains nothing from JIT inlining, and building
@@ -80,6 +80,10 @@ all install installcheck:
 	@echo "keanon: pg_config not found; run scripts/install-deps.sh as root" >&2
 	@exit 1
 endif
+
+# PGXS tracks no header dependencies: every object depends on every header
+# (after PGXS, so that its `all` stays the default goal)
+$(OBJS): $(wildcard src/*.h src/engine/*.h)
 
 # ----------------------------------------------------------------
 # Engine unit tests and benchmark: plain C, no PostgreSQL header

@@ -489,8 +489,7 @@ compute_bounds(HitState *st, Bounds *b)
 	{
 		int32		wno = (int32) (pids[done] / PID_WATCH_BASE);
 		Oid			relid = watch_by_number(pids[done]);
-		Oid			save_user;
-		int			save_sec;
+		KeanonOwnerScope os;
 		Watch		w;
 		KeanonValueType vt;
 		Datum	   *ids;
@@ -503,19 +502,18 @@ compute_bounds(HitState *st, Bounds *b)
 					upper = {0};
 		bool		first_watch = !b->any;
 
-		GetUserIdAndSecContext(&save_user, &save_sec);
-		SetUserIdAndSecContext(KeanonRelOwner(relid), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		KeanonOwnerBegin(relid, &os);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "keanon: SPI_connect failed");
 		KeanonWatchLoad(relid, &w, false);
-		SetUserIdAndSecContext(save_user, save_sec);
-		if (pg_class_aclcheck(w.view_oid, save_user, ACL_SELECT) != ACLCHECK_OK &&
-			pg_class_aclcheck(relid, save_user, ACL_SELECT) != ACLCHECK_OK)
+		KeanonOwnerEnd(&os);
+		if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+			pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
 					 errdetail("Bound aggregates over keanon_pid read the partitions of the view they come from.")));
-		SetUserIdAndSecContext(KeanonRelOwner(relid), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		KeanonOwnerBegin(relid, &os);
 		KeanonIndexValueType(w.index_oid, &vt);
 		if (first_watch)
 			b->vt = vt;
@@ -596,7 +594,7 @@ compute_bounds(HitState *st, Bounds *b)
 							nids - matched, get_rel_name(relid)),
 					 errhint("Read the view and the bounds in one query.")));
 		SPI_finish();
-		SetUserIdAndSecContext(save_user, save_sec);
+		KeanonOwnerEnd(&os);
 	}
 	return true;
 }

@@ -31,5 +31,6 @@ _PG_init(void)
 {
 	KeanonInitReloptions();
 	KeanonEngineAllocator();
-	KeanonMaintainInit();
+	KeanonWatchCacheInit();
+	KeanonPlansInit();
 }

@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include "commands/trigger.h"
+#include "executor/spi.h"
 
 #include "keanon_am.h"
 
@@ -70,10 +71,35 @@ typedef struct KeanonPartList
 	int			cap;
 } KeanonPartList;
 
+/* a switch to a watched table's owner (owner.c) */
+typedef struct KeanonOwnerScope
+{
+	Oid			save_user;
+	int			save_sec;
+	int			nest_level;
+} KeanonOwnerScope;
+
+/* owner.c */
+extern void KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope);
+extern void KeanonOwnerEnd(KeanonOwnerScope *scope);
+extern Oid	KeanonOwnerCaller(const KeanonOwnerScope *scope);
+
+/* spi_plans.c */
+extern void KeanonPlansInit(void);
+extern SPIPlanPtr KeanonPlan(Oid relid, const char *sql, int nargs, Oid *types, bool custom);
+extern int	KeanonSpiExec(Oid relid, const char *sql, int nargs, Oid *types, Datum *values,
+						  const char *nulls, bool read_only);
+extern int	KeanonSpiRun(Oid relid, const char *sql, int nargs, Oid *types, Datum *values,
+						 const char *nulls, int expect);
+
+/* watch_cache.c */
+extern void KeanonWatchCacheInit(void);
+extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
+extern char *KeanonQualifiedName(Oid relid);
+extern Oid	KeanonRelOwner(Oid relid);
+
 /* maintain.c */
 extern bool KeanonCollectPartition(const KePartition *p, void *arg);
-extern void KeanonMaintainInit(void);
-extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
@@ -84,6 +110,5 @@ extern void KeanonPartitionsFromFlags(KeKind kind, const KeNum *vals, const int6
 									  size_t m, const int *end, KeanonPartList *pl);
 extern KeNum KeanonNumFromText(const KeanonValueType *vt, const char *text);
 extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
-extern Oid	KeanonRelOwner(Oid relid);
 
 #endif							/* KEANON_WATCH_H */

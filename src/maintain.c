@@ -105,96 +105,6 @@ typedef struct FreshRows
 	Datum	   *pub;
 } FreshRows;
 
-/*
- * Plans of maintenance statements, kept for the backend's life and keyed by
- * their text and argument types: a statement names its watch's relations,
- * so one text is one watch's one statement, and the plan cache invalidates
- * a plan when a relation it uses changes.  Parsing and planning every
- * statement of every change would cost more than the change itself.
- */
-#define PLAN_KEY_LEN	1024
-
-typedef struct PlanEntry
-{
-	char		key[PLAN_KEY_LEN];
-	SPIPlanPtr	plan;
-} PlanEntry;
-
-static HTAB *plan_cache = NULL;
-
-/*
- * The kept plan of a statement, prepared on first use; NULL if uncachable.
- * Plans are generic unless custom is asked for: the plan cache would
- * otherwise plan range queries anew at every change, their generic
- * estimates looking worse than the custom ones, at a cost above the
- * query's.  A custom plan suits statements whose best join depends on
- * the size of their array arguments.
- */
-static SPIPlanPtr
-cached_plan(const char *sql, int nargs, Oid *types, bool custom)
-{
-	char		key[PLAN_KEY_LEN];
-	int			len;
-	PlanEntry  *e;
-	bool		found;
-
-	len = snprintf(key, sizeof(key), "%c%s", custom ? 'c' : 'g', sql);
-	for (int i = 0; i < nargs && len < PLAN_KEY_LEN; i++)
-		len += snprintf(key + len, sizeof(key) - len, "|%u", types[i]);
-	if (len >= PLAN_KEY_LEN - 1)
-		return NULL;
-	if (plan_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = PLAN_KEY_LEN;
-		ctl.entrysize = sizeof(PlanEntry);
-		plan_cache = hash_create("keanon maintenance plans", 64, &ctl,
-								 HASH_ELEM | HASH_STRINGS);
-	}
-	e = hash_search(plan_cache, key, HASH_FIND, NULL);
-	if (e != NULL)
-		return e->plan;
-	{
-		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, types,
-											  custom ? 0 : CURSOR_OPT_GENERIC_PLAN);
-
-		if (plan == NULL)
-			elog(ERROR, "keanon: SPI_prepare failed (%s) for \"%s\"",
-				 SPI_result_code_string(SPI_result), sql);
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "keanon: SPI_keepplan failed");
-		e = hash_search(plan_cache, key, HASH_ENTER, &found);
-		e->plan = plan;
-		return plan;
-	}
-}
-
-/* Run one SPI statement with arguments through its kept plan */
-static int
-spi_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
-		 bool read_only)
-{
-	SPIPlanPtr	plan = cached_plan(sql, nargs, types, false);
-
-	if (plan == NULL)
-		return SPI_execute_with_args(sql, nargs, types, values, nulls, read_only, 0);
-	return SPI_execute_plan(plan, values, nulls, read_only, 0);
-}
-
-/* Run one SPI statement with arguments, checking the result code */
-static int
-spi_run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
-		int expect)
-{
-	int			rc = spi_exec(sql, nargs, types, values, nulls, false);
-
-	if (rc != expect)
-		elog(ERROR, "keanon: SPI error %s running \"%s\"", SPI_result_code_string(rc), sql);
-	return rc;
-}
-
 /* A comma-separated list of quoted names, optionally prefixed */
 static char *
 name_list(List *names, const char *prefix)
@@ -231,202 +141,6 @@ union_names(List *a, List *b)
 			out = lappend(out, lfirst(lb));
 	}
 	return out;
-}
-
-/* Quoted names from a name[] datum */
-static List *
-quoted_names(Datum arr)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	List	   *out = NIL;
-
-	deconstruct_array(DatumGetArrayTypeP(arr), NAMEOID, NAMEDATALEN, false,
-					  TYPALIGN_CHAR, &elems, &nulls, &n);
-	for (int i = 0; i < n; i++)
-		out = lappend(out, pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(elems[i]))))));
-	return out;
-}
-
-/* The qualified, quoted name of a relation */
-static char *
-qualified_name(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
-
-/*
- * Watches as loaded, kept for the backend's life: what a watch names never
- * changes while it lasts, and watching or unwatching a table changes its
- * triggers, so any relcache invalidation empties the cache.  The counters
- * are not trusted from here: begin_write() reads them under the lock.
- */
-typedef struct WatchCacheEntry
-{
-	Oid			relid;			/* hash key */
-	Watch		w;
-} WatchCacheEntry;
-
-static HTAB *watch_cache = NULL;
-static MemoryContext watch_cache_cxt = NULL;
-
-/* Relcache invalidation callback: forget every cached watch */
-static void
-watch_cache_inval(Datum arg, Oid relid)
-{
-	if (watch_cache_cxt != NULL)
-	{
-		MemoryContextReset(watch_cache_cxt);
-		watch_cache = NULL;
-	}
-}
-
-/* Register the cache's invalidation (from _PG_init) */
-void
-KeanonMaintainInit(void)
-{
-	CacheRegisterRelcacheCallback(watch_cache_inval, (Datum) 0);
-}
-
-/* A deep copy of a list of strings in cxt */
-static List *
-copy_names(List *names, MemoryContext cxt)
-{
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	List	   *out = NIL;
-	ListCell   *lc;
-
-	foreach(lc, names)
-		out = lappend(out, pstrdup((char *) lfirst(lc)));
-	MemoryContextSwitchTo(old);
-	return out;
-}
-
-/* Keep a loaded watch in the cache */
-static void
-watch_cache_put(const Watch *w)
-{
-	WatchCacheEntry *e;
-	bool		found;
-
-	if (watch_cache_cxt == NULL)
-		watch_cache_cxt = AllocSetContextCreate(TopMemoryContext, "keanon watch cache",
-												ALLOCSET_SMALL_SIZES);
-	if (watch_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(WatchCacheEntry);
-		ctl.hcxt = watch_cache_cxt;
-		watch_cache = hash_create("keanon watches", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	e = hash_search(watch_cache, &w->relid, HASH_ENTER, &found);
-	e->w = *w;
-	e->w.s = MemoryContextStrdup(watch_cache_cxt, w->s);
-	e->w.rows = MemoryContextStrdup(watch_cache_cxt, w->rows);
-	e->w.parts = MemoryContextStrdup(watch_cache_cxt, w->parts);
-	e->w.release = w->release ? MemoryContextStrdup(watch_cache_cxt, w->release) : NULL;
-	e->w.keys = copy_names(w->keys, watch_cache_cxt);
-	e->w.qis = copy_names(w->qis, watch_cache_cxt);
-	e->w.ki = NULL;
-	e->w.fresh = NULL;
-	e->w.gone = NULL;
-	e->w.all_placed = false;
-}
-
-/*
- * Load a watch from keanon.watches (SPI must be connected, and the caller
- * running as the table's owner or a superuser).  Its counters are only
- * current after begin_write().
- */
-void
-KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
-{
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
-
-	if (watch_cache != NULL)
-	{
-		WatchCacheEntry *e = hash_search(watch_cache, &relid, HASH_FIND, NULL);
-
-		if (e != NULL)
-		{
-			*w = e->w;
-			return;
-		}
-	}
-
-	/* read-only: this also runs in bound aggregates under parallel plans */
-	if (spi_exec("SELECT sensitive, quasi_identifiers, key_columns, k, "
-				 "rows_table::oid, parts_table::oid, view::oid, "
-				 "(SELECT i.indexrelid FROM pg_catalog.pg_index i "
-				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
-				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
-				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'), "
-				 "next_pid, next_arrival, mode, release_table::oid FROM keanon.watches w "
-				 "WHERE relid = $1::oid::regclass",
-				 1, types, values, NULL, true) != SPI_OK_SELECT)
-		elog(ERROR, "keanon: could not read keanon.watches");
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not watched", get_rel_name(relid)),
-				 errhint("Call keanon.watch first.")));
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-
-	w->relid = relid;
-	w->owner = InvalidOid;
-	w->s = pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(SPI_getbinval(tup, desc, 1, &isnull))))));
-	w->qis = quoted_names(SPI_getbinval(tup, desc, 2, &isnull));
-	w->keys = quoted_names(SPI_getbinval(tup, desc, 3, &isnull));
-	w->k = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
-	w->rows_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
-	w->parts_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
-	w->view_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull));
-	w->index_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 8, &isnull));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the keanon index of the watch of %s is missing", get_rel_name(relid)),
-				 errhint("Unwatch and watch the table again.")));
-	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
-	w->release_mode = strcmp(TextDatumGetCString(SPI_getbinval(tup, desc, 11, &isnull)),
-							 "release") == 0;
-	w->release_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
-	w->release = isnull ? NULL : qualified_name(w->release_oid);
-	w->rows = qualified_name(w->rows_oid);
-	w->parts = qualified_name(w->parts_oid);
-	w->ki = NULL;
-	w->fresh = NULL;
-	w->gone = NULL;
-	w->all_placed = false;
-	watch_cache_put(w);
-}
-
-/* The owner of a relation */
-Oid
-KeanonRelOwner(Oid relid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	return owner;
 }
 
 /* An engine number as a Datum of the watched column's type */
@@ -824,6 +538,21 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 			st_pnum[cur] = rows[j].num;
 		}
 		st_row[cur] = j;
+		/* and sits at a random slot: the one there moves to the end */
+		x = random_below((uint64) cur + 1);
+		if ((int64) x < cur)
+		{
+			int64		tr = st_row[x];
+			Datum		tp = st_pub[x];
+			KeNum		tn = st_pnum[x];
+
+			st_row[x] = st_row[cur];
+			st_pub[x] = st_pub[cur];
+			st_pnum[x] = st_pnum[cur];
+			st_row[cur] = tr;
+			st_pub[cur] = tp;
+			st_pnum[cur] = tn;
+		}
 		cur++;
 	}
 	if (cur != n)
@@ -926,13 +655,19 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 					pubs[pos + j] = pr[j].value;
 					cslots[pos + j] = (int32) j;
 				}
+				/* two independent draws: who shows what, and who sits where */
 				for (int64 j = n - 1; j > 0; j--)
 				{
 					int64		r = (int64) random_below((uint64) j + 1);
 					Datum		tmp = pubs[pos + j];
+					int32		ts;
 
 					pubs[pos + j] = pubs[pos + r];
 					pubs[pos + r] = tmp;
+					r = (int64) random_below((uint64) j + 1);
+					ts = cslots[pos + j];
+					cslots[pos + j] = cslots[pos + r];
+					cslots[pos + r] = ts;
 				}
 			}
 			for (int64 j = 0; j < n; j++)
@@ -1023,7 +758,7 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 			sql = psprintf("UPDATE %s r SET keanon_pid = u.p, keanon_slot = u.s, keanon_pub = u.v "
 						   "FROM unnest($1, $2, $3, $4) AS u(t, p, s, v) WHERE r.ctid = u.t",
 						   w->rows);
-			spi_run(sql, 4, ut, uv, NULL, SPI_OK_UPDATE);
+			KeanonSpiRun(w->relid, sql, 4, ut, uv, NULL, SPI_OK_UPDATE);
 			if ((int64) SPI_processed != nupd)
 				elog(ERROR, "keanon: placed %lld rows of %s, expected %lld",
 					 (long long) SPI_processed, get_rel_name(w->relid), (long long) nupd);
@@ -1058,7 +793,7 @@ place_rows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts 
 					   "$9[u.st:u.st + u.ln - 1], $10[u.st:u.st + u.ln - 1], nullif(u.ls, -1) "
 					   "FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $11) "
 					   "AS u(p, lo, ll, hi, hs, n, st, ln, ls)", w->parts);
-		spi_run(sql, 11, it, iv, NULL, SPI_OK_INSERT);
+		KeanonSpiRun(w->relid, sql, 11, it, iv, NULL, SPI_OK_INSERT);
 	}
 }
 
@@ -1118,7 +853,7 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
 									"FROM %%1$s WHERE %s%s", cond, after), w->parts);
 		}
-		spi_run(sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
+		KeanonSpiRun(w->relid, sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
 		nold = (int) SPI_processed;
 		if (old_pids)
 			pfree(old_pids);
@@ -1260,7 +995,7 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 					   "keanon_pid, keanon_slot, keanon_pub "
 					   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
 					   w->s, w->s, w->rows, w->s, w->rows, w->s);
-	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
 	rows = with_fresh_rows(w, fetched_rows(vt, &nrows), &nrows);
 	for (int i = 0; i < np.n; i++)
 		want += np.parts[i].n;
@@ -1271,7 +1006,7 @@ reassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 	if (nold > 0)
 	{
 		sql = psprintf("DELETE FROM %s WHERE keanon_pid = ANY ($1)", w->parts);
-		spi_run(sql, 1, types, values, NULL, SPI_OK_DELETE);
+		KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_DELETE);
 	}
 
 	/* the old partitions, to carry over, with the range of their rows */
@@ -1326,9 +1061,9 @@ suppress_all(Watch *w)
 
 	sql = psprintf("UPDATE %s SET keanon_pid = NULL, keanon_slot = NULL, keanon_pub = NULL "
 				   "WHERE keanon_pid IS NOT NULL", w->rows);
-	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+	KeanonSpiRun(w->relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
 	sql = psprintf("DELETE FROM %s", w->parts);
-	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	KeanonSpiRun(w->relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE);
 	nrows = ke_nrows(w->ki->engine);
 	if (nrows > 0)
 		ereport(NOTICE,
@@ -1408,7 +1143,7 @@ update_summary(Watch *w, int64 pid, KeNum lo, bool has_remove, Datum remove_d,
 				   "vals = (SELECT array_agg(x ORDER BY x) FROM %s), "
 				   "cnts = (SELECT array_agg(c ORDER BY x) FROM %s) "
 				   "WHERE keanon_pid = $1", w->parts, counted, counted);
-	spi_run(sql, 5, types, values, nulls, SPI_OK_UPDATE);
+	KeanonSpiRun(w->relid, sql, 5, types, values, nulls, SPI_OK_UPDATE);
 }
 
 /* The one fresh row of this statement takes slot and published value */
@@ -1457,7 +1192,7 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 			continue;
 		}
 		values[1] = Int32GetDatum(j);
-		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+		KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
 		if (SPI_processed == 1 &&
 			ke_num_eq(vt->kind, target,
 					  KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0],
@@ -1467,7 +1202,7 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 	/* a rare value: list the slots showing it */
 	types[1] = vt->typid;
 	values[1] = vd;
-	spi_run(psprintf("SELECT keanon_slot FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2",
+	KeanonSpiRun(w->relid, psprintf("SELECT keanon_slot FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2",
 					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
 	{
 		uint64		c = SPI_processed + (departing_shows ? 1 : 0);
@@ -1492,7 +1227,7 @@ set_published(Watch *w, int64 pid, int32 slot, Datum vd)
 	values[0] = Int64GetDatum(pid);
 	values[1] = Int32GetDatum(slot);
 	values[2] = vd;
-	spi_run(psprintf("UPDATE %s SET keanon_pub = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+	KeanonSpiRun(w->relid, psprintf("UPDATE %s SET keanon_pub = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
 					 w->rows), 3, types, values, NULL, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
@@ -1510,7 +1245,7 @@ exchange_published(Watch *w, int64 pid, int32 slot, Datum vd)
 
 	values[0] = Int64GetDatum(pid);
 	values[1] = Int32GetDatum(slot);
-	spi_run(psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
+	KeanonSpiRun(w->relid, psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
 					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
@@ -1519,6 +1254,35 @@ exchange_published(Watch *w, int64 pid, int32 slot, Datum vd)
 	was = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	set_published(w, pid, slot, vd);
 	return was;
+}
+
+/*
+ * A uniformly random slot in [0, n] for a row joining partition pid of n
+ * rows: the row sitting there, if any, moves to slot n.  Slots thus stay a
+ * uniformly random order of the partition's rows, whatever their values
+ * and arrival, so that no order over them (an index scan on the rows
+ * table's (keanon_pid, keanon_slot) index, a CLUSTER on it) tells its
+ * readers anything.
+ */
+static int32
+random_slot_for_newcomer(Watch *w, int64 pid, int32 n)
+{
+	int32		y = (int32) random_below((uint64) n + 1);
+	Oid			types[3] = {INT8OID, INT4OID, INT4OID};
+	Datum		values[3];
+
+	if (y == n)
+		return y;
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum(y);
+	values[2] = Int32GetDatum(n);
+	KeanonSpiRun(w->relid,
+				 psprintf("UPDATE %s SET keanon_slot = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+						  w->rows), 3, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 y, (long long) pid, get_rel_name(w->relid));
+	return y;
 }
 
 /*
@@ -1547,7 +1311,7 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	values[0] = KeanonNumToDatum(vt, p->hi);
 	values[1] = BoolGetDatum(p->hi_split);
 	sql = psprintf("SELECT keanon_pid, n FROM %s WHERE hi = $1 AND hi_split = $2", w->parts);
-	spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		return false;
 	pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -1555,10 +1319,10 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	if (n + 1 != p->n)
 		return false;
 
-	/* the newcomer takes slot n; it swaps published values with slot j */
+	/* the newcomer swaps published values with slot j, then takes a slot */
 	j = random_below((uint64) n + 1);
 	pub = (int64) j < n ? exchange_published(w, pid, (int32) j, vd) : vd;
-	place_fresh_row(w, pid, (int32) n, pub);
+	place_fresh_row(w, pid, random_slot_for_newcomer(w, pid, (int32) n), pub);
 	update_summary(w, pid, p->lo, false, (Datum) 0, true, vd);
 	return true;
 }
@@ -1613,7 +1377,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 	values[0] = vd;
 	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only FROM %s WHERE hi = $1 AND hi_split",
 				   w->parts);
-	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		return false;
 	t = SPI_tuptable->vals[0];
@@ -1626,7 +1390,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 		return false;
 	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only, hi, hi_split, lo_slot FROM %s "
 				   "WHERE hi > $1 ORDER BY hi LIMIT 1", w->parts);
-	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		return false;
 	t = SPI_tuptable->vals[0];
@@ -1657,13 +1421,13 @@ split_join(Watch *w, KeNum v, Datum vd)
 		values[2] = lo_slot;
 		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
 					   "WHERE keanon_pid = $1 AND keanon_slot = $3 AND %s = $2", w->rows, w->s);
-		spi_run(sql, 3, types, values, NULL, SPI_OK_SELECT);
+		KeanonSpiRun(w->relid, sql, 3, types, values, NULL, SPI_OK_SELECT);
 	}
 	if (!lo_slot_known || SPI_processed != 1)
 	{
 		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
 					   "WHERE keanon_pid = $1 AND %s = $2", w->rows, w->s);
-		spi_run(sql, 2, types, values, NULL, SPI_OK_SELECT);
+		KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
 	}
 	if (SPI_processed != 1)
 		return false;
@@ -1676,7 +1440,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 	if (w->fresh == NULL || w->fresh->n != 1 || w->fresh->arrival0 + 1 <= old_arrival)
 		return false;
 
-	/* that row joins the earlier partition: it takes slot n_a */
+	/* that row joins the earlier partition at a random slot */
 	j = random_below((uint64) n_a + 1);
 	moved_pub = (int64) j < n_a ? exchange_published(w, pid_a, (int32) j, vd) : vd;
 	types[0] = TIDOID;
@@ -1684,10 +1448,10 @@ split_join(Watch *w, KeNum v, Datum vd)
 	types[1] = INT8OID;
 	values[1] = Int64GetDatum(pid_a);
 	types[2] = INT4OID;
-	values[2] = Int32GetDatum((int32) n_a);
+	values[2] = Int32GetDatum(random_slot_for_newcomer(w, pid_a, (int32) n_a));
 	types[3] = vt->typid;
 	values[3] = moved_pub;
-	spi_run(psprintf("UPDATE %s SET keanon_pid = $2, keanon_slot = $3, keanon_pub = $4 "
+	KeanonSpiRun(w->relid, psprintf("UPDATE %s SET keanon_pid = $2, keanon_slot = $3, keanon_pub = $4 "
 					 "WHERE ctid = $1", w->rows), 4, types, values, nulls, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		elog(ERROR, "keanon: the last row of a split run of %s is missing", get_rel_name(w->relid));
@@ -1719,7 +1483,7 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 	types[0] = INT8OID;
 	values[0] = Int64GetDatum(pid);
 	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
-	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		return false;
 	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -1752,7 +1516,7 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 		values[2] = Int32GetDatum(slot);
 		sql = psprintf("UPDATE %s SET keanon_slot = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
 					   w->rows);
-		spi_run(sql, 3, types, values, NULL, SPI_OK_UPDATE);
+		KeanonSpiRun(w->relid, sql, 3, types, values, NULL, SPI_OK_UPDATE);
 	}
 	update_summary(w, pid, p->lo, true, vd, false, (Datum) 0);
 	/* the partition no longer counts the departed row */
@@ -1787,7 +1551,7 @@ replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
 	types[0] = INT8OID;
 	values[0] = Int64GetDatum(pid);
 	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
-	spi_run(sql, 1, types, values, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1 ||
 		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) != part.n ||
 		!ke_num_eq(vt->kind, part.hi,
@@ -1875,7 +1639,7 @@ save_watch(Watch *w)
 	values[0] = ObjectIdGetDatum(w->relid);
 	values[1] = Int64GetDatum(w->next_pid);
 	values[2] = Int64GetDatum(w->next_arrival);
-	spi_run("UPDATE keanon.watches SET generation = generation + 1, next_pid = $2, "
+	KeanonSpiRun(w->relid, "UPDATE keanon.watches SET generation = generation + 1, next_pid = $2, "
 			"next_arrival = $3 WHERE relid = $1::oid::regclass",
 			3, types, values, NULL, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
@@ -1954,7 +1718,7 @@ begin_write(Watch *w)
 	 * sees its counters, and a transaction snapshot does too once
 	 * KeanonCheckSnapshot passed.
 	 */
-	spi_run("SELECT next_pid, next_arrival FROM keanon.watches WHERE relid = $1::oid::regclass",
+	KeanonSpiRun(w->relid, "SELECT next_pid, next_arrival FROM keanon.watches WHERE relid = $1::oid::regclass",
 			1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
@@ -2009,7 +1773,7 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 	int64		at = *nchanges;
 
 	get_typlenbyval(vt->typid, &typlen, &typbyval);
-	spi_run(psprintf("SELECT n.keanon_ordinal, n.%s FROM %s n", w->s, src),
+	KeanonSpiRun(w->relid, psprintf("SELECT n.keanon_ordinal, n.%s FROM %s n", w->s, src),
 			0, NULL, NULL, NULL, SPI_OK_SELECT);
 	if (at + (int64) SPI_processed >= INT_MAX)
 		ereport(ERROR,
@@ -2048,6 +1812,32 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 }
 
 /*
+ * A uniformly random order of n rows: an int8[] whose element i (from 1)
+ * is row i's rank.  The rows a statement adds are written in this order,
+ * so that where a row lands in the rows table, hence where the view
+ * returns it, says nothing about its value, whatever order the statement
+ * or the watched table had (a table loaded in value order, say).
+ */
+static Datum
+shuffled_ordinals(int64 n)
+{
+	Datum	   *rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(n, 1));
+
+	for (int64 i = 0; i < n; i++)
+		rank[i] = Int64GetDatum(i);
+	for (int64 i = n - 1; i > 0; i--)
+	{
+		int64		r = (int64) random_below((uint64) i + 1);
+		Datum		t = rank[i];
+
+		rank[i] = rank[r];
+		rank[r] = t;
+	}
+	return PointerGetDatum(construct_array(rank, (int) n, INT8OID, 8, FLOAT8PASSBYVAL,
+										   TYPALIGN_DOUBLE));
+}
+
+/*
  * Write the fresh rows of the source query into the rows table, placed
  * when republication placed them (it places all or none).
  */
@@ -2057,13 +1847,15 @@ fresh_write(Watch *w, const char *src)
 	FreshRows  *f = w->fresh;
 	const KeanonValueType *vt = &w->ki->vt;
 	List	   *all = union_names(union_names(w->keys, w->qis), list_make1(w->s));
-	Oid			types[4] = {INT8OID, INT8ARRAYOID, INT4ARRAYOID, get_array_type(vt->typid)};
-	Datum		values[4];
+	Oid			types[5] = {INT8OID, INT8ARRAYOID, INT4ARRAYOID, get_array_type(vt->typid),
+	INT8ARRAYOID};
+	Datum		values[5];
 	char	   *sql;
 
 	if (f == NULL || f->n == 0)
 		return;
 	values[0] = Int64GetDatum(f->arrival0);
+	values[4] = f->n > 1 || !f->placed ? shuffled_ordinals(f->n) : (Datum) 0;
 	if (f->placed)
 	{
 		int16		typlen;
@@ -2083,7 +1875,7 @@ fresh_write(Watch *w, const char *src)
 			sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
 						   "SELECT %s, $1 + n.keanon_ordinal, $2, $3, $4 FROM %s n",
 						   w->rows, name_list(all, ""), name_list(all, "n."), src);
-			spi_run(sql, 4, types, values, NULL, SPI_OK_INSERT);
+			KeanonSpiRun(w->relid, sql, 4, types, values, NULL, SPI_OK_INSERT);
 		}
 		else
 		{
@@ -2099,26 +1891,29 @@ fresh_write(Watch *w, const char *src)
 			if (typlen > 0)
 				sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
 							   "SELECT %s, $1 + n.keanon_ordinal, ($2)[n.keanon_ordinal], "
-							   "($3)[n.keanon_ordinal], ($4)[n.keanon_ordinal] FROM %s n",
+							   "($3)[n.keanon_ordinal], ($4)[n.keanon_ordinal] FROM %s n "
+							   "ORDER BY ($5)[n.keanon_ordinal]",
 							   w->rows, name_list(all, ""), name_list(all, "n."), src);
 			else
 				sql = psprintf("INSERT INTO %s (%s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub) "
 							   "SELECT %s, $1 + n.keanon_ordinal, u.p, u.s, u.v FROM %s n "
 							   "JOIN unnest($2, $3, $4) WITH ORDINALITY AS u(p, s, v, o) "
-							   "ON u.o = n.keanon_ordinal",
+							   "ON u.o = n.keanon_ordinal ORDER BY ($5)[n.keanon_ordinal]",
 							   w->rows, name_list(all, ""), name_list(all, "n."), src);
 			/* a hash join for many rows: planned for the arrays at hand */
-			plan = cached_plan(sql, 4, types, true);
-			if ((plan ? SPI_execute_plan(plan, values, NULL, false, 0)
-				 : SPI_execute_with_args(sql, 4, types, values, NULL, false, 0)) != SPI_OK_INSERT)
+			plan = KeanonPlan(w->relid, sql, 5, types, true);
+			if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_INSERT)
 				elog(ERROR, "keanon: could not write the new rows of %s", get_rel_name(w->relid));
 		}
 	}
 	else
 	{
+		types[1] = INT8ARRAYOID;
+		values[1] = values[4];
 		sql = psprintf("INSERT INTO %s (%s, keanon_arrival) SELECT %s, $1 + n.keanon_ordinal "
-					   "FROM %s n", w->rows, name_list(all, ""), name_list(all, "n."), src);
-		spi_run(sql, 1, types, values, NULL, SPI_OK_INSERT);
+					   "FROM %s n ORDER BY ($2)[n.keanon_ordinal]",
+					   w->rows, name_list(all, ""), name_list(all, "n."), src);
+		KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_INSERT);
 	}
 	if ((int64) SPI_processed != f->n)
 		elog(ERROR, "keanon: wrote %lld new rows of %s, expected %lld",
@@ -2185,13 +1980,13 @@ KeanonMaintain(TriggerData *trigdata)
 	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
 	{
 		sql = psprintf("DELETE FROM %s RETURNING %s", w.rows, w.s);
-		spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
+		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
 		changes = palloc(sizeof(KeChange) * Max(SPI_processed, 1));
 		nchanges = returned_changes(&w, changes, 0, -1);
 		ndel = nchanges;
 		apply_changes(&w, changes, nchanges);
 		if (!w.release_mode)
-			spi_run(psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+			KeanonSpiRun(w.relid, psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
 		save_watch(&w);
 		KeanonIndexClose(w.ki);
 		return;
@@ -2211,7 +2006,7 @@ KeanonMaintain(TriggerData *trigdata)
 						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
 						   w.rows, name_list(w.keys, "r."), name_list(w.keys, "o."),
 						   name_list(w.keys, "n."), name_list(w.keys, "o."), w.s, w.s, w.s);
-		spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
+		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
 		changes = palloc(sizeof(KeChange) * (SPI_processed + 1));
 		nchanges = returned_changes(&w, changes, 0, -1);
 		ndel = nchanges;
@@ -2266,7 +2061,7 @@ KeanonMaintain(TriggerData *trigdata)
 					   w.rows, name_list(w.qis, ""), name_list(w.qis, "n."),
 					   name_list(w.keys, "r."), name_list(w.keys, "n."),
 					   name_list(w.qis, "r."), name_list(w.qis, "n."));
-		spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
 	}
 
 	/*
@@ -2344,7 +2139,7 @@ KeanonFill(Oid relid)
 
 	KeanonWatchLoad(relid, &w, false);
 	begin_write(&w);
-	spi_run(psprintf("SELECT 1 FROM %s LIMIT 1", w.rows), 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w.relid, psprintf("SELECT 1 FROM %s LIMIT 1", w.rows), 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 0 || (w.ki->engine != NULL && ke_nrows(w.ki->engine) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -2356,7 +2151,7 @@ KeanonFill(Oid relid)
 	 */
 	src = psprintf("(SELECT t.*, row_number() OVER () AS keanon_ordinal "
 				   "FROM %s t WHERE t.%s IS NOT NULL)",
-				   qualified_name(relid), w.s);
+				   KeanonQualifiedName(relid), w.s);
 	changes = fresh_collect(&w, &fresh, src, NULL, &nchanges);
 	pfree(changes);
 	publish_into_empty(&w);
@@ -2509,7 +2304,7 @@ KeanonRelease(Oid relid)
 						get_rel_name(relid)),
 				 errdetail("It has %zu distinct sensitive values; k = %d.", ra.m, w.k)));
 	sql = psprintf("SELECT lo, hi FROM %s ORDER BY hi", w.parts);
-	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	nold = (size_t) SPI_processed;
 	olo = palloc(sizeof(KeNum) * Max(nold, 1));
 	ohi = palloc(sizeof(KeNum) * Max(nold, 1));
@@ -2542,20 +2337,22 @@ KeanonRelease(Oid relid)
 
 	/* every row, in (value, arrival) order, goes to its partition */
 	sql = psprintf("SELECT ctid, %s FROM %s ORDER BY %s, keanon_arrival", w.s, w.rows, w.s);
-	spi_run(sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	rows = fetched_rows(vt, &nrows);
 	for (int i = 0; i < np.n; i++)
 		want += np.parts[i].n;
 	if (want != nrows)
 		elog(ERROR, "keanon: the release of %s holds %lld rows, the table %lld",
 			 get_rel_name(relid), (long long) want, (long long) nrows);
-	spi_run(psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	KeanonSpiRun(w.relid, psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
 	place_rows(&w, &np, rows, nrows, NULL);
 
 	/* the release: its rows as they are now, and its record */
-	spi_run(psprintf("DELETE FROM %s", w.release), 0, NULL, NULL, NULL, SPI_OK_DELETE);
-	spi_run(psprintf("INSERT INTO %s SELECT %s, %s, keanon_pub, keanon_pid FROM %s",
-					 w.release, name_list(w.qis, ""), w.s, w.rows),
+	KeanonSpiRun(w.relid, psprintf("DELETE FROM %s", w.release), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	/* slots are a random order within each partition (see place_rows) */
+	KeanonSpiRun(w.relid, psprintf("INSERT INTO %s SELECT %s, %s, keanon_pub, keanon_pid FROM %s "
+								   "ORDER BY keanon_pid, keanon_slot",
+								   w.release, name_list(w.qis, ""), w.s, w.rows),
 			0, NULL, NULL, NULL, SPI_OK_INSERT);
 	lo_text = palloc(sizeof(Datum) * np.n);
 	hi_text = palloc(sizeof(Datum) * np.n);
@@ -2576,7 +2373,7 @@ KeanonRelease(Oid relid)
 		values[4] = KeanonNumToNumeric(vt, unconstrained);
 		values[5] = PointerGetDatum(construct_array(lo_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
 		values[6] = PointerGetDatum(construct_array(hi_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
-		spi_run("INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
+		KeanonSpiRun(w.relid, "INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
 				"sum_error, unconstrained_sum_error, lo, hi) "
 				"SELECT $1::oid::regclass, coalesce(max(release_no), 0) + 1, $2, $3, $4, $5, $6, $7 "
 				"FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",

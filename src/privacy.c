@@ -211,8 +211,7 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			save_user;
-	int			save_sec;
+	KeanonOwnerScope os;
 	Watch		w;
 	char	   *sql;
 	PrivPart   *parts;
@@ -235,19 +234,18 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	/* the watch is visible to its owner only */
-	GetUserIdAndSecContext(&save_user, &save_sec);
-	SetUserIdAndSecContext(KeanonRelOwner(relid), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, &w, false);
-	SetUserIdAndSecContext(save_user, save_sec);
+	KeanonOwnerEnd(&os);
 	if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
 		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
 				 errdetail("The privacy report of a watched table requires SELECT on its view.")));
-	SetUserIdAndSecContext(KeanonRelOwner(relid), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	KeanonOwnerBegin(relid, &os);
 
 	sql = psprintf("SELECT keanon_pid, vals::pg_catalog.numeric[], cnts FROM %s "
 				   "ORDER BY lo, hi, hi_split", w.parts);
@@ -378,6 +376,6 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 
 	SPI_finish();
-	SetUserIdAndSecContext(save_user, save_sec);
+	KeanonOwnerEnd(&os);
 	return (Datum) 0;
 }

@@ -32,29 +32,6 @@ PG_FUNCTION_INFO_V1(keanon_release);
 PG_FUNCTION_INFO_V1(keanon_partitions);
 PG_FUNCTION_INFO_V1(keanon_check);
 
-typedef struct OwnerSwitch
-{
-	Oid			save_user;
-	int			save_sec;
-} OwnerSwitch;
-
-/* Act as the owner of a table until owner_restore() */
-static void
-owner_become(Oid relid, OwnerSwitch *os)
-{
-	Oid			owner = KeanonRelOwner(relid);
-
-	GetUserIdAndSecContext(&os->save_user, &os->save_sec);
-	SetUserIdAndSecContext(owner, os->save_sec | SECURITY_LOCAL_USERID_CHANGE);
-}
-
-/* Go back to the role that called */
-static void
-owner_restore(const OwnerSwitch *os)
-{
-	SetUserIdAndSecContext(os->save_user, os->save_sec);
-}
-
 /*
  * The trigger data of a call of one of keanon's statement triggers, after
  * checking it was fired as watch() creates it: BEFORE or AFTER, FOR EACH
@@ -83,7 +60,7 @@ Datum
 keanon_maintain(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = statement_trigger_data(fcinfo, "keanon.maintain()", false);
-	OwnerSwitch os;
+	KeanonOwnerScope os;
 
 	if (!TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event) &&
 		trigdata->tg_newtable == NULL && trigdata->tg_oldtable == NULL)
@@ -92,12 +69,12 @@ keanon_maintain(PG_FUNCTION_ARGS)
 				 errmsg("keanon.maintain() needs the statement's transition tables"),
 				 errhint("Create watches with keanon.watch().")));
 
-	owner_become(RelationGetRelid(trigdata->tg_relation), &os);
+	KeanonOwnerBegin(RelationGetRelid(trigdata->tg_relation), &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonMaintain(trigdata);
 	SPI_finish();
-	owner_restore(&os);
+	KeanonOwnerEnd(&os);
 	return PointerGetDatum(NULL);
 }
 
@@ -106,14 +83,14 @@ Datum
 keanon_lock_watch(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = statement_trigger_data(fcinfo, "keanon.lock_watch()", true);
-	OwnerSwitch os;
+	KeanonOwnerScope os;
 
-	owner_become(RelationGetRelid(trigdata->tg_relation), &os);
+	KeanonOwnerBegin(RelationGetRelid(trigdata->tg_relation), &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonLockWatch(RelationGetRelid(trigdata->tg_relation));
 	SPI_finish();
-	owner_restore(&os);
+	KeanonOwnerEnd(&os);
 	return PointerGetDatum(NULL);
 }
 
@@ -129,16 +106,16 @@ require_owner(Oid relid)
 static int64
 owner_action(Oid relid, int64 (*action) (Oid relid))
 {
-	OwnerSwitch os;
+	KeanonOwnerScope os;
 	int64		n;
 
 	require_owner(relid);
-	owner_become(relid, &os);
+	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	n = action(relid);
 	SPI_finish();
-	owner_restore(&os);
+	KeanonOwnerEnd(&os);
 	return n;
 }
 
@@ -172,23 +149,23 @@ keanon_partitions(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	OwnerSwitch os;
+	KeanonOwnerScope os;
 	Watch		w;
 	char	   *sql;
 
 	InitMaterializedSRF(fcinfo, 0);
-	owner_become(relid, &os);
+	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, &w, false);
-	owner_restore(&os);
+	KeanonOwnerEnd(&os);
 	if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
 		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
 				 errdetail("Reading the partitions of a watched table requires SELECT on its view.")));
-	owner_become(relid, &os);
+	KeanonOwnerBegin(relid, &os);
 	sql = psprintf("SELECT keanon_pid, n, pg_catalog.cardinality(vals)::pg_catalog.int8, lo::pg_catalog.numeric, hi::pg_catalog.numeric, "
 				   "(hi::pg_catalog.numeric OPERATOR(pg_catalog.-) lo::pg_catalog.numeric) FROM %s ORDER BY lo, hi, hi_split", w.parts);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
@@ -202,7 +179,7 @@ keanon_partitions(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	SPI_finish();
-	owner_restore(&os);
+	KeanonOwnerEnd(&os);
 	return (Datum) 0;
 }
 
@@ -392,7 +369,7 @@ Datum
 keanon_check(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	OwnerSwitch os;
+	KeanonOwnerScope os;
 	Watch		w;
 	KeanonIndex *ki;
 	KeanonPartList pc = {0};
@@ -408,7 +385,7 @@ keanon_check(PG_FUNCTION_ARGS)
 
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
-	owner_become(relid, &os);
+	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, &w, false);
@@ -455,7 +432,7 @@ keanon_check(PG_FUNCTION_ARGS)
 		check_release(relid, &w, ki);
 		KeanonIndexClose(ki);
 		SPI_finish();
-		owner_restore(&os);
+		KeanonOwnerEnd(&os);
 		PG_RETURN_BOOL(true);
 	}
 
@@ -529,6 +506,6 @@ keanon_check(PG_FUNCTION_ARGS)
 
 	KeanonIndexClose(ki);
 	SPI_finish();
-	owner_restore(&os);
+	KeanonOwnerEnd(&os);
 	PG_RETURN_BOOL(true);
 }

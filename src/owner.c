@@ -1,0 +1,63 @@
+/*
+ * owner.c
+ *		Running keanon's own statements as a watched table's owner, in a
+ *		sandbox that no caller can reach into.
+ *
+ * Maintenance, the bound aggregates, the partitions, the privacy report,
+ * republish and release all read or write the internal tables, which only
+ * the table's owner may touch, so they switch to that owner, as foreign-key
+ * triggers and REFRESH MATERIALIZED VIEW do.  The caller is not trusted:
+ * a role granted only SELECT on a view, or only INSERT on the table, may
+ * own a schema full of functions and operators named like the built-in
+ * ones.  While switched, therefore:
+ *
+ *	- search_path is pg_catalog, pg_temp (set in a GUC nest level of its own,
+ *	  undone when the switch ends or the transaction aborts), so every
+ *	  unqualified operator, function and type of keanon's statements
+ *	  resolves to the built-in one: operators and functions are never looked
+ *	  up in pg_temp;
+ *	- the operation is security-restricted, so nothing it calls can change
+ *	  the role, create temporary objects or leave other state behind.
+ *
+ * Statements keanon runs also qualify the relations they name, so the
+ * caller's temporary tables cannot stand in for them either.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "keanon_watch.h"
+
+/* the search path of every statement keanon runs as an owner */
+#define KEANON_SAFE_SEARCH_PATH "pg_catalog, pg_temp"
+
+/* Act as the owner of relid, sandboxed, until KeanonOwnerEnd() */
+void
+KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope)
+{
+	Oid			owner = KeanonRelOwner(relid);
+
+	GetUserIdAndSecContext(&scope->save_user, &scope->save_sec);
+	SetUserIdAndSecContext(owner, scope->save_sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	scope->nest_level = NewGUCNestLevel();
+	(void) set_config_option("search_path", KEANON_SAFE_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+/* Go back to the caller's role and settings */
+void
+KeanonOwnerEnd(KeanonOwnerScope *scope)
+{
+	AtEOXact_GUC(false, scope->nest_level);
+	SetUserIdAndSecContext(scope->save_user, scope->save_sec);
+}
+
+/* The role that called, while a scope is open */
+Oid
+KeanonOwnerCaller(const KeanonOwnerScope *scope)
+{
+	return scope->save_user;
+}

@@ -1,0 +1,226 @@
+/*
+ * watch_cache.c
+ *		Loading a watch from keanon.watches, and the backend's cache of
+ *		loaded watches.
+ *
+ * A loaded watch holds its relations' OIDs and their qualified, quoted
+ * names, for the statements of maintenance.  Entries are keyed by the
+ * watched table's OID and kept for the backend's life, but any relcache
+ * invalidation (watching or unwatching changes the table's triggers; a
+ * rename or DROP of any of its relations) and any change to a schema (a
+ * renamed schema changes the qualified names) empties the cache.  The
+ * counters are not trusted from here: maintenance reads them again under
+ * the watch's lock.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+#include "access/htup_details.h"
+
+#include "keanon_watch.h"
+
+/* Quoted names from a name[] datum */
+static List *
+quoted_names(Datum arr)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	List	   *out = NIL;
+
+	deconstruct_array(DatumGetArrayTypeP(arr), NAMEOID, NAMEDATALEN, false,
+					  TYPALIGN_CHAR, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		out = lappend(out, pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(elems[i]))))));
+	return out;
+}
+
+/* The qualified, quoted name of a relation */
+char *
+KeanonQualifiedName(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+typedef struct WatchCacheEntry
+{
+	Oid			relid;			/* hash key */
+	Watch		w;
+} WatchCacheEntry;
+
+static HTAB *watch_cache = NULL;
+static MemoryContext watch_cache_cxt = NULL;
+
+/* Relcache or namespace invalidation callback: forget every cached watch */
+static void
+watch_cache_inval(Datum arg, Oid relid)
+{
+	if (watch_cache_cxt != NULL)
+	{
+		MemoryContextReset(watch_cache_cxt);
+		watch_cache = NULL;
+	}
+}
+
+/* A renamed schema changes the qualified names kept */
+static void
+watch_cache_nsp_inval(Datum arg, int cacheid, uint32 hashvalue)
+{
+	watch_cache_inval(arg, InvalidOid);
+}
+
+/* Register the cache's invalidation (from _PG_init) */
+void
+KeanonWatchCacheInit(void)
+{
+	CacheRegisterRelcacheCallback(watch_cache_inval, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, watch_cache_nsp_inval, (Datum) 0);
+}
+
+/* A deep copy of a list of strings in cxt */
+static List *
+copy_names(List *names, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, names)
+		out = lappend(out, pstrdup((char *) lfirst(lc)));
+	MemoryContextSwitchTo(old);
+	return out;
+}
+
+/* Keep a loaded watch in the cache */
+static void
+watch_cache_put(const Watch *w)
+{
+	WatchCacheEntry *e;
+	bool		found;
+
+	if (watch_cache_cxt == NULL)
+		watch_cache_cxt = AllocSetContextCreate(TopMemoryContext, "keanon watch cache",
+												ALLOCSET_SMALL_SIZES);
+	if (watch_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(WatchCacheEntry);
+		ctl.hcxt = watch_cache_cxt;
+		watch_cache = hash_create("keanon watches", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(watch_cache, &w->relid, HASH_ENTER, &found);
+	e->w = *w;
+	e->w.s = MemoryContextStrdup(watch_cache_cxt, w->s);
+	e->w.rows = MemoryContextStrdup(watch_cache_cxt, w->rows);
+	e->w.parts = MemoryContextStrdup(watch_cache_cxt, w->parts);
+	e->w.release = w->release ? MemoryContextStrdup(watch_cache_cxt, w->release) : NULL;
+	e->w.keys = copy_names(w->keys, watch_cache_cxt);
+	e->w.qis = copy_names(w->qis, watch_cache_cxt);
+	e->w.ki = NULL;
+	e->w.fresh = NULL;
+	e->w.gone = NULL;
+	e->w.all_placed = false;
+}
+
+/*
+ * Load a watch from keanon.watches (SPI must be connected, and the caller
+ * running as the table's owner or a superuser).  Its counters are only
+ * current after begin_write().
+ */
+void
+KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (watch_cache != NULL)
+	{
+		WatchCacheEntry *e = hash_search(watch_cache, &relid, HASH_FIND, NULL);
+
+		if (e != NULL)
+		{
+			*w = e->w;
+			return;
+		}
+	}
+
+	/* read-only: this also runs in bound aggregates under parallel plans */
+	if (KeanonSpiExec(relid, "SELECT sensitive, quasi_identifiers, key_columns, k, "
+				 "rows_table::oid, parts_table::oid, view::oid, "
+				 "(SELECT i.indexrelid FROM pg_catalog.pg_index i "
+				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
+				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
+				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'), "
+				 "next_pid, next_arrival, mode, release_table::oid FROM keanon.watches w "
+				 "WHERE relid = $1::oid::regclass",
+				 1, types, values, NULL, true) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read keanon.watches");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not watched", get_rel_name(relid)),
+				 errhint("Call keanon.watch first.")));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+
+	w->relid = relid;
+	w->owner = InvalidOid;
+	w->s = pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(SPI_getbinval(tup, desc, 1, &isnull))))));
+	w->qis = quoted_names(SPI_getbinval(tup, desc, 2, &isnull));
+	w->keys = quoted_names(SPI_getbinval(tup, desc, 3, &isnull));
+	w->k = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
+	w->rows_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+	w->parts_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+	w->view_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull));
+	w->index_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 8, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the keanon index of the watch of %s is missing", get_rel_name(relid)),
+				 errhint("Unwatch and watch the table again.")));
+	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	w->release_mode = strcmp(TextDatumGetCString(SPI_getbinval(tup, desc, 11, &isnull)),
+							 "release") == 0;
+	w->release_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
+	w->release = isnull ? NULL : KeanonQualifiedName(w->release_oid);
+	w->rows = KeanonQualifiedName(w->rows_oid);
+	w->parts = KeanonQualifiedName(w->parts_oid);
+	w->ki = NULL;
+	w->fresh = NULL;
+	w->gone = NULL;
+	w->all_placed = false;
+	watch_cache_put(w);
+}
+
+/* The owner of a relation */
+Oid
+KeanonRelOwner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
