@@ -651,6 +651,29 @@ keanon_max_final(PG_FUNCTION_ARGS)
 							  KeanonNumToNumeric(&b.vt, b.max_hi)));
 }
 
+/*
+ * a / b (b > 0) rounded outward at the scale numeric division chooses: down
+ * for a low end, up for a high end, so the interval always holds the
+ * exact quotient.
+ */
+static Datum
+div_outward(Datum a, Datum b, bool up)
+{
+	Datum		q = DirectFunctionCall2(numeric_div, a, b);
+	Datum		back = DirectFunctionCall2(numeric_mul, q, b);
+	int			c = DatumGetInt32(DirectFunctionCall2(numeric_cmp, back, a));
+
+	if ((up && c < 0) || (!up && c > 0))
+	{
+		int32		scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, q));
+		Datum		ulp = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("1e%d", -scale)),
+											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+
+		q = DirectFunctionCall2(up ? numeric_add : numeric_sub, q, ulp);
+	}
+	return q;
+}
+
 Datum
 keanon_avg_final(PG_FUNCTION_ARGS)
 {
@@ -661,8 +684,8 @@ keanon_avg_final(PG_FUNCTION_ARGS)
 	if (!compute_bounds(st, &b))
 		PG_RETURN_NULL();
 	total = numeric_of_int64(st->total);
-	PG_RETURN_DATUM(num_range(DirectFunctionCall2(numeric_div, KeanonNumToNumeric(&b.vt, b.sum_lo), total),
-							  DirectFunctionCall2(numeric_div, KeanonNumToNumeric(&b.vt, b.sum_hi), total)));
+	PG_RETURN_DATUM(num_range(div_outward(KeanonNumToNumeric(&b.vt, b.sum_lo), total, false),
+							  div_outward(KeanonNumToNumeric(&b.vt, b.sum_hi), total, true)));
 }
 
 Datum

@@ -1,0 +1,324 @@
+--
+-- Attacks on a watched table by the roles keanon does not trust: readers of
+-- the published view, writers of the watched table, and any other role
+-- with a schema of its own.  Each section is an attack that worked on an
+-- earlier keanon; each ends by asking keanon.check.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS keanon;
+\set SHOW_CONTEXT never
+
+-- ----------------------------------------------------------------
+-- 1. The order rows come back in says nothing about their true values
+-- ----------------------------------------------------------------
+-- The attack: within each partition, hand the partition's published values,
+-- sorted, to its rows in the order the view returns them, and count the
+-- rows whose guess is their true value.  If that order is independent of
+-- the true values, the row at each position holds a value drawn at random
+-- from the partition's multiset, so the expected number of hits is the sum
+-- over partitions of sum_v c_v^2 / n (c_v rows of value v among n); the
+-- count is a sum of independent per-partition counts with variance below
+-- that mean, so more than mean + 6 sqrt(mean) + 6 hits means the order
+-- leaks (a false alarm less than once in a million runs).  A leak scores
+-- all rows.
+
+-- the true values, kept apart from the attack's view of them
+CREATE TABLE ord (id integer PRIMARY KEY, tag integer, s integer);
+-- loaded in value order: the watched table's own order is the worst case
+INSERT INTO ord SELECT i, i, v
+FROM (SELECT i, (pg_catalog.hashint4(i) & 65535) AS v FROM generate_series(1, 1200) i) x
+ORDER BY v, i;
+SELECT keanon.watch('ord', 's', '{tag}', 5, 50);
+
+-- the rows as an attacker saw them, in the order seen
+CREATE TABLE seen_order (pos bigint, tag integer, pub integer, pid bigint);
+
+CREATE FUNCTION order_attack(truth regclass) RETURNS TABLE (rows_seen bigint, at_chance boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+	hits bigint;
+	expect numeric;
+BEGIN
+	EXECUTE format($q$
+		WITH g AS (SELECT tag, pid, row_number() OVER (PARTITION BY pid ORDER BY pos) AS rp
+				   FROM seen_order),
+			 pv AS (SELECT pid, pub, row_number() OVER (PARTITION BY pid ORDER BY pub) AS rk
+					FROM seen_order)
+		SELECT count(*) FILTER (WHERE pv.pub = t.s)
+		FROM g JOIN pv ON pv.pid = g.pid AND pv.rk = g.rp JOIN %s t ON t.id = g.tag$q$, truth)
+	INTO hits;
+	SELECT sum(c * c / n::numeric) INTO expect
+	FROM (SELECT pid, pub, count(*) AS c, sum(count(*)) OVER (PARTITION BY pid) AS n
+		  FROM seen_order GROUP BY pid, pub) x;
+	RETURN QUERY SELECT (SELECT count(*) FROM seen_order), hits <= expect + 6 * sqrt(expect) + 6;
+END;
+$$;
+
+-- the test can tell: a list in true-value order within partitions leaks
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (ORDER BY keanon_pid, s, id), tag, keanon_pub, keanon_pid
+FROM ord_keanon_rows;
+SELECT * FROM order_attack('ord');
+
+-- a reader granted the view alone
+CREATE ROLE keanon_attack_reader;
+GRANT SELECT ON ord_anon TO keanon_attack_reader;
+GRANT SELECT, INSERT, DELETE ON seen_order TO keanon_attack_reader;
+SET ROLE keanon_attack_reader;
+-- a sequential scan
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+-- an index scan of the rows table, by partition
+SET ROLE keanon_attack_reader;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord_anon
+WHERE keanon_pid > 0;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+-- ordered by every column the reader sees
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (ORDER BY keanon_pid, tag), tag, s, keanon_pid FROM ord_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (ORDER BY keanon_pid, s, tag), tag, s, keanon_pid FROM ord_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+-- a parallel scan
+SET ROLE keanon_attack_reader;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid
+FROM (SELECT * FROM ord_anon WHERE tag > 0) x;
+RESET ALL;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+-- after the owner clusters the rows table on its partition index, and
+-- after VACUUM FULL
+SELECT format('CLUSTER ord_keanon_rows USING %I', c.relname) AS cluster_cmd
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid = 'ord_keanon_rows'::regclass AND i.indkey::text = (
+	SELECT a.attnum || ' ' || b.attnum FROM pg_attribute a, pg_attribute b
+	WHERE a.attrelid = 'ord_keanon_rows'::regclass AND a.attname = 'keanon_pid'
+	  AND b.attrelid = 'ord_keanon_rows'::regclass AND b.attname = 'keanon_slot') \gset
+:cluster_cmd;
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+VACUUM FULL ord_keanon_rows;
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+-- after republish
+SELECT keanon.republish('ord');
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+SELECT keanon.check('ord');
+
+-- a load in value order into an empty watched table
+CREATE TABLE ord2 (id integer PRIMARY KEY, tag integer, s integer);
+SELECT keanon.watch('ord2', 's', '{tag}', 5, 50);
+INSERT INTO ord2 SELECT id, tag, s FROM ord ORDER BY s, id;
+GRANT SELECT ON ord2_anon TO keanon_attack_reader;
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord2_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord2');
+-- a second load in value order into the full table
+INSERT INTO ord2 SELECT id + 10000, tag + 10000, s FROM ord ORDER BY s, id;
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord2_anon;
+RESET ROLE;
+CREATE TABLE ord2_truth AS SELECT id, s FROM ord2;
+SELECT * FROM order_attack('ord2_truth');
+SELECT keanon.check('ord2');
+
+-- release mode: the release as published
+CREATE TABLE ord3 (id integer PRIMARY KEY, tag integer, s integer);
+INSERT INTO ord3 SELECT id, tag, s FROM ord ORDER BY s, id;
+SELECT keanon.watch('ord3', 's', '{tag}', 5, 50, mode => 'release');
+SELECT keanon.release('ord3');
+GRANT SELECT ON ord3_anon TO keanon_attack_reader;
+SET ROLE keanon_attack_reader;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid FROM ord3_anon;
+RESET ROLE;
+SELECT * FROM order_attack('ord3');
+SELECT keanon.check('ord3');
+
+-- the rows joining a partition one at a time sit at random slots: an
+-- index scan over slots is at chance after 600 single-row inserts too
+CREATE TABLE ord4 (id integer PRIMARY KEY, tag integer, s integer);
+INSERT INTO ord4 SELECT id, tag, s FROM ord WHERE id <= 600;
+SELECT keanon.watch('ord4', 's', '{tag}', 5, 50);
+DO $$
+BEGIN
+	FOR i IN 601 .. 1200 LOOP
+		INSERT INTO ord4 SELECT id, tag, s FROM ord WHERE id = i;
+	END LOOP;
+END
+$$;
+DELETE FROM seen_order;
+INSERT INTO seen_order SELECT row_number() OVER (ORDER BY keanon_pid, keanon_slot), id, keanon_pub, keanon_pid
+FROM ord4_keanon_rows;
+SELECT * FROM order_attack('ord4');
+SELECT keanon.check('ord4');
+
+-- ----------------------------------------------------------------
+-- 2. Maintenance plans are never shared between watched tables
+-- ----------------------------------------------------------------
+CREATE TABLE pa (id integer PRIMARY KEY, qi integer, s integer);
+CREATE TABLE pb (id integer PRIMARY KEY, s integer, secret integer, qi integer);
+CREATE TABLE pc (id integer PRIMARY KEY, qi integer, s bigint);
+INSERT INTO pa SELECT i, i, i * 10 FROM generate_series(1, 12) i;
+INSERT INTO pb SELECT i, i * 10, 0, i FROM generate_series(1, 12) i;
+INSERT INTO pc SELECT i, i, i * 10 FROM generate_series(1, 12) i;
+SELECT keanon.watch('pa', 's', '{qi}', 3, 0), keanon.watch('pb', 's', '{qi}', 3, 0),
+	   keanon.watch('pc', 's', '{qi}', 3, 0);
+INSERT INTO pa VALUES (13, 13, 130);
+INSERT INTO pb VALUES (13, 55, 424242, 13);
+INSERT INTO pc VALUES (13, 13, 5000000000);
+INSERT INTO pa SELECT i, i, i * 10 FROM generate_series(14, 16) i;
+INSERT INTO pb SELECT i, i * 10, 777777, i FROM generate_series(14, 16) i;
+INSERT INTO pc SELECT i, i, i * 10 FROM generate_series(14, 16) i;
+-- nothing but pb's own s is published in pb's view
+SELECT count(*) AS foreign_values FROM pb_anon WHERE s IN (424242, 777777);
+SELECT (SELECT array_agg(s ORDER BY s) FROM pb_anon) = (SELECT array_agg(s ORDER BY s) FROM pb) AS pb_own_values;
+SELECT keanon.check('pa'), keanon.check('pb'), keanon.check('pc');
+-- the watched table's shape changes under a kept plan
+ALTER TABLE pa ADD COLUMN extra integer DEFAULT 7;
+INSERT INTO pa (id, qi, s) VALUES (20, 20, 200);
+UPDATE pa SET extra = 8, s = 201 WHERE id = 20;
+ALTER TABLE pa DROP COLUMN extra;
+INSERT INTO pa VALUES (21, 21, 210);
+UPDATE pb SET s = s + 1 WHERE id = 3;
+DELETE FROM pc WHERE id = 4;
+SELECT keanon.check('pa'), keanon.check('pb'), keanon.check('pc');
+DROP TABLE pa, pb, pc;
+
+-- ----------------------------------------------------------------
+-- 3. search_path: nobody's operators or functions run in keanon's code
+-- ----------------------------------------------------------------
+-- Eve may read a view and write a table, and owns a schema of look-alikes
+-- of the built-in operators and functions keanon's statements use.  Each
+-- records who ran it, then does what the built-in does; none may ever run
+-- while keanon acts, whoever calls keanon with whatever search_path.
+CREATE ROLE keanon_eve;
+CREATE SCHEMA eve AUTHORIZATION keanon_eve;
+CREATE TABLE eve.ran (who name, what text);
+GRANT INSERT ON eve.ran TO PUBLIC;
+SET ROLE keanon_eve;
+CREATE FUNCTION eve.int8eq(bigint, bigint) RETURNS boolean LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, '=(bigint,bigint)'); SELECT $1 OPERATOR(pg_catalog.=) $2 $$;
+CREATE OPERATOR eve.= (FUNCTION = eve.int8eq, LEFTARG = bigint, RIGHTARG = bigint);
+CREATE FUNCTION eve.int4eq(integer, integer) RETURNS boolean LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, '=(integer,integer)'); SELECT $1 OPERATOR(pg_catalog.=) $2 $$;
+CREATE OPERATOR eve.= (FUNCTION = eve.int4eq, LEFTARG = integer, RIGHTARG = integer);
+CREATE FUNCTION eve.int4gt(integer, integer) RETURNS boolean LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, '>(integer,integer)'); SELECT $1 OPERATOR(pg_catalog.>) $2 $$;
+CREATE OPERATOR eve.> (FUNCTION = eve.int4gt, LEFTARG = integer, RIGHTARG = integer);
+CREATE FUNCTION eve.int8pl(bigint, bigint) RETURNS bigint LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, '+(bigint,bigint)'); SELECT $1 OPERATOR(pg_catalog.+) $2 $$;
+CREATE OPERATOR eve.+ (FUNCTION = eve.int8pl, LEFTARG = bigint, RIGHTARG = bigint);
+CREATE FUNCTION eve.tideq(tid, tid) RETURNS boolean LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, '=(tid,tid)'); SELECT $1 OPERATOR(pg_catalog.=) $2 $$;
+CREATE OPERATOR eve.= (FUNCTION = eve.tideq, LEFTARG = tid, RIGHTARG = tid);
+CREATE FUNCTION eve.unnest(anyarray) RETURNS SETOF anyelement LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, 'unnest'); SELECT pg_catalog.unnest($1) $$;
+CREATE FUNCTION eve.cardinality(anyarray) RETURNS integer LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, 'cardinality'); SELECT pg_catalog.cardinality($1) $$;
+CREATE FUNCTION eve.array_upper(anyarray, integer) RETURNS integer LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, 'array_upper'); SELECT pg_catalog.array_upper($1, $2) $$;
+CREATE FUNCTION eve.nullif_spy(integer) RETURNS integer LANGUAGE sql AS
+$$ INSERT INTO eve.ran VALUES (current_user, 'spy'); SELECT $1 $$;
+RESET ROLE;
+
+CREATE TABLE victim (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO victim SELECT i, i % 7, (i * 37) % 101 FROM generate_series(1, 60) i;
+GRANT SELECT, INSERT, UPDATE, DELETE ON victim TO keanon_eve;
+-- the owner (here a superuser) watches under eve's search_path
+SET search_path = eve, pg_catalog, public;
+SELECT keanon.watch('public.victim', 's', '{qi}', 3, 5);
+RESET search_path;
+GRANT SELECT ON victim_anon TO keanon_eve;
+
+SET ROLE keanon_eve;
+SET search_path = eve, pg_catalog, public;
+-- as a writer: every kind of change, one row and many
+INSERT INTO public.victim VALUES (100, 1, 50);
+INSERT INTO public.victim SELECT i, i % 7, (i * 13) % 101 FROM generate_series(101, 120) i;
+UPDATE public.victim SET s = s + 1 WHERE id IN (3, 4);
+UPDATE public.victim SET qi = qi + 1 WHERE id = 5;
+UPDATE public.victim SET id = id + 1000 WHERE id = 6;
+DELETE FROM public.victim WHERE id = 7;
+DELETE FROM public.victim WHERE id BETWEEN 108 AND 112;
+COPY public.victim FROM stdin;
+200	1	77
+201	2	78
+\.
+-- as a reader: the view, every aggregate, the partitions, the report
+SELECT count(*) > 0 AS read_view FROM public.victim_anon WHERE keanon_pid > 0;
+SELECT keanon.sum_bounds(keanon_pid) IS NOT NULL AS s, keanon.min_bounds(keanon_pid) IS NOT NULL AS mi,
+	   keanon.max_bounds(keanon_pid) IS NOT NULL AS ma, keanon.avg_bounds(keanon_pid) IS NOT NULL AS av,
+	   keanon.count_bounds(keanon_pid, 10, 60) IS NOT NULL AS c
+FROM public.victim_anon WHERE qi = 2;
+SELECT count(*) > 0 AS partitions FROM keanon.partitions('public.victim');
+SELECT count(*) > 0 AS report FROM keanon.privacy_report('public.victim');
+RESET search_path;
+RESET ROLE;
+-- the owner's own calls under eve's search_path
+SET search_path = eve, pg_catalog, public;
+SELECT keanon.republish('public.victim') > 0 AS republished;
+SELECT keanon.check('public.victim');
+RESET search_path;
+CREATE TABLE victim_r (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO victim_r SELECT * FROM victim;
+SET search_path = eve, pg_catalog, public;
+SELECT keanon.watch('public.victim_r', 's', '{qi}', 3, 5, mode => 'release');
+SELECT keanon.release('public.victim_r');
+INSERT INTO public.victim_r VALUES (500, 1, 3);
+SELECT keanon.release('public.victim_r');
+SELECT keanon.check('public.victim_r');
+SELECT keanon.unwatch('public.victim_r');
+RESET search_path;
+-- nothing of eve's ran
+SELECT count(*) AS eve_code_ran_as_others FROM eve.ran WHERE who <> 'keanon_eve';
+SELECT keanon.check('victim');
+
+-- ----------------------------------------------------------------
+-- 4. Bounds hold the exact answer: AVG is rounded outward
+-- ----------------------------------------------------------------
+CREATE TABLE avg3 (id integer PRIMARY KEY, qi integer, s smallint);
+INSERT INTO avg3 VALUES (1, 1, -32768), (2, 1, 0), (3, 1, 32767);
+SELECT keanon.watch('avg3', 's', '{qi}', 3, 0);
+-- the true mean is -1/3
+SELECT lower(r) * 3 <= -1 AS low_holds, upper(r) * 3 >= -1 AS high_holds
+FROM (SELECT keanon.avg_bounds(keanon_pid) AS r FROM avg3_anon) x;
+SELECT keanon.check('avg3');
+
+DROP TABLE ord, ord2, ord2_truth, ord3, ord4, seen_order, victim, victim_r, avg3;
+DROP FUNCTION order_attack(regclass);
+DROP SCHEMA eve CASCADE;
+DROP ROLE keanon_eve;
+DROP OWNED BY keanon_attack_reader;
+DROP ROLE keanon_attack_reader;
