@@ -14,6 +14,7 @@ OBJS = \
 	src/keanon.o \
 	src/sql_engine.o \
 	src/aggregates.o \
+	src/catalog.o \
 	src/am_build.o \
 	src/am_funcs.o \
 	src/am_handler.o \

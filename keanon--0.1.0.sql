@@ -129,13 +129,11 @@ REVOKE ALL ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) FROM PU
 -- Watching a table
 -- ----------------------------------------------------------------
 
--- Partition ids are the watch's number times 10^12 plus a counter, so a
--- bound aggregate over keanon_pid alone finds the partitions' summaries.
-CREATE SEQUENCE keanon.watch_numbers MAXVALUE 8388607;
-COMMENT ON SEQUENCE keanon.watch_numbers IS
-'numbers of watches; a partition id is its watch''s number times 10^12 plus a counter';
-SELECT pg_catalog.pg_extension_config_dump('keanon.watch_numbers', '');
-GRANT USAGE ON SEQUENCE keanon.watch_numbers TO PUBLIC;
+-- keanon's catalog: written only by keanon's C code, as the role that
+-- created the extension (see src/catalog.c); PUBLIC may read the rows of
+-- its own tables.  Partition ids are the watch's number times 10^12 plus a
+-- counter, so a bound aggregate over keanon_pid alone finds the
+-- partitions' summaries; a watch takes the least free number.
 
 CREATE TABLE keanon.watches (
 	relid regclass PRIMARY KEY,
@@ -155,13 +153,13 @@ CREATE TABLE keanon.watches (
 	next_arrival bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE keanon.watches IS
-'one row per watched table: its (k,e) parameters and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); each owner sees and changes only its own rows';
+'one row per watched table: its (k,e) parameters and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); written by keanon alone, each owner sees the rows of its own tables';
 SELECT pg_catalog.pg_extension_config_dump('keanon.watches', '');
 ALTER TABLE keanon.watches ENABLE ROW LEVEL SECURITY;
 CREATE POLICY watches_owner ON keanon.watches
 	USING (pg_catalog.pg_has_role(current_user,
 		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
-GRANT SELECT, INSERT, UPDATE, DELETE ON keanon.watches TO PUBLIC;
+GRANT SELECT ON keanon.watches TO PUBLIC;
 
 CREATE TABLE keanon.releases (
 	relid regclass NOT NULL,
@@ -176,13 +174,30 @@ CREATE TABLE keanon.releases (
 	PRIMARY KEY (relid, release_no)
 );
 COMMENT ON TABLE keanon.releases IS
-'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, and the partitions'' value ranges (which the next release must keep whole)';
+'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
 SELECT pg_catalog.pg_extension_config_dump('keanon.releases', '');
 ALTER TABLE keanon.releases ENABLE ROW LEVEL SECURITY;
 CREATE POLICY releases_owner ON keanon.releases
 	USING (pg_catalog.pg_has_role(current_user,
 		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
-GRANT SELECT, INSERT, UPDATE, DELETE ON keanon.releases TO PUBLIC;
+GRANT SELECT ON keanon.releases TO PUBLIC;
+
+CREATE FUNCTION keanon.register_watch(tab regclass, sensitive name, quasi_identifiers name[],
+	key_columns name[], k integer, e numeric, mode text, view regclass, rows_table regclass,
+	parts_table regclass, release_table regclass)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'keanon_register_watch'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.register_watch(regclass, name, name[], name[], integer, numeric, text, regclass, regclass, regclass, regclass) IS
+'part of keanon.watch: record a new watch in keanon.watches, after checking that the caller owns the table and that each internal object is a relation of the table''s owner in its schema; the internal objects then depend on the table and on the extension; returns the watch''s number';
+
+CREATE FUNCTION keanon.forget_watch(tab oid,
+	OUT view oid, OUT rows_table oid, OUT parts_table oid, OUT release_table oid)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'keanon_forget_watch'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.forget_watch(oid) IS
+'part of keanon.unwatch and of dropping a watched table: remove its watch and releases from keanon''s catalog (the caller must own the table, unless it is gone); returns the internal objects the watch had';
 
 CREATE FUNCTION keanon.maintain()
 RETURNS trigger
@@ -266,6 +281,10 @@ BEGIN
 	WHERE c.oid = tab AND c.relkind = 'r';
 	IF NOT FOUND THEN
 		RAISE EXCEPTION '"%" is not an ordinary table', tab USING ERRCODE = 'wrong_object_type';
+	END IF;
+	IF (SELECT relpersistence FROM pg_class WHERE oid = tab) = 't' THEN
+		RAISE EXCEPTION 'temporary table % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'A watch outlives no session: its catalog row would outlive the table.';
 	END IF;
 	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
 		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
@@ -375,15 +394,11 @@ BEGIN
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
 
-	wno := nextval('keanon.watch_numbers');
-	INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, key_columns, k, e, mode,
-								view, rows_table, parts_table, release_table, next_pid, next_arrival)
-	VALUES (tab, wno, sensitive, quasi_identifiers, keys, k, e, mode,
-			format('%I.%I', nsp, view_name)::regclass,
-			format('%I.%I', nsp, rows_name)::regclass,
-			format('%I.%I', nsp, parts_name)::regclass,
-			CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END,
-			wno::bigint * 1000000000000, 0);
+	wno := keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
+		format('%I.%I', nsp, view_name)::regclass,
+		format('%I.%I', nsp, rows_name)::regclass,
+		format('%I.%I', nsp, parts_name)::regclass,
+		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END);
 
 	-- the rows, written once and placed, then the rows table's indexes
 	PERFORM keanon.fill(tab);
@@ -419,10 +434,12 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $unwatch$
 DECLARE
-	w keanon.watches;
+	w record;
 BEGIN
-	SELECT * INTO w FROM keanon.watches WHERE relid = tab;
-	IF NOT FOUND THEN
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM keanon.watches WHERE relid = tab) THEN
 		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
 	END IF;
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_lock ON %s', tab);
@@ -430,18 +447,37 @@ BEGIN
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_update ON %s', tab);
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_delete ON %s', tab);
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_truncate ON %s', tab);
-	EXECUTE format('DROP VIEW IF EXISTS %s', w.view);
-	EXECUTE format('DROP TABLE IF EXISTS %s', w.parts_table);
-	EXECUTE format('DROP TABLE IF EXISTS %s', w.rows_table);
-	IF w.release_table IS NOT NULL THEN
-		EXECUTE format('DROP TABLE IF EXISTS %s', w.release_table);
-	END IF;
-	DELETE FROM keanon.releases WHERE relid = tab;
-	DELETE FROM keanon.watches WHERE relid = tab;
+	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
+		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
+	END LOOP;
 END;
 $unwatch$;
 COMMENT ON FUNCTION keanon.unwatch(regclass) IS
 'stop watching a table: drops its published view, triggers and keanon''s internal tables';
+
+-- The internal objects of a forgotten watch that still exist
+CREATE FUNCTION keanon.drop_internal(view oid, rows_table oid, parts_table oid, release_table oid)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $drop_internal$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_class WHERE oid = view) THEN
+		EXECUTE format('DROP VIEW %s', view::regclass);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_class WHERE oid = parts_table) THEN
+		EXECUTE format('DROP TABLE %s', parts_table::regclass);
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_class WHERE oid = rows_table) THEN
+		EXECUTE format('DROP TABLE %s', rows_table::regclass);
+	END IF;
+	IF release_table IS NOT NULL AND EXISTS (SELECT 1 FROM pg_class WHERE oid = release_table) THEN
+		EXECUTE format('DROP TABLE %s', release_table::regclass);
+	END IF;
+END;
+$drop_internal$;
+COMMENT ON FUNCTION keanon.drop_internal(oid, oid, oid, oid) IS
+'part of keanon.unwatch and of dropping a watched table: drop those of a forgotten watch''s internal objects that still exist, with the caller''s rights';
 
 -- Dropping a watched table drops what keanon made for it
 CREATE FUNCTION keanon.on_drop()
@@ -450,20 +486,15 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $on_drop$
 DECLARE
-	w keanon.watches;
+	w record;
 	obj record;
 BEGIN
 	FOR obj IN SELECT * FROM pg_event_trigger_dropped_objects()
 			   WHERE object_type = 'table' AND NOT is_temporary LOOP
-		FOR w IN SELECT * FROM keanon.watches WHERE relid::oid = obj.objid LOOP
-			EXECUTE format('DROP VIEW IF EXISTS %s', w.view);
-			EXECUTE format('DROP TABLE IF EXISTS %s', w.parts_table);
-			EXECUTE format('DROP TABLE IF EXISTS %s', w.rows_table);
-			IF w.release_table IS NOT NULL THEN
-				EXECUTE format('DROP TABLE IF EXISTS %s', w.release_table);
-			END IF;
-			DELETE FROM keanon.releases WHERE relid::oid = obj.objid;
-			DELETE FROM keanon.watches WHERE relid::oid = obj.objid;
+		-- the internal objects depend on the table and went with it, but
+		-- for a restored database, whose dependencies a dump does not keep
+		FOR w IN SELECT * FROM keanon.forget_watch(obj.objid) LOOP
+			PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
 		END LOOP;
 	END LOOP;
 END;

@@ -103,6 +103,7 @@ INSERT INTO seen_order SELECT row_number() OVER (), tag, s, keanon_pid
 FROM (SELECT * FROM ord_anon WHERE tag > 0) x;
 RESET ALL;
 RESET ROLE;
+SET client_min_messages = warning;
 SELECT * FROM order_attack('ord');
 -- after the owner clusters the rows table on its partition index, and
 -- after VACUUM FULL
@@ -316,9 +317,98 @@ SELECT lower(r) * 3 <= -1 AS low_holds, upper(r) * 3 >= -1 AS high_holds
 FROM (SELECT keanon.avg_bounds(keanon_pid) AS r FROM avg3_anon) x;
 SELECT keanon.check('avg3');
 
+-- ----------------------------------------------------------------
+-- 5. keanon's own state: nobody but keanon writes it or uses it up
+-- ----------------------------------------------------------------
+-- PUBLIC may write, truncate or consume nothing in keanon's schema
+SELECT c.relname, p.priv
+FROM pg_class c, unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER']) p(priv)
+WHERE c.relnamespace = 'keanon'::regnamespace AND c.relkind IN ('r', 'S', 'v', 'p')
+  AND has_table_privilege('keanon_eve', c.oid, p.priv);
+SELECT count(*) AS sequences FROM pg_class
+WHERE relnamespace = 'keanon'::regnamespace AND relkind = 'S';
+SET ROLE keanon_eve;
+INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, key_columns, k, e, mode,
+	view, rows_table, parts_table)
+VALUES ('eve.ran', 99, 'who', '{what}', '{who}', 2, 0, 'live', 'eve.ran', 'eve.ran', 'eve.ran');
+UPDATE keanon.watches SET k = 2;
+DELETE FROM keanon.watches;
+DELETE FROM keanon.releases;
+-- eve sees no watch of others
+SELECT count(*) AS watches_seen FROM keanon.watches;
+-- nor may she register, forget or unwatch another role's table
+SELECT keanon.register_watch('public.victim', 's', '{qi}', '{id}', 2, 0, 'live',
+	'public.victim_anon', 'public.victim_keanon_rows', 'public.victim_keanon_parts', NULL);
+SELECT * FROM keanon.forget_watch('public.victim'::regclass);
+SELECT keanon.unwatch('public.victim');
+-- nor point a watch of her own table at another role's table
+CREATE TABLE eve.mine (id integer PRIMARY KEY, qi integer, s integer);
+SELECT keanon.register_watch('eve.mine', 's', '{qi}', '{id}', 2, 0, 'release',
+	'public.victim_anon', 'public.victim_keanon_rows', 'public.victim_keanon_parts', 'public.victim');
+-- nor take a watched table's writers' lock from a decoy of hers
+CREATE TRIGGER decoy BEFORE INSERT ON eve.mine FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch();
+INSERT INTO eve.mine VALUES (1, 1, 1);
+-- nor watch a temporary table
+CREATE TEMP TABLE eve_tmp (id integer PRIMARY KEY, qi integer, s integer);
+SELECT keanon.watch('eve_tmp', 's', '{qi}', 2, 0);
+DROP TABLE eve_tmp;
+RESET ROLE;
+SELECT keanon.check('victim');
+
+-- ----------------------------------------------------------------
+-- 6. A watch of a role that is not a superuser lives and dies cleanly
+-- ----------------------------------------------------------------
+CREATE ROLE keanon_alice;
+CREATE SCHEMA alice AUTHORIZATION keanon_alice;
+SET ROLE keanon_alice;
+CREATE TABLE alice.pay (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO alice.pay SELECT i, i % 3, i * 10 FROM generate_series(1, 30) i;
+SELECT keanon.watch('alice.pay', 's', '{qi}', 3, 10);
+INSERT INTO alice.pay VALUES (31, 1, 5);
+SELECT keanon.check('alice.pay');
+SELECT count(*) AS own_watches FROM keanon.watches;
+-- the internal objects go with the table, dropped by its owner
+DROP TABLE alice.pay;
+CREATE TABLE alice.pay2 (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO alice.pay2 SELECT i, i % 3, i * 10 FROM generate_series(1, 30) i;
+SELECT keanon.watch('alice.pay2', 's', '{qi}', 3, 10);
+SELECT keanon.unwatch('alice.pay2');
+RESET ROLE;
+SELECT count(*) AS left_behind FROM pg_class WHERE relnamespace = 'alice'::regnamespace;
+SELECT count(*) AS watches_left FROM keanon.watches w
+WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = w.relid);
+-- a watch whose internal objects changed hands is refused, not trusted
+SET ROLE keanon_alice;
+SELECT keanon.watch('alice.pay2', 's', '{qi}', 3, 10);
+RESET ROLE;
+ALTER TABLE alice.pay2_keanon_rows OWNER TO keanon_eve;
+INSERT INTO alice.pay2 VALUES (40, 1, 400);
+ALTER TABLE alice.pay2_keanon_rows OWNER TO keanon_alice;
+INSERT INTO alice.pay2 VALUES (40, 1, 400);
+SELECT keanon.check('alice.pay2');
+DROP SCHEMA alice CASCADE;
+DROP ROLE keanon_alice;
+
 DROP TABLE ord, ord2, ord2_truth, ord3, ord4, seen_order, victim, victim_r, avg3;
 DROP FUNCTION order_attack(regclass);
 DROP SCHEMA eve CASCADE;
 DROP ROLE keanon_eve;
 DROP OWNED BY keanon_attack_reader;
 DROP ROLE keanon_attack_reader;
+
+-- ----------------------------------------------------------------
+-- 7. Dropping the extension leaves no table of true values behind
+-- ----------------------------------------------------------------
+CREATE TABLE leftover (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO leftover SELECT i, i % 3, i FROM generate_series(1, 10) i;
+SELECT keanon.watch('leftover', 's', '{qi}', 2, 1);
+\set VERBOSITY terse
+DROP EXTENSION keanon;
+DROP EXTENSION keanon CASCADE;
+\set VERBOSITY default
+SELECT relname FROM pg_class WHERE relname LIKE 'leftover%' ORDER BY relname;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'leftover'::regclass;
+CREATE EXTENSION keanon;
+SELECT keanon.watch('leftover', 's', '{qi}', 2, 1);
+SELECT keanon.check('leftover');
+DROP TABLE leftover;

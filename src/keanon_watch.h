@@ -81,6 +81,8 @@ typedef struct KeanonOwnerScope
 
 /* owner.c */
 extern void KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope);
+extern void KeanonCatalogBegin(KeanonOwnerScope *scope);
+extern void KeanonRoleBegin(Oid role, KeanonOwnerScope *scope);
 extern void KeanonOwnerEnd(KeanonOwnerScope *scope);
 extern Oid	KeanonOwnerCaller(const KeanonOwnerScope *scope);
 

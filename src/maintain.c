@@ -1635,13 +1635,17 @@ save_watch(Watch *w)
 {
 	Oid			types[3] = {OIDOID, INT8OID, INT8OID};
 	Datum		values[3];
+	KeanonOwnerScope cat;
 
 	values[0] = ObjectIdGetDatum(w->relid);
 	values[1] = Int64GetDatum(w->next_pid);
 	values[2] = Int64GetDatum(w->next_arrival);
+	/* keanon's catalog is written by keanon's role alone */
+	KeanonCatalogBegin(&cat);
 	KeanonSpiRun(w->relid, "UPDATE keanon.watches SET generation = generation + 1, next_pid = $2, "
 			"next_arrival = $3 WHERE relid = $1::oid::regclass",
 			3, types, values, NULL, SPI_OK_UPDATE);
+	KeanonOwnerEnd(&cat);
 	if (SPI_processed != 1)
 		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
 }
@@ -2365,6 +2369,7 @@ KeanonRelease(Oid relid)
 		Oid			types[8] = {OIDOID, INT8OID, INT8OID, NUMERICOID, NUMERICOID,
 		TEXTARRAYOID, TEXTARRAYOID, INT8OID};
 		Datum		values[8];
+		KeanonOwnerScope cat;
 
 		values[0] = ObjectIdGetDatum(relid);
 		values[1] = Int64GetDatum(nrows);
@@ -2373,11 +2378,13 @@ KeanonRelease(Oid relid)
 		values[4] = KeanonNumToNumeric(vt, unconstrained);
 		values[5] = PointerGetDatum(construct_array(lo_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
 		values[6] = PointerGetDatum(construct_array(hi_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
+		KeanonCatalogBegin(&cat);
 		KeanonSpiRun(w.relid, "INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
 				"sum_error, unconstrained_sum_error, lo, hi) "
 				"SELECT $1::oid::regclass, coalesce(max(release_no), 0) + 1, $2, $3, $4, $5, $6, $7 "
 				"FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",
 				7, types, values, NULL, SPI_OK_INSERT_RETURNING);
+		KeanonOwnerEnd(&cat);
 		release_no = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	save_watch(&w);

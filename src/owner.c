@@ -24,7 +24,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "miscadmin.h"
+#include "utils/lsyscache.h"
 #include "utils/guc.h"
 
 #include "keanon_watch.h"
@@ -36,10 +38,32 @@
 void
 KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope)
 {
-	Oid			owner = KeanonRelOwner(relid);
+	KeanonRoleBegin(KeanonRelOwner(relid), scope);
+}
 
+/*
+ * Act as keanon's own role, the owner of its catalog tables (the role that
+ * created the extension), sandboxed, until KeanonOwnerEnd(): only keanon's
+ * C code writes keanon.watches and keanon.releases, after checking the
+ * caller's right to what it asks (see catalog.c).
+ */
+void
+KeanonCatalogBegin(KeanonOwnerScope *scope)
+{
+	Oid			nsp = get_namespace_oid("keanon", false);
+	Oid			watches = get_relname_relid("watches", nsp);
+
+	if (!OidIsValid(watches))
+		elog(ERROR, "keanon: the catalog table keanon.watches is missing");
+	KeanonRoleBegin(KeanonRelOwner(watches), scope);
+}
+
+/* Act as role, sandboxed, until KeanonOwnerEnd() */
+void
+KeanonRoleBegin(Oid role, KeanonOwnerScope *scope)
+{
 	GetUserIdAndSecContext(&scope->save_user, &scope->save_sec);
-	SetUserIdAndSecContext(owner, scope->save_sec | SECURITY_LOCAL_USERID_CHANGE |
+	SetUserIdAndSecContext(role, scope->save_sec | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	scope->nest_level = NewGUCNestLevel();
 	(void) set_config_option("search_path", KEANON_SAFE_SEARCH_PATH,

@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -135,6 +136,24 @@ watch_cache_put(const Watch *w)
 	e->w.all_placed = false;
 }
 
+/* An internal object of relid's watch must exist and share its owner */
+static void
+check_owned_by(Oid relid, Oid objid, Oid owner)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(objid));
+	bool		ok = HeapTupleIsValid(tup) &&
+		((Form_pg_class) GETSTRUCT(tup))->relowner == owner;
+
+	if (HeapTupleIsValid(tup))
+		ReleaseSysCache(tup);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the internal objects of the watch of %s are missing or not owned by its owner",
+						get_rel_name(relid)),
+				 errhint("Give them back to the table's owner, or call keanon.unwatch and watch the table again.")));
+}
+
 /*
  * Load a watch from keanon.watches (SPI must be connected, and the caller
  * running as the table's owner or a superuser).  Its counters are only
@@ -200,6 +219,18 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 							 "release") == 0;
 	w->release_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
 	w->release = isnull ? NULL : KeanonQualifiedName(w->release_oid);
+	/* only keanon writes its catalog, but what it says is checked anyway */
+	{
+		Oid			owner = KeanonRelOwner(relid);
+
+		check_owned_by(relid, w->rows_oid, owner);
+		check_owned_by(relid, w->parts_oid, owner);
+		check_owned_by(relid, w->view_oid, owner);
+		if (OidIsValid(w->release_oid))
+			check_owned_by(relid, w->release_oid, owner);
+		if (IndexGetRelation(w->index_oid, false) != w->rows_oid)
+			check_owned_by(relid, InvalidOid, owner);
+	}
 	w->rows = KeanonQualifiedName(w->rows_oid);
 	w->parts = KeanonQualifiedName(w->parts_oid);
 	w->ki = NULL;

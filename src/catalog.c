@@ -1,0 +1,253 @@
+/*
+ * catalog.c
+ *		keanon's catalog: the rows of keanon.watches and keanon.releases,
+ *		written by keanon's C code alone.
+ *
+ * keanon trusts what its catalog says: which view, rows table, partitions
+ * table and release table belong to a watched table, which of them to
+ * drop with it, which index to lock.  So no other role may write it:
+ * PUBLIC may read its own watches (row security shows each owner only the
+ * rows of its own tables) and nothing else.  The rows are written here,
+ * as keanon's own role (the owner of the catalog tables, who created the
+ * extension; see KeanonCatalogBegin), after checking:
+ *
+ *	register_watch	the caller owns the table, it is an ordinary permanent
+ *					table not watched yet, and each internal object is a
+ *					relation of the right kind in the table's schema, owned
+ *					by the table's owner and belonging to no other watch;
+ *					each internal object then depends on the table (dropped
+ *					with it) and on the extension (dropped with it, never
+ *					left behind holding true values);
+ *	forget_watch	the caller owns the table, or the table is gone (a DROP
+ *					in progress: its objects went with it).
+ *
+ * Watch numbers are the least free ones, so there is no counter to
+ * exhaust: each number stands for a watched table of its caller's own.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/dependency.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "keanon_watch.h"
+
+PG_FUNCTION_INFO_V1(keanon_register_watch);
+PG_FUNCTION_INFO_V1(keanon_forget_watch);
+
+/* the greatest watch number: a partition id is the number times 10^12 */
+#define KEANON_MAX_WATCH_NO 9223371
+
+/*
+ * Check that relid is a relation of the given kind in namespace nsp owned
+ * by owner, fit to be an internal object of a watch (what names it)
+ */
+static void
+check_internal_object(Oid relid, char relkind, Oid nsp, Oid owner, const char *what)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class form;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the %s of a watch does not exist", what)));
+	form = (Form_pg_class) GETSTRUCT(tup);
+	if (form->relkind != relkind || form->relnamespace != nsp || form->relowner != owner ||
+		form->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" cannot be the %s of a watch", NameStr(form->relname), what),
+				 errdetail("The internal objects of a watch are relations in the watched table's schema, owned by its owner.")));
+	ReleaseSysCache(tup);
+}
+
+/* Record that an internal object goes with the table and the extension */
+static void
+depend_on_table(Oid objid, Oid relid)
+{
+	ObjectAddress dep;
+	ObjectAddress ref;
+
+	ObjectAddressSet(dep, RelationRelationId, objid);
+	ObjectAddressSet(ref, RelationRelationId, relid);
+	recordDependencyOn(&dep, &ref, DEPENDENCY_AUTO);
+	ObjectAddressSet(ref, ExtensionRelationId, get_extension_oid("keanon", false));
+	recordDependencyOn(&dep, &ref, DEPENDENCY_NORMAL);
+}
+
+/*
+ * keanon.register_watch(tab, sensitive, quasi_identifiers, key_columns, k,
+ * e, mode, view, rows_table, parts_table, release_table): part of
+ * keanon.watch, record a new watch; returns its number
+ */
+Datum
+keanon_register_watch(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	HeapTuple	tup;
+	Oid			owner;
+	Oid			nsp;
+	Oid			objs[4];
+	char		kinds[4] = {RELKIND_VIEW, RELKIND_RELATION, RELKIND_RELATION, RELKIND_RELATION};
+	const char *what[4] = {"view", "rows table", "partitions table", "release table"};
+	KeanonOwnerScope cat;
+	Oid			types[11] = {OIDOID, NAMEOID, NAMEARRAYOID, NAMEARRAYOID, INT4OID, NUMERICOID,
+	TEXTOID, OIDOID, OIDOID, OIDOID, OIDOID};
+	Datum		values[11];
+	char		nulls[11];
+	bool		isnull;
+	int64		wno;
+
+	for (int i = 0; i < 10; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("keanon.register_watch needs every argument but the release table")));
+	relid = PG_GETARG_OID(0);
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	nsp = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
+	if (((Form_pg_class) GETSTRUCT(tup))->relkind != RELKIND_RELATION ||
+		((Form_pg_class) GETSTRUCT(tup))->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an ordinary permanent table",
+						NameStr(((Form_pg_class) GETSTRUCT(tup))->relname))));
+	ReleaseSysCache(tup);
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+
+	for (int i = 0; i < 4; i++)
+	{
+		objs[i] = PG_ARGISNULL(7 + i) ? InvalidOid : PG_GETARG_OID(7 + i);
+		if (OidIsValid(objs[i]))
+			check_internal_object(objs[i], kinds[i], nsp, owner, what[i]);
+	}
+
+	for (int i = 0; i < 11; i++)
+	{
+		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonCatalogBegin(&cat);
+	/* one registration at a time: the least free number, and no object twice */
+	if (SPI_execute("LOCK TABLE keanon.watches IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "keanon: could not lock keanon.watches");
+	if (SPI_execute_with_args("SELECT 1 FROM keanon.watches w WHERE w.relid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+							  "OR w.relid OPERATOR(pg_catalog.=) ANY (ARRAY[$8, $9, $10, $11]::pg_catalog.regclass[]) "
+							  "OR ARRAY[w.view, w.rows_table, w.parts_table, w.release_table] "
+							  "OPERATOR(pg_catalog.&&) ARRAY[$1, $8, $9, $10, $11]::pg_catalog.regclass[]",
+							  11, types, values, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read keanon.watches");
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("table %s or one of its internal objects is already part of a watch",
+						get_rel_name(relid)),
+				 errhint("Call keanon.unwatch first to change its parameters.")));
+	if (SPI_execute("SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM keanon.watches "
+					"WHERE watch_no OPERATOR(pg_catalog.=) 1) THEN 1 "
+					"ELSE (SELECT pg_catalog.min(w.watch_no) OPERATOR(pg_catalog.+) 1 FROM keanon.watches w "
+					"WHERE NOT EXISTS (SELECT 1 FROM keanon.watches x WHERE x.watch_no "
+					"OPERATOR(pg_catalog.=) (w.watch_no OPERATOR(pg_catalog.+) 1))) END::pg_catalog.int8",
+					true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not number a watch");
+	wno = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (wno > KEANON_MAX_WATCH_NO)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many watched tables"),
+				 errdetail("A database holds at most %d watches.", KEANON_MAX_WATCH_NO)));
+	types[4] = INT4OID;
+	values[4] = PG_GETARG_DATUM(4);
+	{
+		Oid			itypes[12];
+		Datum		ivalues[12];
+		char		inulls[12];
+
+		memcpy(itypes, types, sizeof(types));
+		memcpy(ivalues, values, sizeof(values));
+		memcpy(inulls, nulls, sizeof(nulls));
+		itypes[11] = INT8OID;
+		ivalues[11] = Int64GetDatum(wno);
+		inulls[11] = ' ';
+		if (SPI_execute_with_args("INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, "
+								  "key_columns, k, e, mode, view, rows_table, parts_table, release_table, "
+								  "next_pid, next_arrival) "
+								  "VALUES ($1::pg_catalog.regclass, $12::pg_catalog.int4, $2, $3, $4, $5, $6, $7, "
+								  "$8::pg_catalog.regclass, $9::pg_catalog.regclass, $10::pg_catalog.regclass, "
+								  "$11::pg_catalog.regclass, ($12 OPERATOR(pg_catalog.*) 1000000000000), 0)",
+								  12, itypes, ivalues, inulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "keanon: could not record the watch of %s", get_rel_name(relid));
+	}
+	KeanonOwnerEnd(&cat);
+	SPI_finish();
+
+	for (int i = 0; i < 4; i++)
+		if (OidIsValid(objs[i]))
+			depend_on_table(objs[i], relid);
+	PG_RETURN_INT32((int32) wno);
+}
+
+/*
+ * keanon.forget_watch(tab oid): part of keanon.unwatch and of the drop of
+ * a watched table, remove its watch and releases from keanon's catalog;
+ * returns the internal objects it had (view, rows, partitions, release
+ * table), none when it was not watched
+ */
+Datum
+keanon_forget_watch(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	KeanonOwnerScope cat;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)) &&
+		!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonCatalogBegin(&cat);
+	if (SPI_execute_with_args("DELETE FROM keanon.releases WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "keanon: could not forget the releases of a watch");
+	if (SPI_execute_with_args("DELETE FROM keanon.watches WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
+							  "RETURNING view::pg_catalog.oid, rows_table::pg_catalog.oid, "
+							  "parts_table::pg_catalog.oid, release_table::pg_catalog.oid",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "keanon: could not forget a watch");
+	KeanonOwnerEnd(&cat);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		out[4];
+		bool		outnull[4];
+
+		for (int c = 0; c < 4; c++)
+			out[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &outnull[c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, outnull);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
