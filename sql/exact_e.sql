@@ -2,9 +2,9 @@
 -- valid iff max - min >= e, for the e given, never for a rounded one.  Every
 -- range below is checked against e in numeric arithmetic, from the
 -- published partitions and from the published values themselves.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS keanon;
 \set SHOW_CONTEXT never
-SET client_min_messages = warning;
 
 -- Integers, e = 1000000.5: a range of 1000000 is too small, so the four
 -- values form one partition
