@@ -371,8 +371,8 @@ BEGIN
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, parts_name,
 				   format('keanon: partitions of %s with their values and counts', tab));
 
-	EXECUTE format('CREATE INDEX %I ON %I.%I USING keanon (%I) WITH (k = %s, e = %s)',
-				   idx_name, nsp, rows_name, sensitive, k, e);
+	EXECUTE format('CREATE INDEX %I ON %I.%I USING keanon (%I) WITH (k = %s, e = %L)',
+				   idx_name, nsp, rows_name, sensitive, k, e::text);
 
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO qilist
 	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);

@@ -89,7 +89,7 @@ CREATE INDEX bad ON types USING keanon (a, b) WITH (k = 3);
 CREATE INDEX bad ON types USING keanon ((b + 1)) WITH (k = 3);
 CREATE INDEX bad ON types USING keanon (b) WITH (k = 3) WHERE b > 1;
 CREATE INDEX bad ON types USING keanon (b) INCLUDE (a) WITH (k = 3);
-CREATE INDEX bad ON types USING keanon (d) WITH (k = 3, e = 0.001);
+CREATE INDEX bad ON types USING keanon (d) WITH (k = 3, e = 1e29);
 CREATE INDEX bad ON types USING keanon ((id::text)) WITH (k = 3);
 CREATE UNIQUE INDEX bad ON types USING keanon (b) WITH (k = 3);
 CREATE TABLE floats (id serial PRIMARY KEY, x double precision);

@@ -175,7 +175,7 @@ KeanonTableValues(Relation heap, Relation index, const KeanonValueType *vt,
 
 /* Lay sorted values into the index's pages, without WAL, then log them all */
 static void
-write_tree(Relation index, const KeanonValueType *vt, int k, double e,
+write_tree(Relation index, const KeanonValueType *vt, int k, KeNum e,
 		   const KeanonValues *values)
 {
 	KeStore    *store = KeanonStoreCreate(index, KEANON_STORE_BUILD);
@@ -189,8 +189,7 @@ write_tree(Relation index, const KeanonValueType *vt, int k, double e,
 	if (m->magic == KE_META_MAGIC)
 		KeanonCheckStatus(ke_open(&eng, store), index);
 	else
-		KeanonCheckStatus(ke_create(&eng, store, vt->kind, k,
-									KeanonEFromDouble(vt, e)), index);
+		KeanonCheckStatus(ke_create(&eng, store, vt->kind, k, e), index);
 	KeanonStoreReset(store);
 	KeanonCheckStatus(ke_build_sorted(eng, values->vals, (size_t) values->n), index);
 	ke_close(eng);
@@ -242,6 +241,7 @@ keanonbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	KeanonValueType vt;
 	CollectState cs;
 	KeanonValues values;
+	KeNum		e;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -263,10 +263,11 @@ keanonbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	cs.heap_tuples = table_index_build_scan(heap, index, indexInfo, true, true,
 											build_callback, &cs, NULL);
 	drain_sort(&cs, &vt, &values);
-	(void) KeanonEFromDouble(&vt, opts->e);
+	/* only now is the scale of an unconstrained numeric column known */
+	e = KeanonENum(&vt, KeanonOptionsE(opts));
 
-	KeanonInitMetaPage(index, MAIN_FORKNUM, &vt, opts->k, opts->e);
-	write_tree(index, &vt, opts->k, opts->e, &values);
+	KeanonInitMetaPage(index, MAIN_FORKNUM, &vt, opts->k, e);
+	write_tree(index, &vt, opts->k, e, &values);
 
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = cs.heap_tuples;
@@ -286,7 +287,8 @@ keanonbuildempty(Relation index)
 	table_close(heap, AccessShareLock);
 	if (vt.typid == NUMERICOID && vt.scale < 0)
 		vt.scale = 0;
-	KeanonInitMetaPage(index, INIT_FORKNUM, &vt, opts->k, opts->e);
+	KeanonInitMetaPage(index, INIT_FORKNUM, &vt, opts->k,
+					   KeanonENum(&vt, KeanonOptionsE(opts)));
 }
 
 /* Rebuild an existing index's state in place from its table */

@@ -145,8 +145,7 @@ KeanonIndexVerify(KeanonIndex *ki)
 	KeanonTableValues(ki->heap, ki->index, &ki->vt, &values);
 	KeanonEngineAllocator();
 	mem = ke_memstore_create(8192);
-	KeanonCheckStatus(ke_create(&fresh, mem, kind, ki->k, KeanonEFromDouble(&ki->vt, ki->e)),
-					  ki->index);
+	KeanonCheckStatus(ke_create(&fresh, mem, kind, ki->k, ki->e), ki->index);
 	KeanonCheckStatus(ke_build_sorted(fresh, values.vals, (size_t) values.n), ki->index);
 	ke_foreach_run(fresh, collect_run, &want);
 

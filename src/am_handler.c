@@ -27,7 +27,17 @@ PG_FUNCTION_INFO_V1(keanon_handler);
 static relopt_kind keanon_relopt_kind;
 static relopt_parse_elt keanon_relopt_tab[3];
 
-/* Register the reloptions k, e and scale */
+/* Validate the e option's text: a finite decimal number of at least 0 */
+static void
+validate_e(const char *value)
+{
+	(void) KeanonParseE(value);
+}
+
+/*
+ * Register the reloptions k, e and scale.  e is text, so that no double
+ * ever rounds it: a number in WITH (e = 1000000.5) arrives as its text.
+ */
 void
 KeanonInitReloptions(void)
 {
@@ -35,9 +45,9 @@ KeanonInitReloptions(void)
 	add_int_reloption(keanon_relopt_kind, "k",
 					  "Least number of distinct values in a partition",
 					  -1, 2, KE_MAX_K, AccessExclusiveLock);
-	add_real_reloption(keanon_relopt_kind, "e",
-					   "Least range (max - min) of the values in a partition",
-					   0, 0, 1e18, AccessExclusiveLock);
+	add_string_reloption(keanon_relopt_kind, "e",
+						 "Least range (max - min) of the values in a partition",
+						 "0", validate_e, AccessExclusiveLock);
 	add_int_reloption(keanon_relopt_kind, "scale",
 					  "Decimal places kept for numeric values (-1: the column's)",
 					  -1, -1, KEANON_MAX_SCALE, AccessExclusiveLock);
@@ -45,8 +55,8 @@ KeanonInitReloptions(void)
 	keanon_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	keanon_relopt_tab[0].offset = offsetof(KeanonOptions, k);
 	keanon_relopt_tab[1].optname = "e";
-	keanon_relopt_tab[1].opttype = RELOPT_TYPE_REAL;
-	keanon_relopt_tab[1].offset = offsetof(KeanonOptions, e);
+	keanon_relopt_tab[1].opttype = RELOPT_TYPE_STRING;
+	keanon_relopt_tab[1].offset = offsetof(KeanonOptions, e_offset);
 	keanon_relopt_tab[2].optname = "scale";
 	keanon_relopt_tab[2].opttype = RELOPT_TYPE_INT;
 	keanon_relopt_tab[2].offset = offsetof(KeanonOptions, scale);
@@ -59,6 +69,15 @@ keanonoptions(Datum reloptions, bool validate)
 	return (bytea *) build_reloptions(reloptions, validate, keanon_relopt_kind,
 									  sizeof(KeanonOptions), keanon_relopt_tab,
 									  lengthof(keanon_relopt_tab));
+}
+
+/* The e option's text, as given ("0" when not given) */
+const char *
+KeanonOptionsE(const KeanonOptions *opts)
+{
+	const char *e = GET_STRING_RELOPTION(opts, e_offset);
+
+	return e != NULL ? e : "0";
 }
 
 /* amcostestimate: never worth scanning */

@@ -301,8 +301,7 @@ attach_engine(KeanonIndex *ki, KeanonStoreMode mode)
 			ki->engine = NULL;
 			return;
 		}
-		st = ke_create(&ki->engine, ki->store, ki->vt.kind, ki->k,
-					   KeanonEFromDouble(&ki->vt, ki->e));
+		st = ke_create(&ki->engine, ki->store, ki->vt.kind, ki->k, ki->e);
 	}
 	else
 		st = ke_open(&ki->engine, ki->store);

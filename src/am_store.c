@@ -460,7 +460,7 @@ KeanonStoreRelease(KeStore *store)
  */
 void
 KeanonInitMetaPage(Relation index, ForkNumber fork, const KeanonValueType *vt,
-				   int k, double e)
+				   int k, KeNum e)
 {
 	Buffer		buf;
 	Page		page;

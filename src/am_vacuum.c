@@ -46,9 +46,13 @@ forget_committed(Relation index)
 	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	meta = KeanonPageGetMeta(BufferGetPage(buf));
-	for (uint32 i = 0; i < meta->nflux; i++)
-		if (TransactionIdDidCommit(meta->flux[i]))
-			any = true;
+	/* an index of another layout is left alone until it is rebuilt */
+	if (KeanonMetaPageIsCurrent(BufferGetPage(buf)))
+	{
+		for (uint32 i = 0; i < meta->nflux; i++)
+			if (TransactionIdDidCommit(meta->flux[i]))
+				any = true;
+	}
 	if (any)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
@@ -91,7 +95,10 @@ keanonvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (blkno == KEANON_METAPAGE_BLKNO)
-			stats->num_index_tuples = KeanonPageGetMeta(page)->engine.nrows;
+		{
+			if (KeanonMetaPageIsCurrent(page))
+				stats->num_index_tuples = KeanonPageGetMeta(page)->engine.nrows;
+		}
 		else if (PageIsNew(page) ||
 				 (KeanonPageGetOpaque(page)->flags & KEANON_PAGE_FREE) != 0)
 		{

@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+#include <float.h>
 #include <math.h>
 
 #include "catalog/pg_type.h"
@@ -239,20 +241,247 @@ KeanonNumToNumeric(const KeanonValueType *vt, KeNum x)
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
-/* The e option in the engine's units; it must be exact for exact kinds */
-KeNum
-KeanonEFromDouble(const KeanonValueType *vt, double e)
-{
-	double		scaled;
+/*
+ * e, the least range of a partition, is held exactly in the engine's own
+ * arithmetic, so that "valid iff max - min >= e" holds for the e given and
+ * not for a rounded one.
+ *
+ * The option is text, read as a numeric, never through a double.  In the
+ * exact kind every value is an integer count of 10^-scale steps, so every
+ * range is too, and range >= e exactly when range >= ceil(e * 10^scale):
+ * e is rounded up to whole steps.  In the float kind ranges are doubles,
+ * and a double range is >= e exactly when it is >= the least double that
+ * is >= e, found by comparing doubles with the numeric exactly.
+ */
 
+/* 2^100: exact-kind e must stay below it, far below the engine's infinity */
+#define KEANON_E_LIMIT	"1267650600228229401496703205376"
+
+/* A numeric from its text */
+static Numeric
+numeric_from_text(const char *text)
+{
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(text),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+}
+
+/* Three-way comparison of two numerics */
+static int
+num_cmp(Numeric a, Numeric b)
+{
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(a),
+											 NumericGetDatum(b)));
+}
+
+/* Refuse the text of an e option */
+static void
+invalid_e(const char *text, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for keanon option \"e\": \"%s\"", text),
+			 errdetail("%s", detail)));
+}
+
+/* Is s, less blanks around it, "nan", "inf" or "infinity" in any case and sign? */
+static bool
+non_finite_word(const char *s)
+{
+	size_t		len;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	if (*s == '+' || *s == '-')
+		s++;
+	len = strlen(s);
+	while (len > 0 && isspace((unsigned char) s[len - 1]))
+		len--;
+	return (len == 3 && pg_strncasecmp(s, "nan", 3) == 0) ||
+		(len == 3 && pg_strncasecmp(s, "inf", 3) == 0) ||
+		(len == 8 && pg_strncasecmp(s, "infinity", 8) == 0);
+}
+
+/*
+ * Is s a decimal number numeric_in reads: blanks, a sign, digits with at
+ * most one point and at least one digit, an exponent of at most 1000 in
+ * size, blanks?
+ */
+static bool
+decimal_syntax_ok(const char *s, bool *exponent_ok)
+{
+	bool		digits = false;
+	long		exponent = 0;
+
+	*exponent_ok = true;
+	while (isspace((unsigned char) *s))
+		s++;
+	if (*s == '+' || *s == '-')
+		s++;
+	while (isdigit((unsigned char) *s))
+	{
+		digits = true;
+		s++;
+	}
+	if (*s == '.')
+	{
+		s++;
+		while (isdigit((unsigned char) *s))
+		{
+			digits = true;
+			s++;
+		}
+	}
+	if (!digits)
+		return false;
+	if (*s == 'e' || *s == 'E')
+	{
+		bool		neg = false;
+
+		s++;
+		if (*s == '+' || *s == '-')
+			neg = *s++ == '-';
+		if (!isdigit((unsigned char) *s))
+			return false;
+		while (isdigit((unsigned char) *s))
+		{
+			if (exponent <= NUMERIC_MAX_PRECISION)
+				exponent = exponent * 10 + (*s - '0');
+			s++;
+		}
+		if (neg)
+			exponent = -exponent;
+	}
+	while (isspace((unsigned char) *s))
+		s++;
+	if (*s != '\0')
+		return false;
+	*exponent_ok = exponent >= -NUMERIC_MAX_PRECISION && exponent <= NUMERIC_MAX_PRECISION;
+	return true;
+}
+
+/* The text of an e option as a finite numeric of at least 0, or an error */
+Numeric
+KeanonParseE(const char *text)
+{
+	bool		exponent_ok;
+	Numeric		e;
+
+	if (non_finite_word(text))
+		invalid_e(text, "e must be a finite number.");
+	if (!decimal_syntax_ok(text, &exponent_ok))
+		invalid_e(text, "e must be a decimal number, such as 2000 or 0.5.");
+	if (!exponent_ok)
+		invalid_e(text, psprintf("The exponent of e must be between %d and %d.",
+								 -NUMERIC_MAX_PRECISION, NUMERIC_MAX_PRECISION));
+	e = numeric_from_text(text);
+	if (num_cmp(e, int64_to_numeric(0)) < 0)
+		invalid_e(text, "e must be at least 0.");
+	return e;
+}
+
+/* 2^n for n >= 0, exactly: products of integers lose nothing */
+static Numeric
+numeric_pow2(int n)
+{
+	Numeric		r = int64_to_numeric(1);
+
+	for (; n >= 62; n -= 62)
+		r = numeric_mul_opt_error(r, int64_to_numeric(INT64CONST(1) << 62), NULL);
+	return numeric_mul_opt_error(r, int64_to_numeric(INT64CONST(1) << n), NULL);
+}
+
+/*
+ * Three-way comparison of a finite double d >= 0 with a numeric x, exactly:
+ * d is an integer times a power of two, and whichever side the power would
+ * make fractional is multiplied by its inverse instead.
+ */
+static int
+double_cmp_numeric(double d, Numeric x)
+{
+	int			exp;
+	double		frac = frexp(d, &exp);
+	int64		mant = (int64) ldexp(frac, DBL_MANT_DIG);
+
+	exp -= DBL_MANT_DIG;
+	if (exp >= 0)
+		return num_cmp(numeric_mul_opt_error(int64_to_numeric(mant),
+											 numeric_pow2(exp), NULL), x);
+	return num_cmp(int64_to_numeric(mant),
+				   numeric_mul_opt_error(x, numeric_pow2(-exp), NULL));
+}
+
+/* The least double that is >= e, for 0 <= e <= DBL_MAX */
+static double
+least_double_above(Numeric e)
+{
+	char	   *str = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(e)));
+	double		d = strtod(str, NULL);
+
+	/* strtod rounds to nearest: at most one step either way is left */
+	while (double_cmp_numeric(d, e) < 0)
+		d = nextafter(d, INFINITY);
+	while (d > 0 && double_cmp_numeric(nextafter(d, -INFINITY), e) >= 0)
+		d = nextafter(d, -INFINITY);
+	pfree(str);
+	return d;
+}
+
+/*
+ * The e option (its text, as in the reloptions) in the engine's units for
+ * an index of value type vt, exactly, or an error when the engine cannot
+ * hold it.  For numeric columns whose scale is chosen at build, call it
+ * once the scale is known.
+ */
+KeNum
+KeanonENum(const KeanonValueType *vt, const char *text)
+{
+	Numeric		e = KeanonParseE(text);
+
+	Assert(vt->scale >= 0);
 	if (vt->kind == KE_KIND_FLOAT)
-		return ke_num_float(e);
-	scaled = e * pow(10.0, Max(vt->scale, 0));
-	if (scaled > 1e30 || fabs(scaled - rint(scaled)) > 1e-6 * Max(1.0, fabs(scaled)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("e = %g is not a multiple of the column's smallest step", e),
-				 errdetail("The column stores values with %d decimal places.",
-						   Max(vt->scale, 0))));
-	return (KeNum) {.i = (ke_int128) rint(scaled)};
+	{
+		if (double_cmp_numeric(DBL_MAX, e) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("e = %s is too large for a keanon index on %s",
+							text, format_type_be(vt->typid)),
+					 errdetail("e must be at most the largest double precision value, about 1.8e308.")));
+		return ke_num_float(least_double_above(e));
+	}
+	else
+	{
+		Numeric		scaled = numeric_mul_opt_error(e, numeric_from_text(psprintf("1e%d", vt->scale)),
+												   NULL);
+		Numeric		steps;
+		char	   *digits;
+		ke_int128	v = 0;
+
+		/* whole steps of 10^-scale, rounded up */
+		steps = DatumGetNumeric(DirectFunctionCall1(numeric_ceil, NumericGetDatum(scaled)));
+		if (num_cmp(steps, numeric_from_text(KEANON_E_LIMIT)) >= 0)
+		{
+			if (vt->scale == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("e = %s is too large for a keanon index on %s",
+								text, format_type_be(vt->typid)),
+						 errdetail("e must be less than 2^100.")));
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("e = %s is too large for a keanon index on %s",
+							text, format_type_be(vt->typid)),
+					 errdetail("Values are kept at scale %d, so e must be less than 2^100 / 10^%d.",
+							   vt->scale, vt->scale)));
+		}
+		digits = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(steps)));
+		for (const char *p = digits; *p; p++)
+		{
+			if (!isdigit((unsigned char) *p))
+				elog(ERROR, "unexpected character in whole number \"%s\"", digits);
+			v = v * 10 + (*p - '0');
+		}
+		pfree(digits);
+		return (KeNum) {.i = v};
+	}
 }

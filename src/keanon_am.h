@@ -4,11 +4,11 @@
  *		pages.
  *
  * Layout.  Block 0 is the metapage: magic, layout version, the options
- * frozen at build (k, e, the value kind and decimal scale), the engine's
- * root record and the list of transactions whose changes are not yet known
- * to have committed.  Every other block holds one engine node in its
- * contents area, or is free (KEANON_PAGE_FREE, listed in the free space
- * map).
+ * frozen at build (k, e exactly in the engine's units, the value kind and
+ * decimal scale), the engine's root record and the list of transactions
+ * whose changes are not yet known to have committed.  Every other block
+ * holds one engine node in its contents area, or is free (KEANON_PAGE_FREE,
+ * listed in the free space map).
  *
  * Locks.  The state is not MVCC: one writer at a time, readers excluded
  * while it writes.  Writers take the keanon lock of the index (an object
@@ -40,6 +40,7 @@
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/lockdefs.h"
+#include "utils/numeric.h"
 #include "utils/relcache.h"
 
 #include "ke_engine.h"
@@ -50,7 +51,7 @@
  */
 #define KEANON_METAPAGE_BLKNO	0
 #define KEANON_MAGIC			0x4b45414eU
-#define KEANON_LAYOUT_VERSION	1
+#define KEANON_LAYOUT_VERSION	2
 
 #define KEANON_PAGE_META		0x0001
 #define KEANON_PAGE_NODE		0x0002
@@ -100,7 +101,7 @@ typedef struct KeanonMetaPageData
 	int32		kind;			/* KeKind */
 	int32		scale;			/* numeric: values are scaled by 10^scale */
 	int32		k;
-	double		e;				/* as given, for display */
+	KeNum		e;				/* exact, in the engine's units (am_values.c) */
 	KeMeta		engine;			/* the engine's root record */
 	bool		needs_rebuild;	/* set by a build that could not finish */
 	uint32		nflux;
@@ -108,6 +109,12 @@ typedef struct KeanonMetaPageData
 } KeanonMetaPageData;
 
 #define KeanonPageGetMeta(page) ((KeanonMetaPageData *) PageGetContents(page))
+
+/* Is page a metapage of the layout this build reads? */
+#define KeanonMetaPageIsCurrent(page) \
+	(KeanonPageGetOpaque(page)->page_id == KEANON_PAGE_ID && \
+	 KeanonPageGetMeta(page)->magic == KEANON_MAGIC && \
+	 KeanonPageGetMeta(page)->version == KEANON_LAYOUT_VERSION)
 
 /* ----------------------------------------------------------------
  * State
@@ -119,7 +126,7 @@ typedef struct KeanonOptions
 {
 	int32		vl_len_;
 	int			k;				/* -1 when not given */
-	double		e;
+	int			e_offset;		/* of the e option's text, as given */
 	int			scale;			/* -1: the column's, or chosen at build */
 } KeanonOptions;
 
@@ -147,7 +154,7 @@ typedef struct KeanonIndex
 	KeEngine   *engine;
 	KeanonValueType vt;
 	int			k;
-	double		e;
+	KeNum		e;				/* exact, in the engine's units */
 	KeanonStoreMode mode;
 	LOCKMODE	lockmode;		/* keanon lock held */
 	XLogRecPtr	meta_lsn;		/* of the metapage when opened */
@@ -169,6 +176,7 @@ typedef struct KeanonValues
 
 /* am_handler.c */
 extern bytea *keanonoptions(Datum reloptions, bool validate);
+extern const char *KeanonOptionsE(const KeanonOptions *opts);
 extern void KeanonInitReloptions(void);
 
 /* am_validate.c */
@@ -198,7 +206,7 @@ extern void KeanonStoreRelease(KeStore *store);
 extern void KeanonStoreReset(KeStore *store);
 extern BlockNumber KeanonStoreBlocks(KeStore *store);
 extern void KeanonInitMetaPage(Relation index, ForkNumber fork,
-							   const KeanonValueType *vt, int k, double e);
+							   const KeanonValueType *vt, int k, KeNum e);
 extern void KeanonEngineAllocator(void);
 
 /* am_index.c */
@@ -220,7 +228,8 @@ extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
 extern bool KeanonTypeSupported(Oid typid);
 extern KeNum KeanonDatumToNum(const KeanonValueType *vt, Datum d);
 extern Datum KeanonNumToNumeric(const KeanonValueType *vt, KeNum x);
-extern KeNum KeanonEFromDouble(const KeanonValueType *vt, double e);
+extern Numeric KeanonParseE(const char *text);
+extern KeNum KeanonENum(const KeanonValueType *vt, const char *text);
 extern int	KeanonNumericScale(Datum num);
 
 #endif							/* KEANON_AM_H */

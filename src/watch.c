@@ -325,7 +325,7 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	argmin_last = palloc(sizeof(int) * m);
 	end = palloc(sizeof(int) * m);
 	ke_release_cuts(vt->kind, vals, m, olo, ohi, nold, cut_after, cut_in);
-	ke_constrained_dp(vt->kind, ki->k, KeanonEFromDouble(vt, ki->e), vals, counts, m,
+	ke_constrained_dp(vt->kind, ki->k, ki->e, vals, counts, m,
 					  cut_after, cut_in, E, best, argmin, argmin_last, (int64_t *) frontier, end);
 	if (ke_num_is_inf(vt->kind, E[m - 1]))
 		check_failed(relid, "the last release is not a valid safe partitioning", NULL);
@@ -353,7 +353,7 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 			check_failed(relid, "the last release differs from the safe optimum",
 						 psprintf("Published partition %d differs.", i + 1));
 		if (p->ndistinct < ki->k ||
-			!ke_num_range_ok(vt->kind, p->lo, p->hi, KeanonEFromDouble(vt, ki->e)))
+			!ke_num_range_ok(vt->kind, p->lo, p->hi, ki->e))
 			check_failed(relid, "a released partition violates k or e", NULL);
 	}
 	check_permutations(relid, w, w->release, false);
@@ -465,7 +465,7 @@ keanon_check(PG_FUNCTION_ARGS)
 						 psprintf("Published partition %lld differs from optimal partition %d.",
 								  (long long) pids[i], i + 1));
 		if (p->ndistinct < ki->k ||
-			!ke_num_range_ok(vt->kind, p->lo, p->hi, KeanonEFromDouble(vt, ki->e)))
+			!ke_num_range_ok(vt->kind, p->lo, p->hi, ki->e))
 			check_failed(relid, "a published partition violates k or e",
 						 psprintf("Partition %lld has %lld distinct values.",
 								  (long long) pids[i], (long long) p->ndistinct));
