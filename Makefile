@@ -24,6 +24,9 @@ OBJS = \
 	src/am_validate.o \
 	src/am_values.o \
 	src/maintain.o \
+	src/permute.o \
+	src/reassign.o \
+	src/release.o \
 	src/owner.o \
 	src/spi_plans.o \
 	src/watch_cache.o \

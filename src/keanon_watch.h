@@ -98,19 +98,25 @@ extern int	KeanonSpiRun(Oid relid, const char *sql, int nargs, Oid *types, Datum
 extern void KeanonWatchCacheInit(void);
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern char *KeanonQualifiedName(Oid relid);
+extern char *KeanonNameList(List *names, const char *prefix);
+extern List *KeanonUnionNames(List *a, List *b);
 extern Oid	KeanonRelOwner(Oid relid);
 
 /* maintain.c */
-extern bool KeanonCollectPartition(const KePartition *p, void *arg);
 extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);
 extern int64 KeanonFill(Oid relid);
+extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
+
+/* reassign.c */
+extern bool KeanonCollectPartition(const KePartition *p, void *arg);
+
+/* release.c */
 extern int64 KeanonRelease(Oid relid);
 extern void KeanonPartitionsFromFlags(KeKind kind, const KeNum *vals, const int64 *counts,
 									  size_t m, const int *end, KeanonPartList *pl);
 extern KeNum KeanonNumFromText(const KeanonValueType *vt, const char *text);
-extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
 
 #endif							/* KEANON_WATCH_H */

@@ -44,6 +44,44 @@ quoted_names(Datum arr)
 	return out;
 }
 
+/* A comma-separated list of quoted names, optionally prefixed */
+char *
+KeanonNameList(List *names, const char *prefix)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+	{
+		if (buf.len > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfo(&buf, "%s%s", prefix, (char *) lfirst(lc));
+	}
+	return buf.data;
+}
+
+/* The names of a and then those of b not already in a */
+List *
+KeanonUnionNames(List *a, List *b)
+{
+	List	   *out = list_copy(a);
+	ListCell   *lb;
+
+	foreach(lb, b)
+	{
+		ListCell   *la;
+		bool		found = false;
+
+		foreach(la, out)
+			if (strcmp((char *) lfirst(la), (char *) lfirst(lb)) == 0)
+				found = true;
+		if (!found)
+			out = lappend(out, lfirst(lb));
+	}
+	return out;
+}
+
 /* The qualified, quoted name of a relation */
 char *
 KeanonQualifiedName(Oid relid)

@@ -1,0 +1,88 @@
+/*
+ * maintain_int.h
+ *		Private declarations of the maintenance module: the statement flow
+ *		(maintain.c), the O(1) permutation steps (permute.c), reassignment
+ *		and carry-over (reassign.c) and releases (release.c).
+ */
+#ifndef KEANON_MAINTAIN_INT_H
+#define KEANON_MAINTAIN_INT_H
+
+#include "keanon_watch.h"
+
+/* a row of the rows table being placed */
+typedef struct PlacedRow
+{
+	ItemPointerData tid;
+	Datum		value;
+	KeNum		num;
+	int64		fresh;			/* index among the fresh rows, or -1 */
+	int64		pid;			/* its partition before, or 0 */
+	int32		slot;			/* its slot and published value before */
+	Datum		pub;
+} PlacedRow;
+
+/* The one row a statement deleted, where it was (see OldParts) */
+typedef struct GoneRow
+{
+	bool		valid;
+	int64		pid;
+	int32		slot;
+	Datum		pub;
+	KeNum		num;
+} GoneRow;
+
+/*
+ * The rows a statement adds (an INSERT's, or an UPDATE's that changed a key
+ * or a value, or a new watch's existing rows).  They are written to the
+ * rows table once, already placed: the engine sees their values first, and
+ * republication decides their partitions, slots and published values in
+ * memory.  Row i (from 0) is the (i+1)-th of the source query by
+ * keanon_ordinal and arrives as arrival0 + i + 1.
+ */
+typedef struct FreshRows
+{
+	int64		n;
+	Datum	   *value;
+	KeNum	   *num;
+	int64		arrival0;
+	bool		placed;			/* pid, slot and pub hold every row's place */
+	Datum	   *pid;
+	Datum	   *slot;
+	Datum	   *pub;
+} FreshRows;
+
+/*
+ * The old partitions a reassignment replaces, for carrying each over to the
+ * new partition that shares most of its rows.  A row of one that left by
+ * this statement (one deleted row, known from the trigger) is counted too.
+ */
+typedef struct OldParts
+{
+	int			n;
+	int64	   *pid;			/* sorted */
+	int64	   *size;			/* rows before the statement */
+	bool	   *taken;
+	int64	   *first;			/* the range of its rows among those placed */
+	int64	   *last;
+	GoneRow		gone;			/* the departed row, if it was in one */
+} OldParts;
+
+/* maintain.c */
+extern void KeanonBeginWrite(Watch *w);
+extern void KeanonSaveWatch(Watch *w);
+
+/* permute.c */
+extern uint64 KeanonRandomBelow(uint64 n);
+extern void KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v,
+								   Datum ins_d, int ndel, KeNum del_v, Datum del_d, int64 del_pid,
+								   int32 del_slot, Datum del_pub, bool del_had_pid);
+
+/* reassign.c */
+extern PlacedRow *KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows);
+extern void KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
+						   const KeNum *cv, int ncv);
+extern void KeanonSuppressAll(Watch *w);
+extern void KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows,
+							OldParts *op);
+
+#endif							/* KEANON_MAINTAIN_INT_H */

@@ -1,0 +1,632 @@
+/*
+ * permute.c
+ *		How a row gets its published value: the uniformly random
+ *		permutation of each partition's true values, kept by O(1) steps.
+ *
+ * Within a partition every row has a slot (0 .. n-1) and a published
+ * value.  Two independent uniform draws hold at all times: which row shows
+ * which of the partition's true values, and which row sits at which slot.
+ * The first is the publication; the second only orders the rows for
+ * keanon itself (the slot lets a step pick a uniformly random row through
+ * the rows table's (keanon_pid, keanon_slot) index), and being uniform and
+ * independent of the values it tells nothing to anyone who reads rows in
+ * slot order.
+ *
+ * A change of one row whose partition keeps its bounds costs a few row
+ * writes:
+ *
+ *	join		the newcomer swaps published values with a uniformly random
+ *				slot (inside-out shuffle: it may keep its own value), then
+ *				takes a uniformly random slot, the row there moving to the
+ *				end;
+ *	split join	a row joining a run of equal values split between two
+ *				partitions takes the later partition's place of the run's
+ *				previous last row, which joins the earlier partition;
+ *	leave		a row drawn uniformly among those showing the departing
+ *				true value takes over the departing row's published value,
+ *				and the last slot's row moves into the gap;
+ *	replace		a row's value or key changes within its partition: a leave
+ *				and a join in one.
+ *
+ * Each step maps a uniform permutation to a uniform permutation of the new
+ * multiset (tested with chi-square tests in sql/permutation.sql).  Any
+ * other change goes to the reassignment (reassign.c).  All randomness
+ * comes from pg_strong_random.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "port/pg_bswap.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
+#include "access/htup_details.h"
+
+#include "maintain_int.h"
+
+/* A uniformly random integer in [0, n) from a strong source */
+uint64
+KeanonRandomBelow(uint64 n)
+{
+	/* drawn from a strong source in blocks: one call per draw costs more than a shuffle */
+	static uint64 pool[256];
+	static int	left = 0;
+	uint64		limit = PG_UINT64_MAX - PG_UINT64_MAX % n;
+	uint64		r;
+
+	do
+	{
+		if (left == 0)
+		{
+			if (!pg_strong_random(pool, sizeof(pool)))
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("could not generate a random number")));
+			left = lengthof(pool);
+		}
+		r = pool[--left];
+		pool[left] = 0;
+	} while (r >= limit);
+	return r % n;
+}
+
+/* The one partition holding value v, or false when v's run is split */
+static bool
+only_partition_at(Watch *w, KeNum v, KePartition *out)
+{
+	KeanonPartList np = {0};
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v,
+							   KeanonCollectPartition, &np);
+	if (np.n != 1)
+		return false;
+	*out = np.parts[0];
+	return true;
+}
+
+/*
+ * The partition holding value v that ends at hi (with hi_split), when v's
+ * run lies in one partition or is split between two: a row of the earlier
+ * one leaving it leaves the later one as it was.
+ */
+static bool
+partition_at_ending(Watch *w, KeNum v, KeNum hi, bool hi_split, KePartition *out)
+{
+	KeanonPartList np = {0};
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v,
+							   KeanonCollectPartition, &np);
+	for (int i = 0; i < np.n; i++)
+	{
+		if (ke_num_eq(w->ki->vt.kind, np.parts[i].hi, hi) && np.parts[i].hi_split == hi_split)
+		{
+			*out = np.parts[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A partition's summary after one row of value remove_d left it and one of
+ * value add_d joined (either may be absent), with its new lowest value.
+ */
+static void
+update_summary(Watch *w, int64 pid, KeNum lo, bool has_remove, Datum remove_d,
+			   bool has_add, Datum add_d)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	Oid			types[5] = {INT8OID, vt->typid, vt->typid, vt->typid, INT8OID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	const char *counted =
+		"(SELECT x, sum(c)::bigint AS c FROM (SELECT x, c FROM unnest(vals, cnts) u(x, c) "
+		"UNION ALL SELECT $3, -1 WHERE $3 IS NOT NULL "
+		"UNION ALL SELECT $4, 1 WHERE $4 IS NOT NULL) a GROUP BY x HAVING sum(c) > 0) v";
+	char	   *sql;
+
+	values[0] = Int64GetDatum(pid);
+	values[1] = KeanonNumToDatum(vt, lo);
+	values[2] = remove_d;
+	values[3] = add_d;
+	values[4] = Int64GetDatum((has_add ? 1 : 0) - (has_remove ? 1 : 0));
+	if (!has_remove)
+		nulls[2] = 'n';
+	if (!has_add)
+		nulls[3] = 'n';
+	sql = psprintf("UPDATE %s SET n = n + $5, lo = $2, "
+				   "vals = (SELECT array_agg(x ORDER BY x) FROM %s), "
+				   "cnts = (SELECT array_agg(c ORDER BY x) FROM %s) "
+				   "WHERE keanon_pid = $1", w->parts, counted, counted);
+	KeanonSpiRun(w->relid, sql, 5, types, values, nulls, SPI_OK_UPDATE);
+}
+
+/* The one fresh row of this statement takes slot and published value */
+static void
+place_fresh_row(Watch *w, int64 pid, int32 slot, Datum pub)
+{
+	FreshRows  *f = w->fresh;
+
+	if (f == NULL || f->n != 1)
+		elog(ERROR, "keanon: expected one new row in %s", get_rel_name(w->relid));
+	f->pid[0] = Int64GetDatum(pid);
+	f->slot[0] = Int32GetDatum(slot);
+	f->pub[0] = pub;
+	f->placed = true;
+}
+
+/*
+ * A uniformly random slot among those of partition pid (n slots before the
+ * change) whose row shows value vd.  The departing row, already gone from
+ * the table, is counted at its slot dslot with its published value dpub.
+ * Choosing among equal values at random, not the first one found, keeps the
+ * permutation uniform.  Common values are found by sampling slots; rare ones
+ * by listing them.  -1 if no slot shows vd.
+ */
+static int32
+random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum vd)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeNum		target = KeanonDatumToNum(vt, vd);
+	bool		departing_shows = ke_num_eq(vt->kind, KeanonDatumToNum(vt, dpub), target);
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	char	   *sql;
+	bool		isnull;
+
+	values[0] = Int64GetDatum(pid);
+	sql = psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2", w->rows);
+	for (int t = 0; t < 32 && n > 0; t++)
+	{
+		int32		j = (int32) KeanonRandomBelow((uint64) n);
+
+		if (j == dslot)
+		{
+			if (departing_shows)
+				return j;
+			continue;
+		}
+		values[1] = Int32GetDatum(j);
+		KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed == 1 &&
+			ke_num_eq(vt->kind, target,
+					  KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc, 1, &isnull))))
+			return j;
+	}
+	/* a rare value: list the slots showing it */
+	types[1] = vt->typid;
+	values[1] = vd;
+	KeanonSpiRun(w->relid, psprintf("SELECT keanon_slot FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2",
+					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
+	{
+		uint64		c = SPI_processed + (departing_shows ? 1 : 0);
+		uint64		r;
+
+		if (c == 0)
+			return -1;
+		r = KeanonRandomBelow(c);
+		if (r == SPI_processed)
+			return dslot;
+		return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+}
+
+/* Make the row at a slot of a partition show value vd */
+static void
+set_published(Watch *w, int64 pid, int32 slot, Datum vd)
+{
+	Oid			types[3] = {INT8OID, INT4OID, w->ki->vt.typid};
+	Datum		values[3];
+
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum(slot);
+	values[2] = vd;
+	KeanonSpiRun(w->relid, psprintf("UPDATE %s SET keanon_pub = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+					 w->rows), 3, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 slot, (long long) pid, get_rel_name(w->relid));
+}
+
+/* Make the row at a slot of a partition show vd; returns what it showed */
+static Datum
+exchange_published(Watch *w, int64 pid, int32 slot, Datum vd)
+{
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	Datum		was;
+	bool		isnull;
+
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum(slot);
+	KeanonSpiRun(w->relid, psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
+					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 slot, (long long) pid, get_rel_name(w->relid));
+	/* the tuple table lives until SPI_finish */
+	was = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	set_published(w, pid, slot, vd);
+	return was;
+}
+
+/*
+ * A uniformly random slot in [0, n] for a row joining partition pid of n
+ * rows: the row sitting there, if any, moves to slot n.  Slots thus stay a
+ * uniformly random order of the partition's rows, whatever their values
+ * and arrival, so that no order over them (an index scan on the rows
+ * table's (keanon_pid, keanon_slot) index, a CLUSTER on it) tells its
+ * readers anything.
+ */
+static int32
+random_slot_for_newcomer(Watch *w, int64 pid, int32 n)
+{
+	int32		y = (int32) KeanonRandomBelow((uint64) n + 1);
+	Oid			types[3] = {INT8OID, INT4OID, INT4OID};
+	Datum		values[3];
+
+	if (y == n)
+		return y;
+	values[0] = Int64GetDatum(pid);
+	values[1] = Int32GetDatum(y);
+	values[2] = Int32GetDatum(n);
+	KeanonSpiRun(w->relid,
+				 psprintf("UPDATE %s SET keanon_slot = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+						  w->rows), 3, types, values, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 y, (long long) pid, get_rel_name(w->relid));
+	return y;
+}
+
+/*
+ * The O(1) path for one row joining a partition whose bounds and end stay
+ * put: inside-out shuffle.  False when the situation is not that simple.
+ */
+static bool
+join_partition(Watch *w, KeNum v, Datum vd)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KePartition part;
+	KePartition *p = &part;
+	Oid			types[2];
+	Datum		values[2];
+	Datum		pub;
+	int64		pid,
+				n;
+	uint64		j;
+	char	   *sql;
+	bool		isnull;
+
+	if (!only_partition_at(w, v, p))
+		return false;
+	types[0] = vt->typid;
+	types[1] = BOOLOID;
+	values[0] = KeanonNumToDatum(vt, p->hi);
+	values[1] = BoolGetDatum(p->hi_split);
+	sql = psprintf("SELECT keanon_pid, n FROM %s WHERE hi = $1 AND hi_split = $2", w->parts);
+	KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (n + 1 != p->n)
+		return false;
+
+	/* the newcomer swaps published values with slot j, then takes a slot */
+	j = KeanonRandomBelow((uint64) n + 1);
+	pub = (int64) j < n ? exchange_published(w, pid, (int32) j, vd) : vd;
+	place_fresh_row(w, pid, random_slot_for_newcomer(w, pid, (int32) n), pub);
+	update_summary(w, pid, p->lo, false, (Datum) 0, true, vd);
+	return true;
+}
+
+/*
+ * The O(1) path for one row joining a run split between two partitions:
+ * the earlier partition holds all the run's rows but the last-arriving, the
+ * later one that row.  The newcomer, arriving last, takes the place of the
+ * previous last row in the later partition (same true value, so its
+ * published value stays); that row joins the earlier partition by an
+ * inside-out shuffle.  False when the situation is not that simple.
+ */
+static bool
+split_join(Watch *w, KeNum v, Datum vd)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	KeanonPartList np = {0};
+	KePartition *a,
+			   *b;
+	Oid			types[4];
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	int64		pid_a,
+				pid_b,
+				n_a;
+	int32		old_slot;
+	Datum		old_pub,
+				old_tid,
+				moved_pub;
+	int64		old_arrival;
+	Datum		lo_slot;
+	bool		lo_slot_known;
+	uint64		j;
+	char	   *sql;
+	bool		isnull;
+	HeapTuple	t;
+	TupleDesc	d;
+
+	ke_foreach_partition_range(w->ki->engine, false, v, false, v,
+							   KeanonCollectPartition, &np);
+	if (np.n != 2)
+		return false;
+	a = &np.parts[0];
+	b = &np.parts[1];
+	if (!a->hi_split || !b->lo_last_only || !ke_num_eq(kind, a->hi, v) ||
+		!ke_num_eq(kind, b->lo, v))
+		return false;
+
+	/* the stored partitions: the earlier one row short, the later as it was */
+	types[0] = vt->typid;
+	values[0] = vd;
+	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only FROM %s WHERE hi = $1 AND hi_split",
+				   w->parts);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	pid_a = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+	n_a = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+	if (n_a + 1 != a->n ||
+		!ke_num_eq(kind, a->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
+		DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) != a->lo_last_only)
+		return false;
+	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only, hi, hi_split, lo_slot FROM %s "
+				   "WHERE hi > $1 ORDER BY hi LIMIT 1", w->parts);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	pid_b = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+	if (DatumGetInt64(SPI_getbinval(t, d, 2, &isnull)) != b->n ||
+		!ke_num_eq(kind, v, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
+		!DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) ||
+		!ke_num_eq(kind, b->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 5, &isnull))) ||
+		DatumGetBool(SPI_getbinval(t, d, 6, &isnull)) != b->hi_split)
+		return false;
+	lo_slot = SPI_getbinval(t, d, 7, &isnull);
+	lo_slot_known = !isnull;
+
+	/*
+	 * The previous last row of the run, the later partition's one row of
+	 * value v, and the newcomer arriving after it.  The partition records
+	 * the row's slot when it was placed; slots can move since, so the row
+	 * there is checked, and the partition searched when it is not the one.
+	 */
+	types[0] = INT8OID;
+	values[0] = Int64GetDatum(pid_b);
+	types[1] = vt->typid;
+	values[1] = vd;
+	if (lo_slot_known)
+	{
+		types[2] = INT4OID;
+		values[2] = lo_slot;
+		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
+					   "WHERE keanon_pid = $1 AND keanon_slot = $3 AND %s = $2", w->rows, w->s);
+		KeanonSpiRun(w->relid, sql, 3, types, values, NULL, SPI_OK_SELECT);
+	}
+	if (!lo_slot_known || SPI_processed != 1)
+	{
+		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
+					   "WHERE keanon_pid = $1 AND %s = $2", w->rows, w->s);
+		KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
+	}
+	if (SPI_processed != 1)
+		return false;
+	t = SPI_tuptable->vals[0];
+	d = SPI_tuptable->tupdesc;
+	old_tid = SPI_getbinval(t, d, 1, &isnull);
+	old_slot = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
+	old_pub = SPI_getbinval(t, d, 3, &isnull);
+	old_arrival = DatumGetInt64(SPI_getbinval(t, d, 4, &isnull));
+	if (w->fresh == NULL || w->fresh->n != 1 || w->fresh->arrival0 + 1 <= old_arrival)
+		return false;
+
+	/* that row joins the earlier partition at a random slot */
+	j = KeanonRandomBelow((uint64) n_a + 1);
+	moved_pub = (int64) j < n_a ? exchange_published(w, pid_a, (int32) j, vd) : vd;
+	types[0] = TIDOID;
+	values[0] = old_tid;
+	types[1] = INT8OID;
+	values[1] = Int64GetDatum(pid_a);
+	types[2] = INT4OID;
+	values[2] = Int32GetDatum(random_slot_for_newcomer(w, pid_a, (int32) n_a));
+	types[3] = vt->typid;
+	values[3] = moved_pub;
+	KeanonSpiRun(w->relid, psprintf("UPDATE %s SET keanon_pid = $2, keanon_slot = $3, keanon_pub = $4 "
+					 "WHERE ctid = $1", w->rows), 4, types, values, nulls, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "keanon: the last row of a split run of %s is missing", get_rel_name(w->relid));
+
+	/* the newcomer takes its place in the later partition */
+	place_fresh_row(w, pid_b, old_slot, old_pub);
+	update_summary(w, pid_a, a->lo, false, (Datum) 0, true, vd);
+	return true;
+}
+
+/*
+ * The O(1) path (for values not rare in the partition) for one row leaving
+ * a partition whose end stays put: a row drawn at random among those
+ * showing the departing true value takes over the departing row's
+ * published value, and the last slot moves into the gap.
+ */
+static bool
+leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KePartition part;
+	KePartition *p = &part;
+	Oid			types[4];
+	Datum		values[4];
+	int64		n;
+	char	   *sql;
+	bool		isnull;
+
+	types[0] = INT8OID;
+	values[0] = Int64GetDatum(pid);
+	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return false;
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (!partition_at_ending(w, v,
+							 KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)),
+							 DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)),
+							 p) ||
+		n - 1 != p->n)
+		return false;
+
+	/*
+	 * A random slot showing the departing value swaps published values with
+	 * the departing row, whose slot then goes: the departing value leaves
+	 * the permutation with its row.
+	 */
+	{
+		int32		s_slot = random_slot_showing(w, pid, n, slot, pub, vd);
+
+		if (s_slot < 0)
+			elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
+				 (long long) pid, get_rel_name(w->relid));
+		if (s_slot != slot)
+			set_published(w, pid, s_slot, pub);
+	}
+	if (slot != n - 1)
+	{
+		types[1] = INT4OID;
+		types[2] = INT4OID;
+		values[1] = Int32GetDatum((int32) (n - 1));
+		values[2] = Int32GetDatum(slot);
+		sql = psprintf("UPDATE %s SET keanon_slot = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
+					   w->rows);
+		KeanonSpiRun(w->relid, sql, 3, types, values, NULL, SPI_OK_UPDATE);
+	}
+	update_summary(w, pid, p->lo, true, vd, false, (Datum) 0);
+	/* the partition no longer counts the departed row */
+	if (w->gone != NULL)
+		w->gone->valid = false;
+	return true;
+}
+
+/*
+ * The O(1) path for one row replaced by another in the same partition (an
+ * UPDATE of the value, or of the key), the partition's bounds and size
+ * unchanged: the newcomer takes the departing row's slot, and a slot drawn
+ * at random among those showing the departing value shows the new one.  A
+ * uniform permutation of the old values becomes one of the new values.
+ */
+static bool
+replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
+					 Datum pub, KeNum ins_v, Datum ins_d)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KePartition part,
+				dpart;
+	Oid			types[4];
+	Datum		values[4];
+	char	   *sql;
+	bool		isnull;
+	int32		s_slot;
+
+	if (!only_partition_at(w, ins_v, &part) || !only_partition_at(w, del_v, &dpart) ||
+		!ke_num_eq(vt->kind, part.hi, dpart.hi) || part.hi_split != dpart.hi_split)
+		return false;
+	types[0] = INT8OID;
+	values[0] = Int64GetDatum(pid);
+	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1 ||
+		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) != part.n ||
+		!ke_num_eq(vt->kind, part.hi,
+				   KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))) ||
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != part.hi_split)
+		return false;
+
+	/* a random slot showing the departing value shows the new value */
+	s_slot = random_slot_showing(w, pid, part.n, slot, pub, del_d);
+	if (s_slot < 0)
+		elog(ERROR, "keanon: partition %lld of %s does not publish the value of a departing row",
+			 (long long) pid, get_rel_name(w->relid));
+	if (s_slot != slot)
+		set_published(w, pid, s_slot, ins_d);
+	place_fresh_row(w, pid, slot, s_slot == slot ? ins_d : pub);
+	update_summary(w, pid, part.lo, true, del_d, true, ins_d);
+	return true;
+}
+
+/*
+ * Make the published view agree with the engine after a batch whose rows
+ * had the (sorted) values cv.  The rows themselves moved even where the
+ * engine saw no net change (a key updated, a value deleted and inserted
+ * again), so the range to republish always covers them.
+ */
+void
+KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v, Datum ins_d,
+				  int ndel, KeNum del_v, Datum del_d, int64 del_pid, int32 del_slot,
+				  Datum del_pub, bool del_had_pid)
+{
+	const KeChangeInfo *ci = ke_last_change(w->ki->engine);
+	KeKind		kind = w->ki->vt.kind;
+	KeNum		lo = cv[0],
+				hi = cv[ncv - 1];
+	KeNum		dummy;
+
+	if (!ke_sum_error(w->ki->engine, &dummy))
+	{
+		KeanonSuppressAll(w);
+		return;
+	}
+	if (!ci->boundaries_changed && nins + ndel == 1)
+	{
+		if (nins == 1 && (join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))
+			return;
+		if (ndel == 1 && del_had_pid &&
+			leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub))
+			return;
+	}
+	if (!ci->boundaries_changed && nins == 1 && ndel == 1 && del_had_pid)
+	{
+		if (replace_in_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v, ins_d))
+			return;
+
+		/*
+		 * A row moving to another partition: it leaves one and joins the
+		 * other.  Should the joining not be simple, the leaving has left a
+		 * consistent state for the general path below.
+		 */
+		if (leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub) &&
+			(join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))
+			return;
+	}
+	if (ci->any)
+	{
+		if (!ci->lo_unbounded && ke_num_cmp(kind, ci->lo, lo) < 0)
+			lo = ci->lo;
+		if (!ci->hi_unbounded && ke_num_cmp(kind, ci->hi, hi) > 0)
+			hi = ci->hi;
+	}
+	KeanonReassign(w, ci->any && ci->lo_unbounded, lo, ci->any && ci->hi_unbounded, hi, cv, ncv);
+}

@@ -1,0 +1,925 @@
+/*
+ * reassign.c
+ *		Reassigning the rows of the partitions a change moved: carry-over
+ *		of old partitions to new ones, and fresh draws.
+ *
+ * When a change moves partition bounds, the engine reports the value range
+ * whose partitions may differ.  The range grows until its old and new
+ * partitions cover the same rows; the rows there are read in (value,
+ * arrival) order (the order that decides a split run), merged with the
+ * statement's fresh rows, and handed to the new partitions in order.  Each
+ * new partition takes over the old partition that shares most of its rows:
+ * the rows that no longer belong leave and the newcomers join by the steps
+ * of permute.c, so only the rows those steps touch are written and the
+ * permutation stays uniform.  A new partition with nothing to carry over
+ * draws its published values and its slots afresh, independently.  Rows
+ * are updated in physical order, and fresh rows written in a random order
+ * (maintain.c), so where a row sits in the rows table never follows its
+ * value.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "port/pg_bswap.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
+#include "access/htup_details.h"
+
+#include "maintain_int.h"
+
+
+/* Collect engine partitions into a KeanonPartList (a KePartitionFn) */
+bool
+KeanonCollectPartition(const KePartition *p, void *arg)
+{
+	KeanonPartList *pl = arg;
+
+	if (pl->n == pl->cap)
+	{
+		pl->cap = pl->cap * 2 + 16;
+		pl->parts = pl->parts ? repalloc_huge(pl->parts, sizeof(KePartition) * pl->cap)
+			: palloc(sizeof(KePartition) * pl->cap);
+	}
+	pl->parts[pl->n++] = *p;
+	return true;
+}
+
+/* The rows of the last query (ctid, value), with their engine numbers */
+PlacedRow *
+KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows)
+{
+	PlacedRow  *rows;
+	int16		typlen;
+	bool		typbyval;
+
+	*nrows = (int64) SPI_processed;
+	rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * Max(*nrows, 1));
+	get_typlenbyval(vt->typid, &typlen, &typbyval);
+	for (int64 i = 0; i < *nrows; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		bool		isnull;
+
+		rows[i].tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
+		rows[i].value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull),
+								  typbyval, typlen);
+		rows[i].num = KeanonDatumToNum(vt, rows[i].value);
+		rows[i].fresh = -1;
+		rows[i].pid = 0;
+		rows[i].slot = -1;
+		rows[i].pub = (Datum) 0;
+		if (SPI_tuptable->tupdesc->natts >= 5)
+		{
+			Datum		pid = SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull);
+
+			if (!isnull)
+			{
+				rows[i].pid = DatumGetInt64(pid);
+				rows[i].slot = DatumGetInt32(SPI_getbinval(t, SPI_tuptable->tupdesc, 4, &isnull));
+				rows[i].pub = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 5, &isnull),
+										typbyval, typlen);
+			}
+		}
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return rows;
+}
+
+/* Order rows by (value, arrival); fresh rows arrive in index order */
+static int
+fresh_cmp(const void *a, const void *b, void *arg)
+{
+	const PlacedRow *x = a;
+	const PlacedRow *y = b;
+	int			c = ke_num_cmp(*(const KeKind *) arg, x->num, y->num);
+
+	if (c != 0)
+		return c;
+	return x->fresh < y->fresh ? -1 : x->fresh > y->fresh;
+}
+
+/*
+ * The table rows (sorted by value, arrival) merged with the fresh rows, all
+ * of which arrived after every table row.
+ */
+static PlacedRow *
+with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
+{
+	FreshRows  *f = w->fresh;
+	KeKind		kind = w->ki->vt.kind;
+	PlacedRow  *fr;
+	PlacedRow  *out;
+	int64		i = 0,
+				j = 0,
+				o = 0;
+
+	if (f == NULL || f->n == 0)
+		return rows;
+	fr = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * f->n);
+	for (int64 r = 0; r < f->n; r++)
+	{
+		ItemPointerSetInvalid(&fr[r].tid);
+		fr[r].value = f->value[r];
+		fr[r].num = f->num[r];
+		fr[r].fresh = r;
+		fr[r].pid = 0;
+		fr[r].slot = -1;
+		fr[r].pub = (Datum) 0;
+	}
+	qsort_arg(fr, f->n, sizeof(PlacedRow), fresh_cmp, &kind);
+	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + f->n));
+	while (i < *nrows || j < f->n)
+	{
+		if (j == f->n || (i < *nrows && ke_num_le(kind, rows[i].num, fr[j].num)))
+			out[o++] = rows[i++];
+		else
+			out[o++] = fr[j++];
+	}
+	pfree(fr);
+	pfree(rows);
+	*nrows = o;
+	return out;
+}
+
+/* Order old partitions (by index) by their high end (a qsort_arg comparator) */
+typedef struct HiSortArg
+{
+	KeKind		kind;
+	const KePartition *parts;
+} HiSortArg;
+
+static int
+old_hi_cmp(const void *a, const void *b, void *arg)
+{
+	const HiSortArg *ha = arg;
+
+	return ke_num_cmp(ha->kind, ha->parts[*(const int *) a].hi, ha->parts[*(const int *) b].hi);
+}
+
+typedef struct OldPartSort
+{
+	int64		pid;
+	int64		size;
+} OldPartSort;
+
+static int
+old_part_cmp(const void *a, const void *b)
+{
+	int64		x = ((const OldPartSort *) a)->pid;
+	int64		y = ((const OldPartSort *) b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index of an old partition by pid, or -1 */
+static int
+old_index(const OldParts *op, int64 pid)
+{
+	int			lo = 0,
+				hi = op->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (op->pid[mid] == pid)
+			return mid;
+		if (op->pid[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Rows of a partition are carried over only where that is cheaper */
+#define CARRY_MAX_WORK	(4 * 1000 * 1000)
+
+/*
+ * Carry the old partition that shares most rows with the new partition of
+ * rows[pos .. pos+n) over to it: its rows that do not belong there leave it
+ * one by one, each handing its published value to a row drawn at random
+ * among those showing its true value (the last slot filling the gap), and
+ * the rows that newly belong join by the inside-out shuffle.  Each step
+ * keeps the published values a uniform permutation of the true ones, as a
+ * fresh draw would, while only the rows the steps touch change.  Returns
+ * the partition's id with each row's slot and published value, or 0 (a
+ * fresh draw is needed) when no old partition is whole to start from.
+ */
+static int64
+carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
+		   int32 *out_slot, Datum *out_pub)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	int			cand[8];
+	int64		cnt[8];
+	int			ncand = 0;
+	int			k = -1;
+	int64		best = 0;
+	int64		size,
+				cur,
+				span,
+				nleave = 0;
+	int64	   *st_row;
+	Datum	   *st_pub;
+	KeNum	   *st_pnum;
+	int64	   *slot_of;
+	int64		gone_slot = -1;
+	int64		pid;
+
+	/* the old partition sharing most rows, not carried over already */
+	for (int64 j = pos; j < pos + n; j++)
+	{
+		int			x,
+					c;
+
+		if (rows[j].fresh >= 0 || rows[j].pid == 0)
+			continue;
+		x = old_index(op, rows[j].pid);
+		if (x < 0 || op->taken[x])
+			continue;
+		for (c = 0; c < ncand && cand[c] != x; c++)
+			;
+		if (c == ncand)
+		{
+			if (ncand == lengthof(cand))
+				continue;
+			cand[ncand] = x;
+			cnt[ncand++] = 0;
+		}
+		cnt[c]++;
+	}
+	for (int c = 0; c < ncand; c++)
+		if (cnt[c] > best)
+		{
+			best = cnt[c];
+			k = cand[c];
+		}
+	if (k < 0)
+		return 0;
+	pid = op->pid[k];
+	size = op->size[k];
+	span = op->last[k] - op->first[k] + 1;
+	if (size <= 0 || size > INT_MAX || op->first[k] < 0)
+		return 0;
+	for (int64 r = op->first[k]; r <= op->last[k]; r++)
+		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
+			nleave++;
+	if (op->gone.valid && op->gone.pid == pid)
+		nleave++;
+	if (nleave * size > CARRY_MAX_WORK)
+		return 0;
+
+	/* its state before: slot -> row (-1: the departed row), published value */
+	st_row = palloc(sizeof(int64) * (size + n));
+	st_pub = palloc(sizeof(Datum) * (size + n));
+	st_pnum = palloc(sizeof(KeNum) * (size + n));
+	slot_of = palloc(sizeof(int64) * span);
+	for (int64 s = 0; s < size; s++)
+		st_row[s] = -2;
+	for (int64 r = op->first[k]; r <= op->last[k]; r++)
+	{
+		int32		s = rows[r].slot;
+
+		slot_of[r - op->first[k]] = -1;
+		if (rows[r].fresh >= 0 || rows[r].pid != pid)
+			continue;
+		if (s < 0 || s >= size || st_row[s] != -2)
+			return 0;
+		st_row[s] = r;
+		st_pub[s] = rows[r].pub;
+		st_pnum[s] = KeanonDatumToNum(vt, rows[r].pub);
+		slot_of[r - op->first[k]] = s;
+	}
+	if (op->gone.valid && op->gone.pid == pid)
+	{
+		gone_slot = op->gone.slot;
+		if (gone_slot < 0 || gone_slot >= size || st_row[gone_slot] != -2)
+			return 0;
+		st_row[gone_slot] = -1;
+		st_pub[gone_slot] = op->gone.pub;
+		st_pnum[gone_slot] = KeanonDatumToNum(vt, op->gone.pub);
+	}
+	for (int64 s = 0; s < size; s++)
+		if (st_row[s] == -2)
+			return 0;
+
+	/* the rows that leave, the departed one first, then in sorted order */
+	cur = size;
+	for (int64 r = (gone_slot >= 0 ? op->first[k] - 1 : op->first[k]); r <= op->last[k]; r++)
+	{
+		int64		sl;
+		KeNum		t;
+		int64		c = 0,
+					pick;
+		int64		last;
+
+		if (r < op->first[k])
+		{
+			sl = gone_slot;
+			t = op->gone.num;
+		}
+		else
+		{
+			if (rows[r].fresh >= 0 || rows[r].pid != pid || (r >= pos && r < pos + n))
+				continue;
+			sl = slot_of[r - op->first[k]];
+			t = rows[r].num;
+		}
+		for (int64 s = 0; s < cur; s++)
+			if (ke_num_eq(kind, st_pnum[s], t))
+				c++;
+		if (c == 0)
+			return 0;
+		pick = (int64) KeanonRandomBelow((uint64) c);
+		for (int64 s = 0; s < cur; s++)
+			if (ke_num_eq(kind, st_pnum[s], t) && pick-- == 0)
+			{
+				st_pub[s] = st_pub[sl];
+				st_pnum[s] = st_pnum[sl];
+				break;
+			}
+		last = cur - 1;
+		if (sl != last)
+		{
+			st_row[sl] = st_row[last];
+			st_pub[sl] = st_pub[last];
+			st_pnum[sl] = st_pnum[last];
+			if (st_row[sl] >= 0)
+				slot_of[st_row[sl] - op->first[k]] = sl;
+			else
+				gone_slot = sl;
+		}
+		cur--;
+	}
+
+	/* the rows that join */
+	for (int64 j = pos; j < pos + n; j++)
+	{
+		uint64		x;
+
+		if (rows[j].fresh < 0 && rows[j].pid == pid)
+			continue;
+		x = KeanonRandomBelow((uint64) cur + 1);
+		if ((int64) x < cur)
+		{
+			st_pub[cur] = st_pub[x];
+			st_pnum[cur] = st_pnum[x];
+			st_pub[x] = rows[j].value;
+			st_pnum[x] = rows[j].num;
+		}
+		else
+		{
+			st_pub[cur] = rows[j].value;
+			st_pnum[cur] = rows[j].num;
+		}
+		st_row[cur] = j;
+		/* and sits at a random slot: the one there moves to the end */
+		x = KeanonRandomBelow((uint64) cur + 1);
+		if ((int64) x < cur)
+		{
+			int64		tr = st_row[x];
+			Datum		tp = st_pub[x];
+			KeNum		tn = st_pnum[x];
+
+			st_row[x] = st_row[cur];
+			st_pub[x] = st_pub[cur];
+			st_pnum[x] = st_pnum[cur];
+			st_row[cur] = tr;
+			st_pub[cur] = tp;
+			st_pnum[cur] = tn;
+		}
+		cur++;
+	}
+	if (cur != n)
+		elog(ERROR, "keanon: carried a partition of %s over to %lld rows, expected %lld",
+			 get_rel_name(w->relid), (long long) cur, (long long) n);
+	for (int64 s = 0; s < cur; s++)
+	{
+		out_slot[st_row[s] - pos] = (int32) s;
+		out_pub[st_row[s] - pos] = st_pub[s];
+	}
+	op->taken[k] = true;
+	pfree(st_row);
+	pfree(st_pub);
+	pfree(st_pnum);
+	pfree(slot_of);
+	return pid;
+}
+
+/* A row's new place, to be written by KeanonPlaceRows */
+typedef struct UpdateRow
+{
+	ItemPointer tid;
+	Datum		pid;
+	Datum		slot;
+	Datum		pub;
+} UpdateRow;
+
+static int
+update_row_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare(((const UpdateRow *) a)->tid, ((const UpdateRow *) b)->tid);
+}
+
+/*
+ * Give the rows, in (value, arrival) order, to the partitions in order,
+ * draw a uniform permutation of each, and write them and the partitions'
+ * summaries.
+ */
+void
+KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts *op)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeanonPartList np = *pl;
+	int64		pos = 0;
+	char	   *sql;
+
+	/*
+	 * Place and permute every partition, then write all rows with one
+	 * UPDATE and all partitions with one INSERT, joined to arrays: a
+	 * statement per row would dominate the cost of large batches.
+	 */
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		Oid			arrtype = get_array_type(vt->typid);
+		Datum	   *tids = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *rpids = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *slots = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *pubs = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *ppid = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plo = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plast = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *phi = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *psplit = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *pn = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *pstart = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plen = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *plslot = palloc(sizeof(Datum) * Max(np.n, 1));
+		Datum	   *fvals = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
+		Datum	   *upubs = palloc(sizeof(Datum) * Max(nrows, 1));
+		int32	   *cslots = palloc(sizeof(int32) * Max(nrows, 1));
+		int64		nflat = 0;
+		int64		nupd = 0;
+		int64		nfresh = 0;
+		FreshRows  *f = w->fresh;
+		Oid			ut[4];
+		Datum		uv[4];
+		Oid			it[11];
+		Datum		iv[11];
+
+		get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
+		for (int i = 0; i < np.n; i++)
+		{
+			KePartition *p = &np.parts[i];
+			PlacedRow  *pr = rows + pos;
+			int64		n = p->n;
+			int64		pid = 0;
+			int64		first = nflat;
+
+			/* an old partition carried over, or a fresh uniform permutation */
+			if (op != NULL)
+				pid = carry_over(w, op, rows, pos, n, cslots + pos, pubs + pos);
+			if (pid == 0)
+			{
+				pid = ++w->next_pid;
+				for (int64 j = 0; j < n; j++)
+				{
+					pubs[pos + j] = pr[j].value;
+					cslots[pos + j] = (int32) j;
+				}
+				/* two independent draws: who shows what, and who sits where */
+				for (int64 j = n - 1; j > 0; j--)
+				{
+					int64		r = (int64) KeanonRandomBelow((uint64) j + 1);
+					Datum		tmp = pubs[pos + j];
+					int32		ts;
+
+					pubs[pos + j] = pubs[pos + r];
+					pubs[pos + r] = tmp;
+					r = (int64) KeanonRandomBelow((uint64) j + 1);
+					ts = cslots[pos + j];
+					cslots[pos + j] = cslots[pos + r];
+					cslots[pos + r] = ts;
+				}
+			}
+			for (int64 j = 0; j < n; j++)
+			{
+				/* a fresh row is written placed, a table row updated if it moved */
+				if (pr[j].fresh >= 0)
+				{
+					f->pid[pr[j].fresh] = Int64GetDatum(pid);
+					f->slot[pr[j].fresh] = Int32GetDatum(cslots[pos + j]);
+					f->pub[pr[j].fresh] = pubs[pos + j];
+					nfresh++;
+				}
+				else if (pr[j].pid != pid || pr[j].slot != cslots[pos + j] ||
+						 !ke_num_eq(vt->kind, KeanonDatumToNum(vt, pr[j].pub),
+									KeanonDatumToNum(vt, pubs[pos + j])))
+				{
+					tids[nupd] = PointerGetDatum(&pr[j].tid);
+					rpids[nupd] = Int64GetDatum(pid);
+					slots[nupd] = Int32GetDatum(cslots[pos + j]);
+					upubs[nupd] = pubs[pos + j];
+					nupd++;
+				}
+				/* rows come sorted by value: count the distinct ones */
+				if (j > 0 && ke_num_eq(vt->kind, pr[j - 1].num, pr[j].num))
+					fcnts[nflat - 1] = Int64GetDatum(DatumGetInt64(fcnts[nflat - 1]) + 1);
+				else
+				{
+					fvals[nflat] = pr[j].value;
+					fcnts[nflat] = Int64GetDatum(1);
+					nflat++;
+				}
+			}
+			ppid[i] = Int64GetDatum(pid);
+			plo[i] = KeanonNumToDatum(vt, p->lo);
+			plast[i] = BoolGetDatum(p->lo_last_only);
+			phi[i] = KeanonNumToDatum(vt, p->hi);
+			psplit[i] = BoolGetDatum(p->hi_split);
+			pn[i] = Int64GetDatum(n);
+			pstart[i] = Int32GetDatum((int32) first + 1);
+			plen[i] = Int32GetDatum((int32) (nflat - first));
+			/* where the one row of its lowest value sits (see split_join) */
+			plslot[i] = Int32GetDatum(p->lo_last_only ? cslots[pos] : -1);
+			pos += n;
+		}
+
+		ut[0] = TIDARRAYOID;
+		ut[1] = INT8ARRAYOID;
+		ut[2] = INT4ARRAYOID;
+		ut[3] = arrtype;
+		if (f != NULL)
+		{
+			if (nfresh != f->n)
+				elog(ERROR, "keanon: placed %lld new rows of %s, expected %lld",
+					 (long long) nfresh, get_rel_name(w->relid), (long long) f->n);
+			f->placed = true;
+		}
+		if (nupd > 1)
+		{
+			/* in physical order: the heap and the key index are then walked once */
+			UpdateRow  *ur = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(UpdateRow) * nupd);
+
+			for (int64 j = 0; j < nupd; j++)
+			{
+				ur[j].tid = (ItemPointer) DatumGetPointer(tids[j]);
+				ur[j].pid = rpids[j];
+				ur[j].slot = slots[j];
+				ur[j].pub = upubs[j];
+			}
+			qsort(ur, nupd, sizeof(UpdateRow), update_row_cmp);
+			for (int64 j = 0; j < nupd; j++)
+			{
+				tids[j] = PointerGetDatum(ur[j].tid);
+				rpids[j] = ur[j].pid;
+				slots[j] = ur[j].slot;
+				upubs[j] = ur[j].pub;
+			}
+			pfree(ur);
+		}
+		if (nupd > 0)
+		{
+			uv[0] = PointerGetDatum(construct_array(tids, (int) nupd, TIDOID, sizeof(ItemPointerData),
+													false, TYPALIGN_SHORT));
+			uv[1] = PointerGetDatum(construct_array(rpids, (int) nupd, INT8OID, 8, FLOAT8PASSBYVAL,
+													TYPALIGN_DOUBLE));
+			uv[2] = PointerGetDatum(construct_array(slots, (int) nupd, INT4OID, 4, true, TYPALIGN_INT));
+			uv[3] = PointerGetDatum(construct_array(upubs, (int) nupd, vt->typid, typlen, typbyval,
+													typalign));
+			sql = psprintf("UPDATE %s r SET keanon_pid = u.p, keanon_slot = u.s, keanon_pub = u.v "
+						   "FROM unnest($1, $2, $3, $4) AS u(t, p, s, v) WHERE r.ctid = u.t",
+						   w->rows);
+			KeanonSpiRun(w->relid, sql, 4, ut, uv, NULL, SPI_OK_UPDATE);
+			if ((int64) SPI_processed != nupd)
+				elog(ERROR, "keanon: placed %lld rows of %s, expected %lld",
+					 (long long) SPI_processed, get_rel_name(w->relid), (long long) nupd);
+		}
+
+		it[0] = INT8ARRAYOID;
+		it[1] = arrtype;
+		it[2] = BOOLARRAYOID;
+		it[3] = arrtype;
+		it[4] = BOOLARRAYOID;
+		it[5] = INT8ARRAYOID;
+		it[6] = INT4ARRAYOID;
+		it[7] = INT4ARRAYOID;
+		it[8] = arrtype;
+		it[9] = INT8ARRAYOID;
+		it[10] = INT4ARRAYOID;
+		iv[0] = PointerGetDatum(construct_array(ppid, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		iv[1] = PointerGetDatum(construct_array(plo, np.n, vt->typid, typlen, typbyval, typalign));
+		iv[2] = PointerGetDatum(construct_array(plast, np.n, BOOLOID, 1, true, TYPALIGN_CHAR));
+		iv[3] = PointerGetDatum(construct_array(phi, np.n, vt->typid, typlen, typbyval, typalign));
+		iv[4] = PointerGetDatum(construct_array(psplit, np.n, BOOLOID, 1, true, TYPALIGN_CHAR));
+		iv[5] = PointerGetDatum(construct_array(pn, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		iv[6] = PointerGetDatum(construct_array(pstart, np.n, INT4OID, 4, true, TYPALIGN_INT));
+		iv[7] = PointerGetDatum(construct_array(plen, np.n, INT4OID, 4, true, TYPALIGN_INT));
+		iv[10] = PointerGetDatum(construct_array(plslot, np.n, INT4OID, 4, true, TYPALIGN_INT));
+		iv[8] = PointerGetDatum(construct_array(fvals, (int) nflat, vt->typid, typlen, typbyval, typalign));
+		iv[9] = PointerGetDatum(construct_array(fcnts, (int) nflat, INT8OID, 8, FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+		sql = psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts, "
+					   "lo_slot) "
+					   "SELECT u.p, u.lo, u.ll, u.hi, u.hs, u.n, "
+					   "$9[u.st:u.st + u.ln - 1], $10[u.st:u.st + u.ln - 1], nullif(u.ls, -1) "
+					   "FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $11) "
+					   "AS u(p, lo, ll, hi, hs, n, st, ln, ls)", w->parts);
+		KeanonSpiRun(w->relid, sql, 11, it, iv, NULL, SPI_OK_INSERT);
+	}
+}
+
+/*
+ * Reassign the rows of the old partitions in the engine-reported range (and
+ * the rows not yet placed) to the new partitions there, and permute each
+ * anew.  The range grows until the old and the new partitions in it cover
+ * the same rows.
+ */
+void
+KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
+		 const KeNum *cv, int ncv)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	KeanonPartList np = {0};
+	Datum	   *old_pids = NULL;
+	KePartition *old_parts = NULL;
+	int			nold = 0;
+	PlacedRow  *rows;
+	int64		nrows;
+	int64		want = 0;
+	char	   *sql;
+	ArrayType  *pid_arr;
+	OldParts	op;
+	Oid			types[4];
+	Datum		values[8];
+
+	for (;;)
+	{
+		bool		grew = false;
+		Oid			rtypes[2] = {vt->typid, vt->typid};
+		Datum		rvals[2];
+		char		rnulls[2] = {' ', ' '};
+
+		np.n = 0;
+		ke_foreach_partition_range(w->ki->engine, lo_unb, lo, hi_unb, hi,
+								   KeanonCollectPartition, &np);
+		rvals[0] = lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, lo);
+		rvals[1] = hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, hi);
+		if (lo_unb)
+			rnulls[0] = 'n';
+		if (hi_unb)
+			rnulls[1] = 'n';
+		/*
+		 * Partitions are disjoint and their ends distinct: those overlapping
+		 * [lo, hi] end inside it, but for one that starts inside and ends
+		 * past it.  Written so that each part is an index range scan.
+		 */
+		{
+			const char *after = hi_unb ? "" :
+				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
+				"FROM %1$s WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
+			const char *cond = lo_unb && hi_unb ? "true" :
+				lo_unb ? "hi <= $2" : hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
+
+			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
+									"FROM %%1$s WHERE %s%s", cond, after), w->parts);
+		}
+		KeanonSpiRun(w->relid, sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
+		nold = (int) SPI_processed;
+		if (old_pids)
+			pfree(old_pids);
+		if (old_parts)
+			pfree(old_parts);
+		old_pids = palloc(sizeof(Datum) * Max(nold, 1));
+		old_parts = palloc0(sizeof(KePartition) * Max(nold, 1));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[i];
+			TupleDesc	d = SPI_tuptable->tupdesc;
+			bool		isnull;
+			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull));
+			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull));
+
+			old_pids[i] = SPI_getbinval(t, d, 1, &isnull);
+			old_parts[i].lo = plo;
+			old_parts[i].hi = phi;
+			old_parts[i].lo_last_only = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
+			old_parts[i].hi_split = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
+			old_parts[i].n = DatumGetInt64(SPI_getbinval(t, d, 6, &isnull));
+			if (!lo_unb && ke_num_cmp(kind, plo, lo) < 0)
+			{
+				lo = plo;
+				grew = true;
+			}
+			if (!hi_unb && ke_num_cmp(kind, phi, hi) > 0)
+			{
+				hi = phi;
+				grew = true;
+			}
+		}
+		for (int i = 0; i < np.n; i++)
+		{
+			if (!lo_unb && ke_num_cmp(kind, np.parts[i].lo, lo) < 0)
+			{
+				lo = np.parts[i].lo;
+				grew = true;
+			}
+			if (!hi_unb && ke_num_cmp(kind, np.parts[i].hi, hi) > 0)
+			{
+				hi = np.parts[i].hi;
+				grew = true;
+			}
+		}
+		if (!grew)
+			break;
+	}
+
+	/*
+	 * A partition the range took in at its edges may be untouched: the same
+	 * bounds and size as before, and no changed value inside.  Its rows keep
+	 * their places, and it is left out of both sides.
+	 */
+	if (cv != NULL && nold > 0)
+	{
+		int			keep_new = 0;
+		int			keep_old = 0;
+		int		   *by_hi = palloc(sizeof(int) * nold);
+		bool	   *dropped = palloc0(sizeof(bool) * nold);
+		HiSortArg	ha = {kind, old_parts};
+
+		/* old partitions by their end (distinct), to look each new one up */
+		for (int j = 0; j < nold; j++)
+			by_hi[j] = j;
+		qsort_arg(by_hi, nold, sizeof(int), old_hi_cmp, &ha);
+		for (int i = 0; i < np.n; i++)
+		{
+			KePartition *p = &np.parts[i];
+			int			lo = 0,
+						hi = nold - 1,
+						j = -1,
+						a = 0,
+						b = ncv;
+
+			while (lo <= hi)
+			{
+				int			mid = lo + (hi - lo) / 2;
+				int			c = ke_num_cmp(kind, old_parts[by_hi[mid]].hi, p->hi);
+
+				if (c == 0)
+				{
+					j = by_hi[mid];
+					break;
+				}
+				if (c < 0)
+					lo = mid + 1;
+				else
+					hi = mid - 1;
+			}
+			if (j >= 0)
+			{
+				KePartition *o = &old_parts[j];
+
+				/* the first changed value at or above its low end */
+				while (a < b)
+				{
+					int			mid = a + (b - a) / 2;
+
+					if (ke_num_cmp(kind, cv[mid], p->lo) < 0)
+						a = mid + 1;
+					else
+						b = mid;
+				}
+				if (!dropped[j] && ke_num_eq(kind, o->lo, p->lo) &&
+					o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
+					o->n == p->n && !(a < ncv && ke_num_le(kind, cv[a], p->hi)))
+				{
+					dropped[j] = true;
+					continue;
+				}
+			}
+			np.parts[keep_new++] = *p;
+		}
+		np.n = keep_new;
+		for (int j = 0; j < nold; j++)
+		{
+			if (dropped[j])
+				continue;
+			old_pids[keep_old] = old_pids[j];
+			old_parts[keep_old] = old_parts[j];
+			keep_old++;
+		}
+		nold = keep_old;
+	}
+
+	/* the rows to place, in (value, arrival) order */
+	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	types[0] = INT8ARRAYOID;
+	values[0] = PointerGetDatum(pid_arr);
+	if (w->all_placed)
+		sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM %s "
+					   "WHERE keanon_pid = ANY ($1) ORDER BY %s, keanon_arrival",
+					   w->s, w->rows, w->s);
+	else
+		sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM "
+					   "(SELECT ctid, %s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub FROM %s "
+					   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival, "
+					   "keanon_pid, keanon_slot, keanon_pub "
+					   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
+					   w->s, w->s, w->rows, w->s, w->rows, w->s);
+	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
+	rows = with_fresh_rows(w, KeanonFetchedRows(vt, &nrows), &nrows);
+	for (int i = 0; i < np.n; i++)
+		want += np.parts[i].n;
+	if (want != nrows)
+		elog(ERROR, "keanon: partitions of %s in the changed range hold %lld rows, the table %lld",
+			 get_rel_name(w->relid), (long long) want, (long long) nrows);
+
+	if (nold > 0)
+	{
+		sql = psprintf("DELETE FROM %s WHERE keanon_pid = ANY ($1)", w->parts);
+		KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_DELETE);
+	}
+
+	/* the old partitions, to carry over, with the range of their rows */
+	op.n = nold;
+	op.pid = palloc(sizeof(int64) * Max(nold, 1));
+	op.size = palloc(sizeof(int64) * Max(nold, 1));
+	op.taken = palloc0(sizeof(bool) * Max(nold, 1));
+	op.first = palloc(sizeof(int64) * Max(nold, 1));
+	op.last = palloc(sizeof(int64) * Max(nold, 1));
+	{
+		OldPartSort *ops = palloc(sizeof(OldPartSort) * Max(nold, 1));
+
+		for (int i = 0; i < nold; i++)
+		{
+			ops[i].pid = DatumGetInt64(old_pids[i]);
+			ops[i].size = old_parts[i].n;
+		}
+		qsort(ops, nold, sizeof(OldPartSort), old_part_cmp);
+		for (int i = 0; i < nold; i++)
+		{
+			op.pid[i] = ops[i].pid;
+			op.size[i] = ops[i].size;
+			op.first[i] = -1;
+			op.last[i] = -1;
+		}
+	}
+	for (int64 r = 0; r < nrows; r++)
+	{
+		int			x;
+
+		if (rows[r].fresh >= 0 || rows[r].pid == 0 || (x = old_index(&op, rows[r].pid)) < 0)
+			continue;
+		if (op.first[x] < 0)
+			op.first[x] = r;
+		op.last[x] = r;
+	}
+	op.gone.valid = false;
+	/* the departed row counts if its partition is among those replaced */
+	if (w->gone != NULL && w->gone->valid && old_index(&op, w->gone->pid) >= 0)
+		op.gone = *w->gone;
+
+	/* keanon.republish (no changed values) draws every partition afresh */
+	KeanonPlaceRows(w, &np, rows, nrows, cv != NULL ? &op : NULL);
+}
+
+/* Withdraw every published row: no valid partitioning exists */
+void
+KeanonSuppressAll(Watch *w)
+{
+	int64		nrows;
+	char	   *sql;
+
+	sql = psprintf("UPDATE %s SET keanon_pid = NULL, keanon_slot = NULL, keanon_pub = NULL "
+				   "WHERE keanon_pid IS NOT NULL", w->rows);
+	KeanonSpiRun(w->relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+	sql = psprintf("DELETE FROM %s", w->parts);
+	KeanonSpiRun(w->relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	nrows = ke_nrows(w->ki->engine);
+	if (nrows > 0)
+		ereport(NOTICE,
+				(errmsg("no valid (k,e)-partitioning of %s exists: its rows are not published",
+						get_rel_name(w->relid)),
+				 ke_nruns(w->ki->engine) < w->k
+				 ? errdetail("It has %lld distinct sensitive values; k = %d needs at least %d.",
+							 (long long) ke_nruns(w->ki->engine), w->k, w->k)
+				 : errdetail("The range of its sensitive values is below e.")));
+}
