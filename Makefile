@@ -41,11 +41,11 @@ DATA = keanon--0.1.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack
+REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
-ISOLATION = watch_concurrency watch_rollback watch_isolation_levels
+ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename
 ISOLATION_OPTS = --inputdir=test/isolation
 
 # TAP tests (PostgreSQL::Test::Cluster), by name: streaming replication,
@@ -58,7 +58,8 @@ PROVE_TESTS = \
 	test/t/004_watch_pgbench.pl \
 	test/t/005_watch_crash.pl \
 	test/t/006_watch_dump_restore.pl \
-	test/t/007_watch_standby.pl
+	test/t/007_watch_standby.pl \
+	test/t/008_watch_unlogged.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
 

@@ -258,6 +258,10 @@ DECLARE
 	keylist text;
 	wno integer;
 	release_name text;
+	persistence text;
+	owner_name name;
+	base text;
+	attempt integer := 1;
 BEGIN
 	IF tab IS NULL OR sensitive IS NULL OR quasi_identifiers IS NULL OR k IS NULL OR e IS NULL THEN
 		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
@@ -268,13 +272,22 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'Use mode => ''live'' or mode => ''release''.';
 	END IF;
-	IF k < 2 THEN
-		RAISE EXCEPTION 'k must be at least 2' USING ERRCODE = 'invalid_parameter_value',
+	IF k < 2 OR k > 1000000 THEN
+		RAISE EXCEPTION 'k must be between 2 and 1000000' USING ERRCODE = 'invalid_parameter_value',
 			DETAIL = format('k = %s was given.', k);
 	END IF;
 	IF e < 0 OR e = 'NaN'::numeric OR e IN ('Infinity'::numeric, '-Infinity'::numeric) THEN
 		RAISE EXCEPTION 'e must be a finite number of at least 0' USING ERRCODE = 'invalid_parameter_value',
 			DETAIL = format('e = %s was given.', e);
+	END IF;
+	IF e >= 1e28 THEN
+		RAISE EXCEPTION 'e must be below 10^28' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('e = %s was given.', e);
+	END IF;
+	IF (SELECT relkind FROM pg_class WHERE oid = tab) = 'p' THEN
+		RAISE EXCEPTION 'partitioned table % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'Statements on its partitions would bypass a watch of the parent.',
+			HINT = 'Watch an ordinary table; see "Known limitations" in keanon''s README.';
 	END IF;
 	SELECT n.nspname, c.relname INTO nsp, rel
 	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -285,6 +298,26 @@ BEGIN
 	IF (SELECT relpersistence FROM pg_class WHERE oid = tab) = 't' THEN
 		RAISE EXCEPTION 'temporary table % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
 			DETAIL = 'A watch outlives no session: its catalog row would outlive the table.';
+	END IF;
+	-- rows written through a parent would bypass the table's own triggers
+	IF (SELECT relispartition FROM pg_class WHERE oid = tab) THEN
+		RAISE EXCEPTION 'partition % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'Rows written through its partitioned parent would bypass the watch.',
+			HINT = 'Watch an ordinary table that is neither partitioned nor a partition.';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tab OR inhparent = tab) THEN
+		RAISE EXCEPTION 'table % has inheritance parents or children and cannot be watched', tab
+			USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'Rows changed through an inheritance parent would bypass the watch, or be missed by it.',
+			HINT = 'Watch a table without inheritance (ALTER TABLE ... NO INHERIT).';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = tab AND contype = 'p' AND condeferrable) THEN
+		RAISE EXCEPTION 'the primary key of table % is deferrable', tab USING ERRCODE = 'invalid_table_definition',
+			DETAIL = 'keanon links published rows to their source rows by a key that holds at every statement.',
+			HINT = 'Make the primary key NOT DEFERRABLE.';
+	END IF;
+	IF publish_as = '' THEN
+		RAISE EXCEPTION 'publish_as must not be empty' USING ERRCODE = 'invalid_name';
 	END IF;
 	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
 		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
@@ -336,14 +369,43 @@ BEGIN
 		RAISE EXCEPTION 'table % has no primary key', tab USING ERRCODE = 'invalid_table_definition',
 			HINT = 'keanon links published rows to their source rows by primary key.';
 	END IF;
+	-- keanon's own columns beside the user's in the rows table and the view
+	FOREACH q IN ARRAY keys || quasi_identifiers || sensitive LOOP
+		IF q LIKE 'keanon\_%' THEN
+			RAISE EXCEPTION 'column "%" of table % has a name reserved for keanon', q, tab
+				USING ERRCODE = 'reserved_name',
+					  DETAIL = 'Columns whose names begin with keanon_ cannot be watched.',
+					  HINT = 'Rename the column.';
+		END IF;
+	END LOOP;
 
 	-- no writer may slip in between reading the rows and the triggers
 	EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tab);
 
-	rows_name := left(rel, 50) || '_keanon_rows';
-	parts_name := left(rel, 50) || '_keanon_parts';
+	-- internal names: the table's name, cut short, numbered until all are free
+	base := left(rel, 36);
+	LOOP
+		rows_name := base || '_keanon_rows';
+		parts_name := base || '_keanon_parts';
+		idx_name := base || '_keanon_idx';
+		release_name := base || '_keanon_release';
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+							  WHERE n.nspname = nsp
+								AND c.relname IN (rows_name, parts_name, idx_name, release_name));
+		attempt := attempt + 1;
+		base := left(rel, 36) || '_' || attempt;
+	END LOOP;
 	view_name := coalesce(publish_as, left(rel, 58) || '_anon');
-	idx_name := left(rel, 50) || '_keanon_idx';
+	IF EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			   WHERE n.nspname = nsp AND c.relname = view_name) THEN
+		RAISE EXCEPTION 'relation "%" already exists in schema "%"', view_name, nsp
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'Name the published view with publish_as => ''...''.';
+	END IF;
+	-- an unlogged table's internal tables are unlogged too: a crash empties all
+	persistence := CASE (SELECT relpersistence FROM pg_class WHERE oid = tab)
+		WHEN 'u' THEN 'UNLOGGED ' ELSE '' END;
+	owner_name := (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = tab);
 
 	-- the internal rows: link, quasi-identifiers, true and published values
 	cols := keys;
@@ -358,15 +420,15 @@ BEGIN
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
 	-- its indexes but keanon's are built once it is filled; room on each
 	-- page lets a change of a published value alone be a HOT update
-	EXECUTE format('CREATE TABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
+	EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
 				   'keanon_arrival bigint NOT NULL) WITH (fillfactor = 80)',
-				   nsp, rows_name, collist, s_type);
+				   persistence, nsp, rows_name, collist, s_type);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rows_name,
 				   format('keanon: rows of %s with true and published %I values; private, never grant it', tab, sensitive));
-	EXECUTE format('CREATE TABLE %I.%I (keanon_pid bigint PRIMARY KEY, lo %s NOT NULL, '
+	EXECUTE format('CREATE %sTABLE %I.%I (keanon_pid bigint PRIMARY KEY, lo %s NOT NULL, '
 				   'lo_last_only boolean NOT NULL, hi %s NOT NULL, hi_split boolean NOT NULL, '
 				   'n bigint NOT NULL, vals %s[] NOT NULL, cnts bigint[] NOT NULL, lo_slot integer)',
-				   nsp, parts_name, s_type, s_type, s_type);
+				   persistence, nsp, parts_name, s_type, s_type, s_type);
 	EXECUTE format('CREATE INDEX ON %I.%I (hi)', nsp, parts_name);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, parts_name,
 				   format('keanon: partitions of %s with their values and counts', tab));
@@ -378,9 +440,8 @@ BEGIN
 	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
 	IF mode = 'release' THEN
 		-- the last release, kept apart from the rows that keep changing
-		release_name := left(rel, 50) || '_keanon_release';
-		EXECUTE format('CREATE TABLE %I.%I AS SELECT %s, %I, keanon_pub, keanon_pid '
-					   'FROM %I.%I WITH NO DATA', nsp, release_name, qilist, sensitive, nsp, rows_name);
+		EXECUTE format('CREATE %sTABLE %I.%I AS SELECT %s, %I, keanon_pub, keanon_pid '
+					   'FROM %I.%I WITH NO DATA', persistence, nsp, release_name, qilist, sensitive, nsp, rows_name);
 		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, release_name,
 					   format('keanon: the last release of %s with true and published %I values; private, never grant it', tab, sensitive));
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
@@ -393,6 +454,16 @@ BEGIN
 	END IF;
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
+
+	-- a member of the owning role makes the objects; the owner holds them
+	IF current_user <> owner_name THEN
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, rows_name, owner_name);
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, parts_name, owner_name);
+		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
+		IF mode = 'release' THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, release_name, owner_name);
+		END IF;
+	END IF;
 
 	wno := keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
 		format('%I.%I', nsp, view_name)::regclass,
@@ -433,8 +504,6 @@ RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $unwatch$
-DECLARE
-	w record;
 BEGIN
 	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
 		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
@@ -442,14 +511,7 @@ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM keanon.watches WHERE relid = tab) THEN
 		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
 	END IF;
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_lock ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_insert ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_update ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_delete ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_truncate ON %s', tab);
-	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
-		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
-	END LOOP;
+	PERFORM keanon.end_watch(tab);
 END;
 $unwatch$;
 COMMENT ON FUNCTION keanon.unwatch(regclass) IS
@@ -479,6 +541,92 @@ $drop_internal$;
 COMMENT ON FUNCTION keanon.drop_internal(oid, oid, oid, oid) IS
 'part of keanon.unwatch and of dropping a watched table: drop those of a forgotten watch''s internal objects that still exist, with the caller''s rights';
 
+-- The end of a watch: its triggers, its catalog rows, its internal objects
+CREATE FUNCTION keanon.end_watch(tab regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $end_watch$
+DECLARE
+	w record;
+BEGIN
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_lock ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_insert ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_update ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_delete ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_truncate ON %s', tab);
+	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
+		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
+	END LOOP;
+END;
+$end_watch$;
+COMMENT ON FUNCTION keanon.end_watch(regclass) IS
+'part of keanon.unwatch and of dropping a watch''s internal object: drop the table''s keanon triggers, forget its watch and drop the internal objects left (the caller must own the table)';
+
+-- Schema changes a watch cannot follow are refused
+CREATE FUNCTION keanon.on_alter()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $on_alter$
+DECLARE
+	w record;
+	col name;
+	have text;
+	want text;
+	keys name[];
+BEGIN
+	IF to_regclass('keanon.watches') IS NULL THEN
+		RETURN;
+	END IF;
+	FOR w IN SELECT x.* FROM keanon.watches x
+			 WHERE x.relid::oid IN (SELECT objid FROM pg_event_trigger_ddl_commands()
+									WHERE classid = 'pg_class'::regclass)
+				OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = x.relid OR i.inhparent = x.relid) LOOP
+		FOREACH col IN ARRAY w.key_columns || w.quasi_identifiers || w.sensitive LOOP
+			SELECT format_type(a.atttypid, a.atttypmod) INTO have FROM pg_attribute a
+			WHERE a.attrelid = w.relid AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+			SELECT format_type(a.atttypid, a.atttypmod) INTO want FROM pg_attribute a
+			WHERE a.attrelid = w.rows_table AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+			IF have IS DISTINCT FROM want THEN
+				RAISE EXCEPTION 'column "%" of table % is watched and cannot be renamed, dropped or changed in type', col, w.relid
+					USING ERRCODE = 'object_in_use',
+						  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+			END IF;
+		END LOOP;
+		SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum)) INTO keys
+		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+		WHERE i.indrelid = w.relid AND i.indisprimary;
+		IF keys IS DISTINCT FROM w.key_columns
+		   OR EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = w.relid AND contype = 'p' AND condeferrable) THEN
+			RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
+				USING ERRCODE = 'object_in_use',
+					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+		END IF;
+		IF EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = w.relid OR i.inhparent = w.relid) THEN
+			RAISE EXCEPTION 'watched table % cannot take part in inheritance or partitioning', w.relid
+				USING ERRCODE = 'object_in_use',
+					  DETAIL = 'Rows written through a parent would bypass the watch.',
+					  HINT = format('Call keanon.unwatch(%L) first.', w.relid::text);
+		END IF;
+		IF (SELECT relpersistence FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
+		   (SELECT relpersistence FROM pg_class WHERE oid = w.rows_table) THEN
+			RAISE EXCEPTION 'watched table % cannot change between logged and unlogged', w.relid
+				USING ERRCODE = 'object_in_use',
+					  DETAIL = 'Its internal tables must share its persistence, so that a crash empties all of them together.',
+					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+		END IF;
+	END LOOP;
+END;
+$on_alter$;
+COMMENT ON FUNCTION keanon.on_alter() IS
+'event trigger: refuse a change to a watched table that its watch cannot follow (a watched column renamed, dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back)';
+CREATE EVENT TRIGGER keanon_on_alter ON ddl_command_end
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
+	EXECUTE FUNCTION keanon.on_alter();
+COMMENT ON EVENT TRIGGER keanon_on_alter IS
+'refuses changes to watched tables that their watch cannot follow';
+
 -- Dropping a watched table drops what keanon made for it
 CREATE FUNCTION keanon.on_drop()
 RETURNS event_trigger
@@ -489,21 +637,34 @@ DECLARE
 	w record;
 	obj record;
 BEGIN
+	IF to_regclass('keanon.watches') IS NULL THEN
+		RETURN;					-- the extension itself is being dropped
+	END IF;
 	FOR obj IN SELECT * FROM pg_event_trigger_dropped_objects()
-			   WHERE object_type = 'table' AND NOT is_temporary LOOP
-		-- the internal objects depend on the table and went with it, but
-		-- for a restored database, whose dependencies a dump does not keep
+			   WHERE object_type IN ('table', 'view') AND NOT is_temporary LOOP
+		-- a watched table: its internal objects depend on it and went with
+		-- it, but for a restored database, whose dependencies a dump does
+		-- not keep
 		FOR w IN SELECT * FROM keanon.forget_watch(obj.objid) LOOP
 			PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
+		END LOOP;
+		-- an internal object of a table still watched: the watch ends
+		FOR w IN SELECT x.relid FROM keanon.watches x
+				 WHERE obj.objid IN (x.view::oid, x.rows_table::oid, x.parts_table::oid,
+									 coalesce(x.release_table::oid, 0))
+				   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid) LOOP
+			RAISE NOTICE 'the watch of % ended: its internal object % was dropped',
+				w.relid, obj.object_identity;
+			PERFORM keanon.end_watch(w.relid);
 		END LOOP;
 	END LOOP;
 END;
 $on_drop$;
 COMMENT ON FUNCTION keanon.on_drop() IS
-'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables';
+'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables; when an internal object of a watch is dropped, end the watch';
 CREATE EVENT TRIGGER keanon_on_drop ON sql_drop EXECUTE FUNCTION keanon.on_drop();
 COMMENT ON EVENT TRIGGER keanon_on_drop IS
-'drops the published view and internal tables of a watched table dropped by the user';
+'drops the published view and internal tables of a watched table dropped by the user, and ends a watch whose internal object was dropped';
 
 CREATE FUNCTION keanon.release(tab regclass)
 RETURNS bigint

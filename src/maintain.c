@@ -43,6 +43,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
 #include "catalog/pg_class.h"
 #include "access/htup_details.h"
 
@@ -414,10 +415,17 @@ KeanonMaintain(TriggerData *trigdata)
 	bool		del_had_pid = false;
 	FreshRows	fresh = {0};
 	GoneRow		gone = {0};
+	bool		qi_changed = false;
 	KeNum		dummy;
 	char	   *src = NULL;
 	int16		typlen;
 	bool		typbyval;
+
+	/* a statement that changed no row changes nothing, not even the generation */
+	if (!TRIGGER_FIRED_BY_TRUNCATE(ev) &&
+		(trigdata->tg_newtable == NULL || tuplestore_tuple_count(trigdata->tg_newtable) == 0) &&
+		(trigdata->tg_oldtable == NULL || tuplestore_tuple_count(trigdata->tg_oldtable) == 0))
+		return;
 
 	KeanonWatchLoad(RelationGetRelid(trigdata->tg_relation), &w, false);
 	KeanonBeginWrite(&w);
@@ -505,11 +513,12 @@ KeanonMaintain(TriggerData *trigdata)
 	if (TRIGGER_FIRED_BY_UPDATE(ev) && w.qis != NIL)
 	{
 		sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM keanon_new n WHERE (%s) = (%s) "
-					   "AND (%s) IS DISTINCT FROM (%s)",
+					   "AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
 					   w.rows, KeanonNameList(w.qis, ""), KeanonNameList(w.qis, "n."),
 					   KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "n."),
 					   KeanonNameList(w.qis, "r."), KeanonNameList(w.qis, "n."));
 		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+		qi_changed = SPI_processed > 0;
 	}
 
 	/*
@@ -540,7 +549,9 @@ KeanonMaintain(TriggerData *trigdata)
 	}
 	if (src != NULL)
 		fresh_write(&w, src);
-	KeanonSaveWatch(&w);
+	/* no generation bump, hence no serialization failure, for no change */
+	if (ndel > 0 || fresh.n > 0 || qi_changed)
+		KeanonSaveWatch(&w);
 	KeanonIndexClose(w.ki);
 }
 

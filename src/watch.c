@@ -417,7 +417,7 @@ keanon_check(PG_FUNCTION_ARGS)
 		foreach(lc, w.keys)
 			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", (char *) lfirst(lc));
 		sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s WHERE %s IS NOT NULL) a "
-					   "FULL JOIN %s b USING (%s) WHERE ROW(%s) IS DISTINCT FROM ROW(%s)",
+					   "FULL JOIN %s b USING (%s) WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
 					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												  get_rel_name(relid)),
 					   w.s, w.rows, keys.data, a_cols.data, b_cols.data);

@@ -1,0 +1,194 @@
+--
+-- A watch through the life of a real database: tables it cannot follow are
+-- refused up front, schema changes it cannot follow are refused, drops in
+-- any order leave nothing behind, and everything else keeps the
+-- publication exact (each section ends with keanon.check).
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS keanon;
+\set SHOW_CONTEXT never
+
+-- ----------------------------------------------------------------
+-- Tables whose writes could bypass the triggers are refused
+-- ----------------------------------------------------------------
+CREATE TABLE parted (id integer, qi integer, s integer, PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (100);
+SELECT keanon.watch('parted', 's', '{qi}', 2, 0);
+SELECT keanon.watch('parted_1', 's', '{qi}', 2, 0);
+CREATE TABLE inh_parent (id integer PRIMARY KEY, qi integer, s integer);
+CREATE TABLE inh_child (id integer PRIMARY KEY, qi integer, s integer) INHERITS (inh_parent);
+SELECT keanon.watch('inh_parent', 's', '{qi}', 2, 0);
+SELECT keanon.watch('inh_child', 's', '{qi}', 2, 0);
+DROP TABLE parted, inh_parent CASCADE;
+-- a deferrable primary key
+CREATE TABLE dk (id integer PRIMARY KEY DEFERRABLE, qi integer, s integer);
+SELECT keanon.watch('dk', 's', '{qi}', 2, 0);
+DROP TABLE dk;
+
+-- and a watched table cannot become one later
+CREATE TABLE w1 (id integer PRIMARY KEY, qi integer, s integer, other integer);
+INSERT INTO w1 SELECT i, i % 3, i * 10, i FROM generate_series(1, 20) i;
+SELECT keanon.watch('w1', 's', '{qi}', 3, 10);
+CREATE TABLE w1_child () INHERITS (w1);
+CREATE TABLE w1_parent (id integer PRIMARY KEY, qi integer, s integer, other integer);
+ALTER TABLE w1 INHERIT w1_parent;
+CREATE TABLE w1_parted (id integer PRIMARY KEY, qi integer, s integer, other integer) PARTITION BY RANGE (id);
+ALTER TABLE w1_parted ATTACH PARTITION w1 FOR VALUES FROM (0) TO (1000);
+ALTER TABLE w1 SET UNLOGGED;
+DROP TABLE w1_parent, w1_parted;
+SELECT keanon.check('w1');
+
+-- ----------------------------------------------------------------
+-- Schema changes: watched columns are refused, the rest followed
+-- ----------------------------------------------------------------
+ALTER TABLE w1 RENAME COLUMN s TO salary;
+ALTER TABLE w1 RENAME COLUMN qi TO q;
+ALTER TABLE w1 DROP COLUMN qi;
+ALTER TABLE w1 ALTER COLUMN s TYPE bigint;
+ALTER TABLE w1 ALTER COLUMN qi TYPE bigint;
+ALTER TABLE w1 DROP CONSTRAINT w1_pkey;
+-- other columns change freely, and maintenance goes on
+ALTER TABLE w1 ADD COLUMN extra text DEFAULT 'x';
+ALTER TABLE w1 DROP COLUMN other;
+INSERT INTO w1 (id, qi, s) VALUES (21, 1, 205), (22, 2, 5);
+UPDATE w1 SET s = s + 1, extra = 'y' WHERE id = 3;
+DELETE FROM w1 WHERE id = 4;
+SELECT keanon.check('w1');
+-- renaming the table or its schema, in this session and the next
+CREATE SCHEMA rs1;
+ALTER TABLE w1 SET SCHEMA rs1;
+INSERT INTO rs1.w1 (id, qi, s) VALUES (23, 0, 77);
+ALTER TABLE rs1.w1 RENAME TO w1r;
+INSERT INTO rs1.w1r (id, qi, s) VALUES (24, 0, 78);
+ALTER SCHEMA rs1 RENAME TO rs2;
+INSERT INTO rs2.w1r (id, qi, s) VALUES (25, 0, 79);
+SELECT keanon.check('rs2.w1r');
+\c
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+INSERT INTO rs2.w1r (id, qi, s) VALUES (26, 0, 80);
+SELECT keanon.check('rs2.w1r');
+
+-- ----------------------------------------------------------------
+-- Drops in any order leave nothing behind
+-- ----------------------------------------------------------------
+-- the schema of a watched table, by CASCADE
+DROP SCHEMA rs2 CASCADE;
+SELECT count(*) AS left_behind FROM pg_class WHERE relname LIKE 'w1%';
+SELECT count(*) AS watches_left FROM keanon.watches w
+WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = w.relid);
+-- the view alone, then the rows table alone: the watch ends, the table lives
+CREATE TABLE w2 (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO w2 SELECT i, i % 3, i * 10 FROM generate_series(1, 20) i;
+SELECT keanon.watch('w2', 's', '{qi}', 3, 10);
+SET client_min_messages = notice;
+DROP VIEW w2_anon;
+SET client_min_messages = warning;
+SELECT count(*) AS watched FROM keanon.watches WHERE relid = 'w2'::regclass;
+SELECT relname FROM pg_class WHERE relname LIKE 'w2%' ORDER BY relname;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'w2'::regclass;
+INSERT INTO w2 VALUES (21, 0, 1);
+SELECT keanon.watch('w2', 's', '{qi}', 3, 10);
+DROP TABLE w2_keanon_rows CASCADE;
+SELECT count(*) AS watched FROM keanon.watches WHERE relid = 'w2'::regclass;
+SELECT relname FROM pg_class WHERE relname LIKE 'w2%' ORDER BY relname;
+SELECT keanon.watch('w2', 's', '{qi}', 3, 10);
+SELECT keanon.check('w2');
+DROP TABLE w2;
+
+-- ----------------------------------------------------------------
+-- Names: internal names never collide, user names never meet keanon's
+-- ----------------------------------------------------------------
+CREATE TABLE a_table_name_that_is_long_enough_to_share_fifty_c_x
+	(id integer PRIMARY KEY, qi integer, s integer);
+CREATE TABLE a_table_name_that_is_long_enough_to_share_fifty_c_y
+	(id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO a_table_name_that_is_long_enough_to_share_fifty_c_x
+SELECT i, i, i FROM generate_series(1, 6) i;
+INSERT INTO a_table_name_that_is_long_enough_to_share_fifty_c_y
+SELECT i, i, i FROM generate_series(1, 6) i;
+SELECT keanon.watch('a_table_name_that_is_long_enough_to_share_fifty_c_x', 's', '{qi}', 2, 0,
+	publish_as => 'long_x_anon');
+SELECT keanon.watch('a_table_name_that_is_long_enough_to_share_fifty_c_y', 's', '{qi}', 2, 0,
+	publish_as => 'long_y_anon');
+SELECT keanon.check('a_table_name_that_is_long_enough_to_share_fifty_c_x'),
+	   keanon.check('a_table_name_that_is_long_enough_to_share_fifty_c_y');
+DROP TABLE a_table_name_that_is_long_enough_to_share_fifty_c_x,
+	a_table_name_that_is_long_enough_to_share_fifty_c_y;
+-- a default view name already taken, an empty one, reserved column names
+CREATE TABLE nm (id integer PRIMARY KEY, qi integer, s integer, keanon_pid integer);
+CREATE VIEW nm_anon AS SELECT 1 AS x;
+SELECT keanon.watch('nm', 's', '{qi}', 2, 0);
+SELECT keanon.watch('nm', 's', '{qi}', 2, 0, publish_as => '');
+SELECT keanon.watch('nm', 's', '{qi,keanon_pid}', 2, 0, publish_as => 'nm_pub');
+SELECT keanon.watch('nm', 's', '{qi}', 2, 0, publish_as => 'nm_pub');
+INSERT INTO nm VALUES (1, 1, 1, 1), (2, 2, 2, 2);
+SELECT keanon.check('nm');
+DROP TABLE nm;
+DROP VIEW nm_anon;
+
+-- ----------------------------------------------------------------
+-- Quasi-identifiers of any type, even without an equality operator
+-- ----------------------------------------------------------------
+CREATE TABLE qt (id integer PRIMARY KEY, j json, p point, s integer);
+INSERT INTO qt SELECT i, json_build_object('a', i % 3), point(i % 2, 0), i FROM generate_series(1, 12) i;
+SELECT keanon.watch('qt', 's', '{j,p}', 3, 2);
+UPDATE qt SET j = '{"a": 9}' WHERE id = 1;
+UPDATE qt SET p = point(5, 5), s = s + 100 WHERE id = 2;
+UPDATE qt SET s = s WHERE id = 3;
+SELECT count(*) AS updated_qi FROM qt_anon WHERE j::text = '{"a": 9}';
+SELECT keanon.check('qt');
+
+-- ----------------------------------------------------------------
+-- A statement that changes nothing changes nothing
+-- ----------------------------------------------------------------
+SELECT generation AS g0 FROM keanon.watches WHERE relid = 'qt'::regclass \gset
+UPDATE qt SET s = s WHERE false;
+DELETE FROM qt WHERE false;
+INSERT INTO qt SELECT * FROM qt WHERE false;
+UPDATE qt SET s = s WHERE id = 5;
+SELECT generation = :g0 AS unchanged FROM keanon.watches WHERE relid = 'qt'::regclass;
+UPDATE qt SET s = s + 1 WHERE id = 5;
+SELECT generation = :g0 + 1 AS bumped FROM keanon.watches WHERE relid = 'qt'::regclass;
+SELECT keanon.check('qt');
+DROP TABLE qt;
+
+-- ----------------------------------------------------------------
+-- Unlogged tables: the internal tables share their persistence
+-- ----------------------------------------------------------------
+CREATE UNLOGGED TABLE ul (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO ul SELECT i, i % 3, i FROM generate_series(1, 10) i;
+SELECT keanon.watch('ul', 's', '{qi}', 2, 1);
+SELECT c.relname, c.relpersistence FROM pg_class c
+WHERE c.relname IN ('ul_keanon_rows', 'ul_keanon_parts', 'ul_keanon_idx') ORDER BY c.relname;
+SELECT keanon.check('ul');
+DROP TABLE ul;
+
+-- ----------------------------------------------------------------
+-- A member of the owning role watches: the owner holds the objects
+-- ----------------------------------------------------------------
+CREATE ROLE keanon_lc_owner;
+CREATE ROLE keanon_lc_member IN ROLE keanon_lc_owner;
+CREATE SCHEMA lc AUTHORIZATION keanon_lc_owner;
+SET ROLE keanon_lc_owner;
+CREATE TABLE lc.t (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO lc.t SELECT i, i % 3, i FROM generate_series(1, 10) i;
+SET ROLE keanon_lc_member;
+SELECT keanon.watch('lc.t', 's', '{qi}', 2, 1);
+INSERT INTO lc.t VALUES (11, 1, 11);
+RESET ROLE;
+SELECT c.relname, r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+WHERE c.relnamespace = 'lc'::regnamespace AND c.relkind IN ('r', 'v') ORDER BY c.relname;
+SELECT keanon.check('lc.t');
+DROP SCHEMA lc CASCADE;
+DROP ROLE keanon_lc_member;
+DROP ROLE keanon_lc_owner;
+
+-- ----------------------------------------------------------------
+-- Out-of-range k and e: keanon's own words, before anything is made
+-- ----------------------------------------------------------------
+CREATE TABLE kr (id integer PRIMARY KEY, qi integer, s numeric(40, 2));
+SELECT keanon.watch('kr', 's', '{qi}', 2000000, 0);
+SELECT keanon.watch('kr', 's', '{qi}', 2, 1e30);
+SELECT count(*) AS made FROM pg_class WHERE relname LIKE 'kr\_%' AND relname <> 'kr_pkey';
+DROP TABLE kr;
