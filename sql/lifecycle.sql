@@ -154,6 +154,31 @@ SELECT keanon.check('qt');
 DROP TABLE qt;
 
 -- ----------------------------------------------------------------
+-- TRUNCATE empties the internal tables by TRUNCATE, not row by row
+-- ----------------------------------------------------------------
+CREATE TABLE tr (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO tr SELECT i, i % 3, i FROM generate_series(1, 50) i;
+SELECT keanon.watch('tr', 's', '{qi}', 3, 2);
+SELECT pg_relation_filenode('tr_keanon_rows') AS rows_node,
+	   pg_relation_filenode('tr_keanon_idx') AS idx_node \gset
+BEGIN;
+TRUNCATE tr;
+SELECT count(*) AS published_in_xact FROM tr_anon;
+ROLLBACK;
+SELECT count(*) AS published_after_rollback FROM tr_anon;
+SELECT keanon.check('tr');
+TRUNCATE tr;
+SELECT pg_relation_filenode('tr_keanon_rows') <> :rows_node AS rows_truncated,
+	   pg_relation_filenode('tr_keanon_idx') <> :idx_node AS index_rebuilt,
+	   (SELECT count(*) FROM tr_keanon_parts) AS partitions;
+SELECT keanon.check('tr');
+INSERT INTO tr SELECT i, i % 3, i FROM generate_series(1, 7) i;
+INSERT INTO tr VALUES (8, 1, 100);
+SELECT count(*) AS published FROM tr_anon;
+SELECT keanon.check('tr');
+DROP TABLE tr;
+
+-- ----------------------------------------------------------------
 -- Unlogged tables: the internal tables share their persistence
 -- ----------------------------------------------------------------
 CREATE UNLOGGED TABLE ul (id integer PRIMARY KEY, qi integer, s integer);

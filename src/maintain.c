@@ -154,13 +154,13 @@ KeanonLockWatch(Oid relid)
  * the last writer left them.
  */
 void
-KeanonBeginWrite(Watch *w)
+KeanonBeginWrite(Watch *w, bool open_index)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
 	bool		isnull;
 
-	w->ki = KeanonIndexOpen(w->index_oid, true);
+	w->ki = open_index ? KeanonIndexOpen(w->index_oid, true) : NULL;
 	KeanonCheckSnapshot(w);
 	/*
 	 * Under the lock, the last writer has committed: a READ COMMITTED query
@@ -428,25 +428,27 @@ KeanonMaintain(TriggerData *trigdata)
 		return;
 
 	KeanonWatchLoad(RelationGetRelid(trigdata->tg_relation), &w, false);
-	KeanonBeginWrite(&w);
+
+	/*
+	 * TRUNCATE empties the internal tables alike: the keanon index, being on
+	 * the rows table, is rebuilt empty with it, and an abort brings all
+	 * three back together.  No row is read, whatever the table's size.  A
+	 * release watch keeps publishing its last release.
+	 */
+	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
+	{
+		KeanonBeginWrite(&w, false);
+		KeanonSpiRun(w.relid, psprintf("TRUNCATE %s%s%s", w.rows,
+									   w.release_mode ? "" : ", ", w.release_mode ? "" : w.parts),
+					 0, NULL, NULL, NULL, SPI_OK_UTILITY);
+		KeanonSaveWatch(&w);
+		return;
+	}
+
+	KeanonBeginWrite(&w, true);
 	get_typlenbyval(w.ki->vt.typid, &typlen, &typbyval);
 	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "keanon: could not register transition tables");
-
-	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
-	{
-		sql = psprintf("DELETE FROM %s RETURNING %s", w.rows, w.s);
-		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
-		changes = palloc(sizeof(KeChange) * Max(SPI_processed, 1));
-		nchanges = returned_changes(&w, changes, 0, -1);
-		ndel = nchanges;
-		apply_changes(&w, changes, nchanges);
-		if (!w.release_mode)
-			KeanonSpiRun(w.relid, psprintf("DELETE FROM %s", w.parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
-		KeanonSaveWatch(&w);
-		KeanonIndexClose(w.ki);
-		return;
-	}
 
 	changes = NULL;
 	if (TRIGGER_FIRED_BY_DELETE(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
@@ -569,7 +571,7 @@ KeanonRepublish(Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table %s is watched in release mode", get_rel_name(relid)),
 				 errhint("Publish with keanon.release().")));
-	KeanonBeginWrite(&w);
+	KeanonBeginWrite(&w, true);
 	if (!ke_sum_error(w.ki->engine, &dummy))
 		KeanonSuppressAll(&w);
 	else
@@ -597,7 +599,7 @@ KeanonFill(Oid relid)
 	char	   *src;
 
 	KeanonWatchLoad(relid, &w, false);
-	KeanonBeginWrite(&w);
+	KeanonBeginWrite(&w, true);
 	KeanonSpiRun(w.relid, psprintf("SELECT 1 FROM %s LIMIT 1", w.rows), 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 0 || (w.ki->engine != NULL && ke_nrows(w.ki->engine) != 0))
 		ereport(ERROR,

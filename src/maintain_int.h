@@ -68,7 +68,7 @@ typedef struct OldParts
 } OldParts;
 
 /* maintain.c */
-extern void KeanonBeginWrite(Watch *w);
+extern void KeanonBeginWrite(Watch *w, bool open_index);
 extern void KeanonSaveWatch(Watch *w);
 
 /* permute.c */

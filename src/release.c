@@ -164,7 +164,7 @@ KeanonRelease(Oid relid)
 				 errmsg("table %s is watched in live mode", get_rel_name(relid)),
 				 errdetail("A live watch publishes every change as it commits."),
 				 errhint("Watch it with mode => 'release' to publish in releases.")));
-	KeanonBeginWrite(&w);
+	KeanonBeginWrite(&w, true);
 	vt = &w.ki->vt;
 
 	/* the current runs, and the previous release's partitions */
