@@ -472,7 +472,9 @@ BEGIN
 		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END);
 
 	-- the rows, written once and placed, then the rows table's indexes
-	PERFORM keanon.fill(tab);
+	IF keanon.fill(tab) >= 100000 THEN
+		RAISE NOTICE 'keanon: wrote the rows of %; building their indexes and triggers', tab;
+	END IF;
 	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, rows_name, keylist);
 	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, rows_name);
 

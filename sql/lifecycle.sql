@@ -179,6 +179,17 @@ SELECT keanon.check('tr');
 DROP TABLE tr;
 
 -- ----------------------------------------------------------------
+-- Watching a large table reports its phases
+-- ----------------------------------------------------------------
+CREATE TABLE big (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO big SELECT i, i % 10, (i * 7919) % 100003 FROM generate_series(1, 100000) i;
+SET client_min_messages = notice;
+SELECT keanon.watch('big', 's', '{qi}', 5, 100);
+SET client_min_messages = warning;
+SELECT keanon.check('big');
+DROP TABLE big;
+
+-- ----------------------------------------------------------------
 -- Unlogged tables: the internal tables share their persistence
 -- ----------------------------------------------------------------
 CREATE UNLOGGED TABLE ul (id integer PRIMARY KEY, qi integer, s integer);

@@ -557,6 +557,9 @@ KeanonMaintain(TriggerData *trigdata)
 	KeanonIndexClose(w.ki);
 }
 
+/* a watch of this many rows or more reports each phase of its fill */
+#define KEANON_PROGRESS_ROWS	100000
+
 /* Assign every row anew; returns the rows published (SPI connected) */
 int64
 KeanonRepublish(Oid relid)
@@ -615,7 +618,15 @@ KeanonFill(Oid relid)
 				   KeanonQualifiedName(relid), w.s);
 	changes = fresh_collect(&w, &fresh, src, NULL, &nchanges);
 	pfree(changes);
+	if (fresh.n >= KEANON_PROGRESS_ROWS)
+		ereport(NOTICE,
+				(errmsg("keanon: read %lld values of %s; placing them",
+						(long long) fresh.n, get_rel_name(relid))));
 	publish_into_empty(&w);
+	if (fresh.n >= KEANON_PROGRESS_ROWS && !w.release_mode)
+		ereport(NOTICE,
+				(errmsg("keanon: placed the rows of %s in %lld partitions; writing them",
+						get_rel_name(relid), (long long) (w.next_pid % 1000000000000LL))));
 	fresh_write(&w, src);
 	KeanonSaveWatch(&w);
 	KeanonIndexClose(w.ki);

@@ -96,6 +96,9 @@ typedef struct WatchCacheEntry
 	Watch		w;
 } WatchCacheEntry;
 
+/* the most watches one backend keeps loaded */
+#define KEANON_MAX_CACHED_WATCHES 1024
+
 static HTAB *watch_cache = NULL;
 static MemoryContext watch_cache_cxt = NULL;
 
@@ -149,6 +152,9 @@ watch_cache_put(const Watch *w)
 	if (watch_cache_cxt == NULL)
 		watch_cache_cxt = AllocSetContextCreate(TopMemoryContext, "keanon watch cache",
 												ALLOCSET_SMALL_SIZES);
+	/* bounded: past the limit, start over (a backend rarely writes so many) */
+	if (watch_cache != NULL && hash_get_num_entries(watch_cache) >= KEANON_MAX_CACHED_WATCHES)
+		watch_cache_inval((Datum) 0, InvalidOid);
 	if (watch_cache == NULL)
 	{
 		HASHCTL		ctl;
