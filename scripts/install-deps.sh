@@ -53,9 +53,7 @@ apt_step() {
 
 : >"$log"
 export DEBIAN_FRONTEND=noninteractive
-echo "install-deps: missing packages: ${missing[*]}"
-echo "install-deps: updating the package lists (apt-get output goes to $log)"
+echo "install-deps: updating the package lists (apt-get's output goes to $log)"
 apt_step apt-get update
-echo "install-deps: installing the packages (about a minute)"
+echo "install-deps: installing ${missing[*]} (about a minute)"
 apt_step apt-get install -y --no-install-recommends "${missing[@]}"
-echo "install-deps: done"
