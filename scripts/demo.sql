@@ -1,79 +1,83 @@
--- keanon demo: run by scripts/demo.sh with psql -e in a throwaway cluster
+-- keanon demo: scripts/demo.sh runs it in a throwaway server with psql -e,
+-- which echoes every query before its result.  It runs as the superuser
+-- postgres, who may also read the watched table itself: every bound is
+-- shown next to the true value, which an analyst would not see.
+
+\set SHOW_CONTEXT never
+\pset footer off
 
 \echo
-\echo '=== keanon: a table kept (k,e)-anonymized inside PostgreSQL ==='
-\echo
+\echo '=== 1. Create the extension and the salary table of the research report (Table 3.1) ==='
 CREATE EXTENSION keanon;
-
-\echo
-\echo '=== 1. The salary table of the research report (Table 3.1) ==='
-\echo
-CREATE TABLE people (
-	id serial PRIMARY KEY,
-	postal_code text,
-	age integer,
-	sex text,
-	salary integer
-);
+CREATE TABLE people (id serial PRIMARY KEY, postal_code text, age integer, sex text, salary integer);
 INSERT INTO people (postal_code, age, sex, salary) VALUES
-	('50200', 35, 'Male', 14000),
-	('50210', 36, 'Male', 15000),
-	('50230', 40, 'Male', 16000),
-	('50300', 41, 'Female', 25000),
-	('50310', 43, 'Female', 35000),
-	('50330', 47, 'Male', 30000),
-	('50300', 53, 'Male', 40000),
-	('50310', 54, 'Female', 35000),
-	('50330', 58, 'Male', 45000);
+	('50200', 35, 'Male', 14000), ('50210', 36, 'Male', 15000), ('50230', 40, 'Male', 16000),
+	('50300', 41, 'Female', 25000), ('50310', 43, 'Female', 35000), ('50330', 47, 'Male', 30000),
+	('50300', 53, 'Male', 40000), ('50310', 54, 'Female', 35000), ('50330', 58, 'Male', 45000);
 SELECT * FROM people ORDER BY id;
 
+\echo '=== 2. Watch it: partitions of k = 3 distinct salaries spanning at least e = 2000 ==='
+\echo 'keanon finds the partitioning of least error (the sum of max_value - min_value),'
+\echo 'creates the view people_anon, where the salaries of each partition are shuffled'
+\echo 'at random among its rows, and keeps both current from now on.  keanon_pid names'
+\echo 'a row''s partition; it is all that the bound aggregates below need.'
 \echo
-\echo '=== 2. Watch it: k = 3 distinct salaries spanning at least e = 2000 ==='
-\echo 'keanon computes the optimal partitioning, publishes the view people_anon'
-\echo 'with the salaries permuted at random within each partition, and keeps'
-\echo 'both current from now on.'
-\echo
-SELECT keanon.watch('people', 'salary', '{postal_code,age,sex}', 3, 2000);
+SELECT keanon.watch('people', 'salary', '{postal_code,age,sex}', k => 3, e => 2000);
 SELECT * FROM keanon.partitions('people');
 SELECT postal_code, age, sex, salary, keanon_pid FROM people_anon ORDER BY keanon_pid, age;
 
+\echo '=== 3. Query the published view: each answer is a range holding the true value ==='
+\echo 'An analyst runs only the first half of each query, on people_anon; the second'
+\echo 'half reads the table itself to show the true value.  [104000,106000] includes'
+\echo 'both ends.  Two helpers make the output plain: round_out rounds AVG bounds'
+\echo 'outward to 2 decimals (low end down, high end up), and count_in_words reads'
+\echo 'COUNT bounds, an int8range printed half-open: [2,3) means exactly 2.'
 \echo
-\echo '=== 3. An analyst queries the published view and gets tight bounds ==='
-\echo 'The true SUM for ages 40-48 is 106000; keanon answers [104000,106000].'
-\echo
-SELECT keanon.sum_bounds(keanon_pid) AS salary_sum, count(*) AS people
-FROM people_anon WHERE age BETWEEN 40 AND 48;
-SELECT keanon.min_bounds(keanon_pid) AS min_salary,
-	   keanon.max_bounds(keanon_pid) AS max_salary,
-	   keanon.avg_bounds(keanon_pid) AS avg_salary
-FROM people_anon WHERE sex = 'Female';
-SELECT keanon.count_bounds(keanon_pid, 20000, 32000) AS earning_20000_to_32000
-FROM people_anon WHERE age BETWEEN 40 AND 48;
+CREATE FUNCTION round_out(r numrange) RETURNS numrange LANGUAGE sql IMMUTABLE
+RETURN numrange(round(floor(lower(r) * 100) / 100, 2),
+	round(ceiling(upper(r) * 100) / 100, 2), '[]');
+CREATE FUNCTION count_in_words(r int8range) RETURNS text LANGUAGE sql IMMUTABLE
+RETURN CASE WHEN upper(r) - lower(r) = 1 THEN 'exactly ' || lower(r)
+	ELSE 'between ' || lower(r) || ' and ' || (upper(r) - 1) END;
+SELECT 'bounds from people_anon' AS answer,
+	keanon.sum_bounds(keanon_pid)::text AS sum_salary,
+	count_in_words(keanon.count_bounds(keanon_pid, 20000, 32000)) AS earning_20000_to_32000
+FROM people_anon WHERE age BETWEEN 40 AND 48
+UNION ALL
+SELECT 'true value in people', sum(salary)::text,
+	count(*) FILTER (WHERE salary BETWEEN 20000 AND 32000)::text
+FROM people WHERE age BETWEEN 40 AND 48;
+SELECT 'bounds from people_anon' AS answer,
+	keanon.min_bounds(keanon_pid)::text AS min_salary,
+	keanon.max_bounds(keanon_pid)::text AS max_salary,
+	round_out(keanon.avg_bounds(keanon_pid))::text AS avg_salary
+FROM people_anon WHERE sex = 'Female'
+UNION ALL
+SELECT 'true value in people', min(salary)::text, max(salary)::text, round(avg(salary), 2)::text
+FROM people WHERE sex = 'Female';
 
-\echo
-\echo '=== 4. New rows arrive one at a time; the optimum follows ==='
-\echo
+\echo '=== 4. Change the table: the partitioning follows every INSERT, UPDATE and DELETE ==='
 INSERT INTO people (postal_code, age, sex, salary) VALUES ('50400', 30, 'Female', 67000);
 SELECT * FROM keanon.partitions('people');
-INSERT INTO people (postal_code, age, sex, salary) VALUES ('50410', 33, 'Male', 15500);
-SELECT * FROM keanon.partitions('people');
+\echo 'With 67000 the least error puts both 35000s in the middle partition and'
+\echo '40000, 45000 and 67000 in the top one.'
+\echo
 UPDATE people SET salary = 31000 WHERE age = 47;
 DELETE FROM people WHERE age = 36;
 SELECT * FROM keanon.partitions('people');
-SELECT keanon.sum_bounds(keanon_pid) AS salary_sum, count(*) AS people
-FROM people_anon WHERE age BETWEEN 40 AND 48;
+\echo '30000 became 31000, and 15000 left: the lowest partition would hold 2 distinct'
+\echo 'salaries, fewer than k = 3, so the rows now form two partitions.  The query of'
+\echo 'section 3 follows them, with wider bounds, as the partitions are wider:'
+\echo
+SELECT 'bounds from people_anon' AS answer, keanon.sum_bounds(keanon_pid)::text AS sum_salary
+FROM people_anon WHERE age BETWEEN 40 AND 48
+UNION ALL
+SELECT 'true value in people', sum(salary)::text FROM people WHERE age BETWEEN 40 AND 48;
 
-\echo
-\echo '=== 5. Everything is checked against a from-scratch recomputation ==='
-\echo
+\echo '=== 5. keanon.check compares it all with a recomputation from scratch (t: they agree) ==='
 SELECT keanon.check('people');
 
-\echo
-\echo '=== 6. Bad parameters get a clear error and change nothing ==='
-\echo
+\echo '=== 6. A bad parameter is refused with a clear error ==='
 \set ON_ERROR_STOP 0
-SELECT keanon.watch('people', 'salary', '{age}', 1, 2000);
+SELECT keanon.watch('people', 'salary', '{age}', k => 1, e => 2000);
 \set ON_ERROR_STOP 1
-
-\echo
-\echo '=== done ==='

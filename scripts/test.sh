@@ -7,15 +7,20 @@
 #      install it
 #   4. make installcheck as the postgres user in a copy of the tree under
 #      /tmp, against a private temporary server: pg_regress (REGRESS), then
-#      the isolation specs (ISOLATION) and TAP tests (TAP_TESTS) once the
-#      Makefile lists them; PGXS runs all three from the same target
+#      the isolation specs (ISOLATION) and TAP tests (TAP_TESTS); PGXS
+#      runs all three from the same target
+#   5. afterwards, whether the tests passed or failed, build keanon again
+#      the normal way (without -DUSE_ASSERT_CHECKING, in another copy) and
+#      install that, so the assertion-enabled build does not stay installed
+#      in place of a normal one
 #
 # PostgreSQL refuses to run as root, and the postgres user may not be able
 # to read or write the tree where it is (under /root, owned by root), hence
 # the copy.  On failure the regression diffs and server and TAP logs are
 # printed and the script exits non-zero; the copy is kept for inspection.
 #
-# KEANON_ASSERTS=0 builds without -DUSE_ASSERT_CHECKING.
+# KEANON_ASSERTS=0 builds without -DUSE_ASSERT_CHECKING; that build is
+# a normal one, so step 5 is skipped.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,10 +56,35 @@ chmod 755 "$work"
 section "copy of the tree in $work"
 tar -C "$root" --exclude=./.git -cf - . | tar -C "$work" -xf -
 
+# Build and install keanon without assertions, from a fresh copy of the tree
+# (the test copy keeps its objects and output for inspection)
+install_normal_build() {
+	local rc=$? normal
+	set +e
+	section "install a normal build again (without -DUSE_ASSERT_CHECKING)"
+	if normal=$(mktemp -d /tmp/keanon-normal.XXXXXX) &&
+			tar -C "$root" --exclude=./.git -cf - . | tar -C "$normal" -xf - &&
+			make -C "$normal" clean >"$normal/build.log" 2>&1 &&
+			make -C "$normal" -s >>"$normal/build.log" 2>&1 &&
+			make -C "$normal" -s install >>"$normal/build.log" 2>&1; then
+		echo "test: installed keanon built without assertions"
+		rm -rf "$normal"
+	else
+		[ -f "$normal/build.log" ] && cat "$normal/build.log"
+		echo "test: could not install a normal build; the assertion-enabled" \
+			"build is still installed (see $normal)" >&2
+		[ "$rc" -ne 0 ] || rc=1
+	fi
+	exit "$rc"
+}
+
 section "build and install (PG_CFLAGS=$cflags)"
 # also removes any earlier test output copied along with the tree
 make -C "$work" clean >/dev/null
 make -C "$work" PG_CFLAGS="$cflags"
+if [ "${KEANON_ASSERTS:-1}" != 0 ]; then
+	trap install_normal_build EXIT
+fi
 make -C "$work" PG_CFLAGS="$cflags" install
 
 chown -R postgres: "$work"
