@@ -199,6 +199,13 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.forget_watch(oid) IS
 'part of keanon.unwatch and of dropping a watched table: remove its watch and releases from keanon''s catalog (the caller must own the table, unless it is gone); returns the internal objects the watch had';
 
+CREATE FUNCTION keanon.rename_watched_column(tab regclass, old name, new name)
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_rename_watched_column'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.rename_watched_column(regclass, name, name) IS
+'part of following a renamed watched column: record its new name in keanon.watches (the caller must own the table, and the column must carry the new name)';
+
 CREATE FUNCTION keanon.maintain()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'keanon_maintain'
@@ -488,6 +495,13 @@ BEGIN
 				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
 	EXECUTE format('CREATE TRIGGER keanon_truncate AFTER TRUNCATE ON %s '
 				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	-- never fires: it ties the watched columns to the watch, so that
+	-- PostgreSQL itself refuses to drop or retype them, and a rename can
+	-- be followed by their numbers (see keanon.on_alter)
+	EXECUTE format('CREATE TRIGGER keanon_columns BEFORE UPDATE OF %s ON %s '
+				   'FOR EACH STATEMENT WHEN (false) EXECUTE FUNCTION keanon.lock_watch()',
+				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
+				   tab);
 	-- also under session_replication_role = replica and logical replication apply
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock', tab);
 	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_insert', tab);
@@ -557,6 +571,7 @@ BEGIN
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_update ON %s', tab);
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_delete ON %s', tab);
 	EXECUTE format('DROP TRIGGER IF EXISTS keanon_truncate ON %s', tab);
+	EXECUTE format('DROP TRIGGER IF EXISTS keanon_columns ON %s', tab);
 	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
 		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
 	END LOOP;
@@ -577,6 +592,9 @@ DECLARE
 	have text;
 	want text;
 	keys name[];
+	cols name[];
+	attrs int2vector;
+	newname name;
 BEGIN
 	IF to_regclass('keanon.watches') IS NULL THEN
 		RETURN;
@@ -585,13 +603,43 @@ BEGIN
 			 WHERE x.relid::oid IN (SELECT objid FROM pg_event_trigger_ddl_commands()
 									WHERE classid = 'pg_class'::regclass)
 				OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = x.relid OR i.inhparent = x.relid) LOOP
+		-- a watched column renamed: found by its number, renamed along
+		SELECT t.tgattr INTO attrs FROM pg_trigger t
+		WHERE t.tgrelid = w.relid AND t.tgname = 'keanon_columns';
+		IF FOUND THEN
+			cols := w.key_columns;
+			FOREACH col IN ARRAY w.quasi_identifiers || w.sensitive LOOP
+				IF NOT col = ANY (cols) THEN
+					cols := cols || col;
+				END IF;
+			END LOOP;
+			FOR i IN 1 .. cardinality(cols) LOOP
+				SELECT a.attname INTO newname FROM pg_attribute a
+				WHERE a.attrelid = w.relid AND a.attnum = attrs[i - 1] AND NOT a.attisdropped;
+				IF newname IS NOT NULL AND newname <> cols[i] THEN
+					IF newname LIKE 'keanon\_%' THEN
+						RAISE EXCEPTION 'column "%" of table % is watched and cannot take a name reserved for keanon', cols[i], w.relid
+							USING ERRCODE = 'reserved_name';
+					END IF;
+					EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.rows_table, cols[i], newname);
+					IF cols[i] = w.sensitive OR cols[i] = ANY (w.quasi_identifiers) THEN
+						EXECUTE format('ALTER VIEW %s RENAME COLUMN %I TO %I', w.view, cols[i], newname);
+						IF w.release_table IS NOT NULL THEN
+							EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.release_table, cols[i], newname);
+						END IF;
+					END IF;
+					PERFORM keanon.rename_watched_column(w.relid, cols[i], newname);
+				END IF;
+			END LOOP;
+			SELECT x.* INTO w FROM keanon.watches x WHERE x.relid = w.relid;
+		END IF;
 		FOREACH col IN ARRAY w.key_columns || w.quasi_identifiers || w.sensitive LOOP
 			SELECT format_type(a.atttypid, a.atttypmod) INTO have FROM pg_attribute a
 			WHERE a.attrelid = w.relid AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
 			SELECT format_type(a.atttypid, a.atttypmod) INTO want FROM pg_attribute a
 			WHERE a.attrelid = w.rows_table AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
 			IF have IS DISTINCT FROM want THEN
-				RAISE EXCEPTION 'column "%" of table % is watched and cannot be renamed, dropped or changed in type', col, w.relid
+				RAISE EXCEPTION 'column "%" of table % is watched and cannot be dropped or changed in type', col, w.relid
 					USING ERRCODE = 'object_in_use',
 						  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
 			END IF;
@@ -622,7 +670,7 @@ BEGIN
 END;
 $on_alter$;
 COMMENT ON FUNCTION keanon.on_alter() IS
-'event trigger: refuse a change to a watched table that its watch cannot follow (a watched column renamed, dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back)';
+'event trigger: follow a watched column''s rename (into the rows table, the view, the release table and keanon.watches), and refuse a change to a watched table that its watch cannot follow (a watched column dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back)';
 CREATE EVENT TRIGGER keanon_on_alter ON ddl_command_end
 	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
 	EXECUTE FUNCTION keanon.on_alter();

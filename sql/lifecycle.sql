@@ -39,11 +39,24 @@ DROP TABLE w1_parent, w1_parted;
 SELECT keanon.check('w1');
 
 -- ----------------------------------------------------------------
--- Schema changes: watched columns are refused, the rest followed
+-- Schema changes: renames followed, drops and type changes refused
 -- ----------------------------------------------------------------
+-- a renamed watched column is renamed along: in the view too
 ALTER TABLE w1 RENAME COLUMN s TO salary;
 ALTER TABLE w1 RENAME COLUMN qi TO q;
+ALTER TABLE w1 RENAME COLUMN id TO ident;
+SELECT attname FROM pg_attribute WHERE attrelid = 'w1_anon'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT sensitive, quasi_identifiers, key_columns FROM keanon.watches WHERE relid = 'w1'::regclass;
+INSERT INTO w1 (ident, q, salary) VALUES (30, 1, 300);
+UPDATE w1 SET salary = salary + 1, q = 2 WHERE ident = 2;
+SELECT keanon.check('w1');
+ALTER TABLE w1 RENAME COLUMN salary TO s;
+ALTER TABLE w1 RENAME COLUMN q TO qi;
+ALTER TABLE w1 RENAME COLUMN ident TO id;
+ALTER TABLE w1 RENAME COLUMN qi TO keanon_qi;
+-- dropping or retyping a watched column, or changing the key, is refused
 ALTER TABLE w1 DROP COLUMN qi;
+ALTER TABLE w1 DROP COLUMN qi CASCADE;
 ALTER TABLE w1 ALTER COLUMN s TYPE bigint;
 ALTER TABLE w1 ALTER COLUMN qi TYPE bigint;
 ALTER TABLE w1 DROP CONSTRAINT w1_pkey;
@@ -54,6 +67,7 @@ INSERT INTO w1 (id, qi, s) VALUES (21, 1, 205), (22, 2, 5);
 UPDATE w1 SET s = s + 1, extra = 'y' WHERE id = 3;
 DELETE FROM w1 WHERE id = 4;
 SELECT keanon.check('w1');
+DELETE FROM w1 WHERE id = 30;
 -- renaming the table or its schema, in this session and the next
 CREATE SCHEMA rs1;
 ALTER TABLE w1 SET SCHEMA rs1;

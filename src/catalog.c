@@ -19,7 +19,9 @@
  *					with it) and on the extension (dropped with it, never
  *					left behind holding true values);
  *	forget_watch	the caller owns the table, or the table is gone (a DROP
- *					in progress: its objects went with it).
+ *					in progress: its objects went with it);
+ *	rename_watched_column	the caller owns the table, and the column
+ *					carries the new name now.
  *
  * Watch numbers are the least free ones, so there is no counter to
  * exhaust: each number stands for a watched table of its caller's own.
@@ -44,6 +46,7 @@
 
 PG_FUNCTION_INFO_V1(keanon_register_watch);
 PG_FUNCTION_INFO_V1(keanon_forget_watch);
+PG_FUNCTION_INFO_V1(keanon_rename_watched_column);
 
 /* the greatest watch number: a partition id is the number times 10^12 */
 #define KEANON_MAX_WATCH_NO 9223371
@@ -250,4 +253,46 @@ keanon_forget_watch(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/*
+ * keanon.rename_watched_column(tab, old, new): part of following the rename
+ * of a watched column (keanon.on_alter), record its new name
+ */
+Datum
+keanon_rename_watched_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Name		oldname = PG_GETARG_NAME(1);
+	Name		newname = PG_GETARG_NAME(2);
+	KeanonOwnerScope cat;
+	Oid			types[3] = {OIDOID, NAMEOID, NAMEOID};
+	Datum		values[3];
+
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	if (get_attnum(relid, NameStr(*newname)) == InvalidAttrNumber ||
+		get_attnum(relid, NameStr(*oldname)) != InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column \"%s\" of table %s was not renamed to \"%s\"",
+						NameStr(*oldname), get_rel_name(relid), NameStr(*newname))));
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = NameGetDatum(oldname);
+	values[2] = NameGetDatum(newname);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonCatalogBegin(&cat);
+	if (SPI_execute_with_args("UPDATE keanon.watches SET "
+							  "sensitive = CASE WHEN sensitive OPERATOR(pg_catalog.=) $2 THEN $3 ELSE sensitive END, "
+							  "quasi_identifiers = pg_catalog.array_replace(quasi_identifiers, $2, $3), "
+							  "key_columns = pg_catalog.array_replace(key_columns, $2, $3) "
+							  "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not watched", get_rel_name(relid))));
+	KeanonOwnerEnd(&cat);
+	SPI_finish();
+	PG_RETURN_VOID();
 }

@@ -465,7 +465,7 @@ KeanonMaintain(TriggerData *trigdata)
 						   w.rows, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
 						   KeanonNameList(w.keys, "n."), KeanonNameList(w.keys, "o."), w.s, w.s, w.s);
 		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
-		changes = palloc(sizeof(KeChange) * (SPI_processed + 1));
+		changes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (SPI_processed + 1));
 		nchanges = returned_changes(&w, changes, 0, -1);
 		ndel = nchanges;
 		if (ndel == 1)
