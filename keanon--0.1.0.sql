@@ -503,11 +503,9 @@ BEGIN
 				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
 				   tab);
 	-- also under session_replication_role = replica and logical replication apply
-	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock', tab);
-	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_insert', tab);
-	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_update', tab);
-	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_delete', tab);
-	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_truncate', tab);
+	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_insert, '
+				   'ENABLE ALWAYS TRIGGER keanon_update, ENABLE ALWAYS TRIGGER keanon_delete, '
+				   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
 
 	RETURN format('%I.%I', nsp, view_name)::regclass;
 END;
@@ -565,13 +563,12 @@ SET search_path = pg_catalog, pg_temp
 AS $end_watch$
 DECLARE
 	w record;
+	trig name;
 BEGIN
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_lock ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_insert ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_update ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_delete ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_truncate ON %s', tab);
-	EXECUTE format('DROP TRIGGER IF EXISTS keanon_columns ON %s', tab);
+	FOREACH trig IN ARRAY ARRAY['keanon_lock', 'keanon_insert', 'keanon_update', 'keanon_delete',
+								'keanon_truncate', 'keanon_columns']::name[] LOOP
+		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', trig, tab);
+	END LOOP;
 	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
 		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
 	END LOOP;
