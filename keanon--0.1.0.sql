@@ -592,6 +592,8 @@ DECLARE
 	cols name[];
 	attrs int2vector;
 	newname name;
+	owner_name name;
+	obj regclass;
 BEGIN
 	IF to_regclass('keanon.watches') IS NULL THEN
 		RETURN;
@@ -656,6 +658,18 @@ BEGIN
 					  DETAIL = 'Rows written through a parent would bypass the watch.',
 					  HINT = format('Call keanon.unwatch(%L) first.', w.relid::text);
 		END IF;
+		-- a new owner of the table takes its watch's objects along
+		SELECT r.rolname INTO owner_name FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+		WHERE c.oid = w.relid;
+		IF (SELECT relowner FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
+		   (SELECT relowner FROM pg_class WHERE oid = w.rows_table) THEN
+			FOREACH obj IN ARRAY ARRAY[w.rows_table, w.parts_table, w.release_table]::regclass[] LOOP
+				IF obj IS NOT NULL THEN
+					EXECUTE format('ALTER TABLE %s OWNER TO %I', obj, owner_name);
+				END IF;
+			END LOOP;
+			EXECUTE format('ALTER VIEW %s OWNER TO %I', w.view, owner_name);
+		END IF;
 		IF (SELECT relpersistence FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
 		   (SELECT relpersistence FROM pg_class WHERE oid = w.rows_table) THEN
 			RAISE EXCEPTION 'watched table % cannot change between logged and unlogged', w.relid
@@ -704,6 +718,18 @@ BEGIN
 				w.relid, obj.object_identity;
 			PERFORM keanon.end_watch(w.relid);
 		END LOOP;
+	END LOOP;
+	-- the keanon index of a watch that lives on: the watch ends too
+	FOR w IN SELECT x.relid FROM keanon.watches x
+			 WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid)
+			   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.rows_table)
+			   AND NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+							   JOIN pg_am a ON a.oid = c.relam
+							   WHERE i.indrelid = x.rows_table AND a.amname = 'keanon')
+			   AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
+						   WHERE d.object_type = 'index') LOOP
+		RAISE NOTICE 'the watch of % ended: its keanon index was dropped', w.relid;
+		PERFORM keanon.end_watch(w.relid);
 	END LOOP;
 END;
 $on_drop$;

@@ -230,7 +230,22 @@ RESET ROLE;
 SELECT c.relname, r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
 WHERE c.relnamespace = 'lc'::regnamespace AND c.relkind IN ('r', 'v') ORDER BY c.relname;
 SELECT keanon.check('lc.t');
+-- a new owner of the table takes the watch's objects along
+CREATE ROLE keanon_lc_next;
+GRANT USAGE ON SCHEMA lc TO keanon_lc_next;
+ALTER TABLE lc.t OWNER TO keanon_lc_next;
+SELECT c.relname, r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+WHERE c.relnamespace = 'lc'::regnamespace AND c.relkind IN ('r', 'v') ORDER BY c.relname;
+INSERT INTO lc.t VALUES (12, 2, 12);
+SELECT keanon.check('lc.t');
+-- dropping the keanon index ends the watch
+SET client_min_messages = notice;
+DROP INDEX lc.t_keanon_idx;
+SET client_min_messages = warning;
+SELECT count(*) AS watched FROM keanon.watches WHERE relid = 'lc.t'::regclass;
+SELECT count(*) AS left_behind FROM pg_class WHERE relnamespace = 'lc'::regnamespace AND (relname LIKE 't\_keanon%' OR relname = 't_anon');
 DROP SCHEMA lc CASCADE;
+DROP ROLE keanon_lc_next;
 DROP ROLE keanon_lc_member;
 DROP ROLE keanon_lc_owner;
 
