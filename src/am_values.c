@@ -380,6 +380,13 @@ KeanonParseE(const char *text)
 	return e;
 }
 
+/* -x */
+static Numeric
+numeric_uminus_opt(Numeric x)
+{
+	return DatumGetNumeric(DirectFunctionCall1(numeric_uminus, NumericGetDatum(x)));
+}
+
 /* 2^n for n >= 0, exactly: products of integers lose nothing */
 static Numeric
 numeric_pow2(int n)
@@ -425,6 +432,22 @@ least_double_above(Numeric e)
 		d = nextafter(d, -INFINITY);
 	pfree(str);
 	return d;
+}
+
+/*
+ * A numeric as the double nearest to it, as a cast to double precision
+ * rounds, but infinite (of its sign) past the largest double instead of
+ * an error.  NaN is the caller's to refuse.
+ */
+double
+KeanonNumericToDouble(Numeric x)
+{
+	bool		neg = num_cmp(x, int64_to_numeric(0)) < 0;
+
+	if (numeric_is_inf(x) ||
+		double_cmp_numeric(DBL_MAX, neg ? numeric_uminus_opt(x) : x) < 0)
+		return neg ? -INFINITY : INFINITY;
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(x)));
 }
 
 /*

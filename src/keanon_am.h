@@ -230,6 +230,7 @@ extern KeNum KeanonDatumToNum(const KeanonValueType *vt, Datum d);
 extern Datum KeanonNumToNumeric(const KeanonValueType *vt, KeNum x);
 extern Numeric KeanonParseE(const char *text);
 extern KeNum KeanonENum(const KeanonValueType *vt, const char *text);
+extern double KeanonNumericToDouble(Numeric x);
 extern int	KeanonNumericScale(Datum num);
 
 #endif							/* KEANON_AM_H */

@@ -46,6 +46,13 @@ typedef union KeNum
 
 #define KE_EXACT_INF	(((ke_int128) 1) << 120)
 
+/*
+ * Exact-kind values lie strictly between -KE_VALUE_LIMIT and KE_VALUE_LIMIT,
+ * so that differences, sums of partition ranges and the DP's running
+ * minima stay far inside 128 bits.
+ */
+#define KE_VALUE_LIMIT	(((ke_int128) 1) << 118)
+
 /* Make an exact-kind number from a 64-bit integer */
 static inline KeNum
 ke_num_int(int64_t x)
@@ -162,9 +169,7 @@ ke_num_to_double(KeKind kind, KeNum x)
 static inline char *
 ke_num_format(KeKind kind, KeNum x, char *buf, size_t len)
 {
-	if (ke_num_is_inf(kind, x))
-		snprintf(buf, len, "inf");
-	else if (kind == KE_KIND_FLOAT)
+	if (kind == KE_KIND_FLOAT)
 		snprintf(buf, len, "%.17g", x.f);
 	else
 	{
