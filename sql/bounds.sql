@@ -211,10 +211,15 @@ GROUP BY t ORDER BY t;
 SELECT keanon.count_bounds(keanon_pid, 'NaN', NULL) FROM typed_b_anon;
 SELECT keanon.count_bounds(keanon_pid, 0, 'NaN') FROM typed_c_anon;
 -- bounds must be the same on every row: the first row does not decide
+-- (the detail names the first two bounds met, in the rows' random order)
+\set VERBOSITY terse
 SELECT keanon.count_bounds(keanon_pid, CASE WHEN grp < 8 THEN 0 ELSE 1000 END, 50000)
 FROM typed_b_anon;
 SELECT keanon.count_bounds(keanon_pid, 0, CASE WHEN grp = 16 THEN NULL ELSE 50000 END)
 FROM typed_b_anon;
+\set VERBOSITY default
+SELECT keanon.count_bounds(pid, lo, 100)
+FROM (VALUES (1000000000001, 5), (1000000000001, 5), (1000000000002, 7)) v(pid, lo);
 -- GROUP BY the bounds to count against several
 SELECT lo, keanon.count_bounds(keanon_pid, lo, 50000) =
 		   count_oracle('typed_b', 'b', format('grp < 8 AND (grp < 4) = %L', lo = 0), lo, 50000)

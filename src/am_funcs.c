@@ -94,17 +94,14 @@ collect_run(const KeRunInfo *r, void *arg)
 static bool
 same_run(KeKind kind, const KeRunInfo *a, const KeRunInfo *b)
 {
-	bool		ainf = ke_num_is_inf(kind, a->E),
-				binf = ke_num_is_inf(kind, b->E);
-
 	if (!ke_num_eq(kind, a->value, b->value) || a->count != b->count ||
-		a->end != b->end || ainf != binf)
+		a->end != b->end || a->feasible != b->feasible)
 		return false;
-	if (ainf)
+	if (!a->feasible)
 		return true;
-	if (kind == KE_KIND_FLOAT)
+	if (kind == KE_KIND_FLOAT && isfinite(b->E.f))
 	{
-		if (fabs(a->E.f - b->E.f) > 1e-9 * Max(1.0, fabs(b->E.f)))
+		if (!isfinite(a->E.f) || fabs(a->E.f - b->E.f) > 1e-9 * Max(1.0, fabs(b->E.f)))
 			return false;
 	}
 	else if (!ke_num_eq(kind, a->E, b->E))
