@@ -2,6 +2,24 @@
 CREATE EXTENSION IF NOT EXISTS keanon;
 SET client_min_messages = warning;
 
+-- An index agrees with its table when it holds the partitions the engine
+-- computes from scratch over the table's values (keanon.optimal_partitions)
+CREATE FUNCTION index_agrees(idx regclass, vals bigint[], k integer, e bigint)
+RETURNS boolean LANGUAGE sql AS $$
+	SELECT (SELECT coalesce(array_agg(ARRAY[n, distinct_values, min_value, max_value, error]
+									  ORDER BY pid), '{}')
+			FROM keanon.index_partitions(idx)) =
+		   (SELECT coalesce(array_agg(ARRAY[n, distinct_values, min_value, max_value, error]
+									  ORDER BY pid), '{}')
+			FROM keanon.optimal_partitions(vals, k, e))
+$$;
+-- The metapage as it stands (superuser only), without the repair that
+-- opening the index does
+CREATE FUNCTION index_metapage(index regclass, OUT layout_version integer,
+	OUT value_type regtype, OUT scale integer, OUT k integer, OUT e numeric,
+	OUT nrows bigint, OUT needs_rebuild boolean, OUT flux xid[])
+AS '$libdir/keanon', 'keanon_index_metapage' LANGUAGE C STRICT;
+
 -- The research's worked example (report Tables 3.5/3.6), k = 3, e = 2
 CREATE TABLE t35 (id serial PRIMARY KEY, v integer);
 INSERT INTO t35 (v) VALUES (54), (55), (56), (65), (70), (75), (75), (80), (85);
@@ -131,6 +149,7 @@ DROP OPERATOR CLASS broken_ops USING keanon;
 BEGIN;
 INSERT INTO t35 (v) VALUES (67);
 SELECT keanon.index_apply('t35_ke', '{67}', '{1}') > 0 AS recomputed;
+SELECT index_agrees('t35_ke', ARRAY(SELECT v FROM t35)::bigint[], 3, 2);
 SELECT keanon.index_check('t35_ke');
 ROLLBACK;
 -- the aborted change is found and the state rebuilt from the table
@@ -139,10 +158,12 @@ SELECT * FROM keanon.index_partitions('t35_ke');
 
 BEGIN;
 INSERT INTO t35 (v) VALUES (60);
-SELECT keanon.index_apply('t35_ke', '{60}', '{1}') >= 0 AS applied;
+SELECT FROM keanon.index_apply('t35_ke', '{60}', '{1}');
+SELECT index_agrees('t35_ke', ARRAY(SELECT v FROM t35)::bigint[], 3, 2);
 SAVEPOINT s1;
 INSERT INTO t35 (v) VALUES (61), (62);
-SELECT keanon.index_apply('t35_ke', '{61,62}', '{1,1}') >= 0 AS applied;
+SELECT FROM keanon.index_apply('t35_ke', '{61,62}', '{1,1}');
+SELECT index_agrees('t35_ke', ARRAY(SELECT v FROM t35)::bigint[], 3, 2);
 ROLLBACK TO SAVEPOINT s1;
 SELECT keanon.index_check('t35_ke');
 COMMIT;
@@ -176,4 +197,58 @@ CREATE INDEX ul_ke ON ul USING keanon (v) WITH (k = 4, e = 3);
 SELECT * FROM keanon.index_partitions('ul_ke');
 SELECT keanon.index_check('ul_ke');
 
-DROP TABLE t35, salaries, few, empty_t, types, floats, decimals, ul;
+-- VACUUM settles the metapage's list of unconfirmed transactions, so that
+-- no 32-bit id outlives the commit log: a committed writer is forgotten,
+-- an aborted one becomes the rebuild mark
+CREATE TABLE fl (id serial PRIMARY KEY, v integer);
+INSERT INTO fl (v) SELECT i FROM generate_series(1, 10) i;
+CREATE INDEX fl_ke ON fl USING keanon (v) WITH (k = 2, e = 1);
+SELECT layout_version, value_type, k, e, nrows, needs_rebuild, cardinality(flux) AS flux
+FROM index_metapage('fl_ke');
+BEGIN;
+INSERT INTO fl (v) VALUES (11);
+SELECT FROM keanon.index_apply('fl_ke', '{11}', '{1}');
+ROLLBACK;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+VACUUM fl;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+-- the next user rebuilds, and its own entry goes at the next VACUUM
+SELECT keanon.index_check('fl_ke');
+SELECT index_agrees('fl_ke', ARRAY(SELECT v FROM fl)::bigint[], 2, 1);
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+VACUUM fl;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+BEGIN;
+INSERT INTO fl (v) VALUES (11);
+SELECT FROM keanon.index_apply('fl_ke', '{11}', '{1}');
+COMMIT;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+VACUUM fl;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+SELECT keanon.index_check('fl_ke');
+SELECT index_agrees('fl_ke', ARRAY(SELECT v FROM fl)::bigint[], 2, 1);
+-- the same for a watch, whose index is on its rows table
+CREATE TABLE flw (id integer PRIMARY KEY, q integer, v integer);
+INSERT INTO flw SELECT i, i % 3, i * 10 FROM generate_series(1, 12) i;
+SELECT keanon.watch('flw', 'v', '{q}', 3, 0);
+BEGIN;
+INSERT INTO flw VALUES (13, 1, 55), (14, 2, 65);
+ROLLBACK;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('flw_keanon_idx');
+VACUUM flw_keanon_rows;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('flw_keanon_idx');
+INSERT INTO flw VALUES (13, 1, 55);
+VACUUM flw_keanon_rows;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('flw_keanon_idx');
+SELECT index_agrees('flw_keanon_idx', ARRAY(SELECT v FROM flw)::bigint[], 3, 0);
+SELECT keanon.check('flw');
+-- superusers only
+CREATE ROLE keanon_plain_role;
+SET ROLE keanon_plain_role;
+SELECT flux FROM index_metapage('fl_ke');
+RESET ROLE;
+DROP ROLE keanon_plain_role;
+SELECT index_metapage('fl');
+
+DROP TABLE t35, salaries, few, empty_t, types, floats, decimals, ul, fl, flw;
+DROP FUNCTION index_agrees, index_metapage;

@@ -11,7 +11,8 @@
  * that aborted or was cut short by a crash means the pages may hold changes
  * the table does not: the state is rebuilt from the table before anything
  * else happens.  Readers do the same check; they can repair only on a
- * primary.
+ * primary.  Ids are looked up under XactTruncationLock, after checking that
+ * the oldest listed one is still within the commit log (see keanon_am.h).
  */
 #include "postgres.h"
 
@@ -23,6 +24,7 @@
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
@@ -80,12 +82,69 @@ KeanonCheckStatus(KeStatus st, Relation index)
 			 errhint("REINDEX the index.")));
 }
 
-/* Classify the metapage's transaction list */
+/*
+ * The full id of a transaction id no older than 2^31 ids before the next
+ * one: a listed id that is current, in progress or just written.
+ */
+static FullTransactionId
+full_xid_recent(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		behind = XidFromFullTransactionId(next) - xid;
+
+	return FullTransactionIdFromU64(U64FromFullTransactionId(next) - behind);
+}
+
+/*
+ * Recompute flux_oldest from the listed ids, every one of which must be
+ * recent (current, in progress or just decided): call after rewriting the
+ * list.
+ */
+void
+KeanonFluxSetOldest(KeanonMetaPageData *meta)
+{
+	FullTransactionId oldest = InvalidFullTransactionId;
+
+	for (uint32 i = 0; i < meta->nflux; i++)
+	{
+		FullTransactionId f = full_xid_recent(meta->flux[i]);
+
+		if (!FullTransactionIdIsValid(oldest) || FullTransactionIdPrecedes(f, oldest))
+			oldest = f;
+	}
+	meta->flux_oldest = oldest;
+}
+
+/*
+ * Is some listed id older than the commit log reaches, so that its fate
+ * can no longer be asked?  The caller holds XactTruncationLock.
+ */
+bool
+KeanonFluxBeyondClog(const KeanonMetaPageData *meta)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest_clog = ShmemVariableCache->oldestClogXid;
+	uint32		behind = XidFromFullTransactionId(next) - oldest_clog;
+	FullTransactionId clog_full;
+
+	Assert(LWLockHeldByMe(XactTruncationLock));
+	if (meta->nflux == 0)
+		return false;
+	/* entries of an older build carry no full id: treat them as gone */
+	if (!FullTransactionIdIsValid(meta->flux_oldest))
+		return true;
+	clog_full = FullTransactionIdFromU64(U64FromFullTransactionId(next) - behind);
+	return FullTransactionIdPrecedes(meta->flux_oldest, clog_full);
+}
+
+/* Classify the metapage's transaction list; hold XactTruncationLock */
 static FluxState
-flux_state(const KeanonMetaPageData *meta)
+flux_state_locked(const KeanonMetaPageData *meta)
 {
 	FluxState	st = FLUX_CLEAN;
 
+	if (KeanonFluxBeyondClog(meta))
+		return FLUX_BROKEN;
 	for (uint32 i = 0; i < meta->nflux; i++)
 	{
 		TransactionId xid = meta->flux[i];
@@ -107,6 +166,19 @@ flux_state(const KeanonMetaPageData *meta)
 	return st;
 }
 
+/* Classify the metapage's transaction list */
+static FluxState
+flux_state(const KeanonMetaPageData *meta)
+{
+	FluxState	st;
+
+	/* as pg_xact_status does: the commit log cannot shrink meanwhile */
+	LWLockAcquire(XactTruncationLock, LW_SHARED);
+	st = flux_state_locked(meta);
+	LWLockRelease(XactTruncationLock);
+	return st;
+}
+
 /* Is the index's state trustworthy as it stands? */
 static bool
 state_ok(const KeanonMetaPageData *meta)
@@ -115,8 +187,8 @@ state_ok(const KeanonMetaPageData *meta)
 }
 
 /* Read and check the metapage into *out; *lsn gets its LSN */
-static void
-read_meta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn)
+void
+KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn)
 {
 	Buffer		buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
 	Page		page;
@@ -185,16 +257,17 @@ register_writer(Relation index, bool rebuilding)
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
 	meta = KeanonPageGetMeta(page);
+	/*
+	 * Opening the index settled every listed id but the current
+	 * transaction's: the others committed (a broken list was rebuilt), and
+	 * are dropped without asking the commit log again.
+	 */
 	for (uint32 i = 0; i < meta->nflux; i++)
 	{
 		TransactionId x = meta->flux[i];
 
-		/* after a rebuild nothing older matters */
-		if (rebuilding && !TransactionIdIsCurrentTransactionId(x))
-			continue;
-		if (!TransactionIdIsCurrentTransactionId(x) && TransactionIdDidCommit(x))
-			continue;
-		meta->flux[n++] = x;
+		if (TransactionIdIsCurrentTransactionId(x))
+			meta->flux[n++] = x;
 	}
 	if (!present)
 	{
@@ -207,6 +280,7 @@ register_writer(Relation index, bool rebuilding)
 		meta->flux[n++] = xid;
 	}
 	meta->nflux = n;
+	KeanonFluxSetOldest(meta);
 	if (rebuilding)
 		meta->needs_rebuild = true;
 	lsn = GenericXLogFinish(state);
@@ -253,7 +327,7 @@ KeanonIndexValueType(Oid indexoid, KeanonValueType *vt)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a keanon index", RelationGetRelationName(index))));
-	read_meta(index, meta, &lsn);
+	KeanonIndexReadMeta(index, meta, &lsn);
 	vt->typid = meta->typid;
 	vt->kind = (KeKind) meta->kind;
 	vt->scale = meta->scale;
@@ -353,7 +427,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 
 	keanon_lock(indexoid, lockmode);
 	ki->lockmode = lockmode;
-	read_meta(ki->index, meta, &ki->meta_lsn);
+	KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 	if (RecoveryInProgress() && flux_state(meta) == FLUX_BUSY)
 		changing_on_primary(ki->index);
 	if (!state_ok(meta))
@@ -370,7 +444,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			keanon_unlock(indexoid, ShareLock);
 			keanon_lock(indexoid, ExclusiveLock);
 			ki->lockmode = ExclusiveLock;
-			read_meta(ki->index, meta, &ki->meta_lsn);
+			KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 		}
 		if (!state_ok(meta))
 		{
@@ -418,7 +492,7 @@ KeanonIndexClose(KeanonIndex *ki)
 			XLogRecPtr	lsn;
 
 			/* replay changed the pages under this reader: its view may be torn */
-			read_meta(ki->index, meta, &lsn);
+			KeanonIndexReadMeta(ki->index, meta, &lsn);
 			if (lsn != ki->meta_lsn)
 				changing_on_primary(ki->index);
 		}

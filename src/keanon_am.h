@@ -27,6 +27,13 @@
  * next user of the index finds it aborted and rebuilds the state from the
  * table.  The same holds for rolled-back transactions and savepoints.
  * Builds write pages without WAL and log the whole relation once.
+ *
+ * The list holds 32-bit ids, which the commit log answers for only until
+ * it is truncated.  VACUUM settles every listed id whose fate is known
+ * (committed ones go, undone ones become the needs_rebuild mark); should an
+ * id outlive that anyway (VACUUM skipping index cleanup, say), the full id
+ * of the oldest entry, kept beside the list, shows it is older than the
+ * commit log reaches, and the state is rebuilt without asking.
  */
 #ifndef KEANON_AM_H
 #define KEANON_AM_H
@@ -103,8 +110,10 @@ typedef struct KeanonMetaPageData
 	int32		k;
 	KeNum		e;				/* exact, in the engine's units (am_values.c) */
 	KeMeta		engine;			/* the engine's root record */
-	bool		needs_rebuild;	/* set by a build that could not finish */
+	bool		needs_rebuild;	/* a build could not finish, or a change was undone */
 	uint32		nflux;
+	/* the oldest of flux[] as a full id: older than the commit log reaches means undone */
+	FullTransactionId flux_oldest;
 	TransactionId flux[KEANON_MAX_FLUX];
 } KeanonMetaPageData;
 
@@ -212,15 +221,19 @@ extern void KeanonEngineAllocator(void);
 /* am_index.c */
 extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
 extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
+extern void KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn);
 extern void KeanonIndexLockForWrite(Oid indexoid);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
 extern void KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n);
 extern void KeanonCheckStatus(KeStatus st, Relation index);
+extern bool KeanonFluxBeyondClog(const KeanonMetaPageData *meta);
+extern void KeanonFluxSetOldest(KeanonMetaPageData *meta);
 
 /* am_funcs.c */
 extern void KeanonIndexVerify(KeanonIndex *ki);
+extern void KeanonCheckIsKeanon(Relation index);
 
 /* am_values.c */
 extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
