@@ -250,5 +250,84 @@ RESET ROLE;
 DROP ROLE keanon_plain_role;
 SELECT index_metapage('fl');
 
-DROP TABLE t35, salaries, few, empty_t, types, floats, decimals, ul, fl, flw;
+-- An unconstrained numeric column just works: its index keeps at least 10
+-- decimal places (34 significant digits in all), shows values with the
+-- decimals they need, and raises its scale for finer values
+CREATE TABLE un (id integer PRIMARY KEY, q integer, v numeric);
+INSERT INTO un VALUES (1, 1, 1.5), (2, 2, 2.25), (3, 3, 10), (4, 1, 3), (5, 2, 4.75), (6, 3, 6);
+SELECT keanon.watch('un', 'v', '{q}', 2, 0.5);
+INSERT INTO un VALUES (7, 1, 3.125), (8, 3, 7.0625);
+SELECT keanon.check('un');
+SELECT scale, e FROM index_metapage('un_keanon_idx');
+-- the partitions, against the engine's optimum over the values in 1/10^4 steps
+SELECT (SELECT array_agg(ARRAY[n, distinct_values, min_value * 10000, max_value * 10000, error * 10000]
+						 ORDER BY min_value) FROM keanon.partitions('un')) =
+	   (SELECT array_agg(ARRAY[n, distinct_values, min_value, max_value, error] ORDER BY pid)
+		FROM keanon.optimal_partitions(ARRAY(SELECT (v * 10000)::bigint FROM un), 2, 5000))
+	   AS matches_optimum;
+SELECT n, min_value, max_value, error FROM keanon.partitions('un');
+-- bounds against the exact ones from each partition's true values
+CREATE FUNCTION un_oracle(pred text) RETURNS numrange LANGUAGE plpgsql AS $$
+DECLARE
+	r numrange;
+BEGIN
+	EXECUTE format($q$
+		WITH parts AS (SELECT keanon_pid, array_agg(v ORDER BY v) AS vals, count(*) AS n
+					   FROM un_keanon_rows GROUP BY 1),
+			 hits AS (SELECT keanon_pid, count(*) AS h FROM un_keanon_rows WHERE %s GROUP BY 1)
+		SELECT numrange(sum((SELECT sum(x) FROM unnest(vals[1:h]) x)),
+						sum((SELECT sum(x) FROM unnest(vals[n - h + 1:n]) x)), '[]')
+		FROM hits JOIN parts USING (keanon_pid)$q$, pred) INTO r;
+	RETURN r;
+END;
+$$;
+SELECT q, keanon.sum_bounds(keanon_pid), keanon.sum_bounds(keanon_pid) = un_oracle('q = ' || q) AS exact
+FROM un_anon GROUP BY q ORDER BY q;
+SELECT keanon.sum_bounds(keanon_pid) = un_oracle('true') AS exact,
+	   keanon.sum_bounds(keanon_pid) = numrange(sum(v), sum(v), '[]') AS closed_on_truth
+FROM un_anon;
+-- finer than 10 places: refused with a hint the table's owner can follow
+INSERT INTO un VALUES (9, 1, 3.12345678901);
+ALTER INDEX un_keanon_idx SET (scale = 11);
+REINDEX INDEX un_keanon_idx;
+INSERT INTO un VALUES (9, 1, 3.12345678901);
+SELECT scale FROM index_metapage('un_keanon_idx');
+SELECT keanon.check('un');
+SELECT keanon.sum_bounds(keanon_pid) = un_oracle('q = 1') AS exact FROM un_anon WHERE q = 1;
+DROP FUNCTION un_oracle;
+
+-- The scale rises in place when a change brings finer values (index_apply
+-- does, before converting any), rewritten from the index's own state
+CREATE TABLE gr (id serial PRIMARY KEY, v numeric);
+CREATE INDEX gr_ke ON gr USING keanon (v) WITH (k = 2, e = 0.5);
+SELECT scale, e, nrows FROM index_metapage('gr_ke');
+INSERT INTO gr (v) VALUES (1.5), (2.25), (10), (4);
+SELECT FROM keanon.index_apply('gr_ke', '{1.5,2.25,10,4}', '{1,1,1,1}');
+INSERT INTO gr (v) VALUES (3.123456789012), (-7.5);
+SELECT FROM keanon.index_apply('gr_ke', '{3.123456789012,-7.5}', '{1,1}');
+SELECT scale, e, nrows, needs_rebuild FROM index_metapage('gr_ke');
+SELECT keanon.index_check('gr_ke');
+SELECT (SELECT array_agg(ARRAY[n, distinct_values, min_value * 1e12, max_value * 1e12, error * 1e12]
+						 ORDER BY pid) FROM keanon.index_partitions('gr_ke')) =
+	   (SELECT array_agg(ARRAY[n, distinct_values, min_value, max_value, error] ORDER BY pid)
+		FROM keanon.optimal_partitions(ARRAY(SELECT (v * 1e12)::bigint FROM gr), 2, 500000000000))
+	   AS matches_optimum;
+SELECT * FROM keanon.index_partitions('gr_ke');
+-- in a transaction that rolls back, the rise stays and the state is repaired
+BEGIN;
+INSERT INTO gr (v) VALUES (0.0000000000001);
+SELECT FROM keanon.index_apply('gr_ke', '{0.0000000000001}', '{1}');
+ROLLBACK;
+SELECT scale FROM index_metapage('gr_ke');
+SELECT keanon.index_check('gr_ke');
+-- beyond 30 places, or past 34 significant digits: clear errors, nothing changed
+SELECT keanon.index_apply('gr_ke', '{1e-31}', '{1}');
+INSERT INTO gr (v) VALUES (1e20);
+SELECT FROM keanon.index_apply('gr_ke', '{1e20}', '{1}');
+SELECT keanon.index_apply('gr_ke', '{1e-14}', '{1}');
+SELECT keanon.index_apply('gr_ke', '{1e21}', '{1}');
+SELECT scale FROM index_metapage('gr_ke');
+SELECT keanon.index_check('gr_ke');
+
+DROP TABLE t35, salaries, few, empty_t, types, floats, decimals, ul, fl, flw, un, gr;
 DROP FUNCTION index_agrees, index_metapage;

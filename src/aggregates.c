@@ -486,6 +486,15 @@ wide_numeric(const KeanonValueType *vt, const WideSum *s)
 
 		units = numeric_mul_opt_error(units, DatumGetNumeric(step), NULL);
 	}
+	/* an unconstrained column's sum shows the decimals it needs, as its values do */
+	if (vt->grows)
+	{
+		Datum		d = DirectFunctionCall1(numeric_trim_scale, NumericGetDatum(units));
+
+		if (KeanonNumericScale(d) < vt->display_scale)
+			d = DirectFunctionCall2(numeric_round, d, Int32GetDatum(vt->display_scale));
+		return d;
+	}
 	return NumericGetDatum(units);
 }
 

@@ -225,7 +225,8 @@ numeric_arg_to_num(const KeanonValueType *vt, Datum num)
  * of crash safety and replication; superuser only, since it makes the index
  * disagree with its table until the table changes the same way.  Like the
  * triggers, call it before changing the table: an index that must repair
- * itself first rebuilds from the table as it stands.
+ * itself first rebuilds from the table as it stands.  An unconstrained
+ * numeric index raises its scale to the finest value's first.
  */
 Datum
 keanon_index_apply(PG_FUNCTION_ARGS)
@@ -256,11 +257,26 @@ keanon_index_apply(PG_FUNCTION_ARGS)
 	ki = KeanonIndexOpen(indexoid, true);
 	changes = palloc(sizeof(KeChange) * Max(nv, 1));
 	for (int i = 0; i < nv; i++)
-	{
 		if (vnulls[i] || dnulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("values and deltas must not be null")));
+	/* an unconstrained numeric index first takes the finest value's scale */
+	if (ki->vt.grows)
+	{
+		int			need = 0;
+
+		for (int i = 0; i < nv; i++)
+		{
+			Numeric		n = DatumGetNumeric(vals[i]);
+
+			if (!numeric_is_nan(n) && !numeric_is_inf(n))
+				need = Max(need, KeanonNumericMinScale(vals[i]));
+		}
+		KeanonIndexFitScale(ki, need);
+	}
+	for (int i = 0; i < nv; i++)
+	{
 		changes[i].value = numeric_arg_to_num(&ki->vt, vals[i]);
 		changes[i].delta = DatumGetInt64(deltas[i]);
 	}
@@ -311,9 +327,7 @@ keanon_index_metapage(PG_FUNCTION_ARGS)
 	KeanonCheckIsKeanon(index);
 	meta = palloc(sizeof(KeanonMetaPageData));
 	KeanonIndexReadMeta(index, meta, &lsn);
-	vt.typid = meta->typid;
-	vt.kind = (KeKind) meta->kind;
-	vt.scale = meta->scale;
+	KeanonMetaValueType(meta, indexoid, &vt);
 	values[0] = Int32GetDatum((int32) meta->version);
 	values[1] = ObjectIdGetDatum(meta->typid);
 	values[2] = Int32GetDatum(meta->scale);

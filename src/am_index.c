@@ -22,11 +22,13 @@
 #include "access/transam.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -312,6 +314,18 @@ clear_rebuild_mark(Relation index)
 	UnlockReleaseBuffer(buf);
 }
 
+/* The value type a metapage records, for index `index` */
+void
+KeanonMetaValueType(const KeanonMetaPageData *meta, Oid index, KeanonValueType *vt)
+{
+	vt->typid = meta->typid;
+	vt->kind = (KeKind) meta->kind;
+	vt->scale = meta->scale;
+	vt->grows = meta->scale_grows;
+	vt->display_scale = meta->display_scale;
+	vt->index = index;
+}
+
 /*
  * The value type of a keanon index, from its metapage, without the keanon
  * lock: bound aggregates need no more and must not wait for writers.
@@ -328,9 +342,7 @@ KeanonIndexValueType(Oid indexoid, KeanonValueType *vt)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a keanon index", RelationGetRelationName(index))));
 	KeanonIndexReadMeta(index, meta, &lsn);
-	vt->typid = meta->typid;
-	vt->kind = (KeKind) meta->kind;
-	vt->scale = meta->scale;
+	KeanonMetaValueType(meta, indexoid, vt);
 	pfree(meta);
 	index_close(index, AccessShareLock);
 }
@@ -448,9 +460,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 		}
 		if (!state_ok(meta))
 		{
-			ki->vt.typid = meta->typid;
-			ki->vt.kind = (KeKind) meta->kind;
-			ki->vt.scale = meta->scale;
+			KeanonMetaValueType(meta, indexoid, &ki->vt);
 			ki->k = meta->k;
 			ki->e = meta->e;
 			register_writer(ki->index, true);
@@ -458,9 +468,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			clear_rebuild_mark(ki->index);
 		}
 	}
-	ki->vt.typid = meta->typid;
-	ki->vt.kind = (KeKind) meta->kind;
-	ki->vt.scale = meta->scale;
+	KeanonMetaValueType(meta, indexoid, &ki->vt);
 	ki->k = meta->k;
 	ki->e = meta->e;
 	if (for_write)
@@ -502,6 +510,109 @@ KeanonIndexClose(KeanonIndex *ki)
 	table_close(ki->heap, AccessShareLock);
 	index_close(ki->index, NoLock);
 	MemoryContextDelete(ki->cxt);
+}
+
+typedef struct RunArrays
+{
+	KeNum	   *vals;
+	int64	   *counts;
+	size_t		n;
+	size_t		cap;
+} RunArrays;
+
+/* Collect the runs of an engine */
+static bool
+collect_run(const KeRunInfo *r, void *arg)
+{
+	RunArrays  *ra = arg;
+
+	if (ra->n == ra->cap)
+	{
+		ra->cap = ra->cap * 2 + 64;
+		ra->vals = ra->vals ? repalloc_huge(ra->vals, sizeof(KeNum) * ra->cap)
+			: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeNum) * ra->cap);
+		ra->counts = ra->counts ? repalloc_huge(ra->counts, sizeof(int64) * ra->cap)
+			: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * ra->cap);
+	}
+	ra->vals[ra->n] = r->value;
+	ra->counts[ra->n] = r->count;
+	ra->n++;
+	return true;
+}
+
+/*
+ * Let an unconstrained numeric index opened for writing keep at least
+ * `scale` decimal places.  Values with more decimal places than the index
+ * keeps are refused on conversion, and converting never changes the
+ * scale; a caller about to convert a change's values asks for the most
+ * decimal places among them first (KeanonNumericMinScale), before it
+ * converts any value, since numbers converted earlier would be in the old
+ * units.
+ *
+ * The state is laid out again from its own runs (not from the table, which
+ * may be mid-statement), every value multiplied by the power of ten, and e
+ * read again from its option at the new scale: in this transaction, as a
+ * repair is, so the rebuild mark is durable before the pages are written
+ * without WAL and logged whole, and a crash or abort in between leaves a
+ * state the next user rebuilds from the table at the new scale.  Indexes of
+ * other types, or with a declared or given scale, are left as they are.
+ */
+void
+KeanonIndexFitScale(KeanonIndex *ki, int scale)
+{
+	MemoryContext old;
+	RunArrays	ra = {0};
+	KeanonValueType vt = ki->vt;
+	const char *name = RelationGetRelationName(ki->index);
+	ke_int128	factor = 1;
+	ke_int128	limit = 1;
+	KeNum		e;
+
+	if (ki->vt.typid != NUMERICOID || !ki->vt.grows || scale <= ki->vt.scale)
+		return;
+	Assert(ki->mode == KEANON_STORE_WRITE);
+	if (scale > KEANON_MAX_SCALE)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("values with %d decimal places are too precise for keanon index \"%s\"",
+						scale, name),
+				 errdetail("A keanon index keeps at most %d decimal places.", KEANON_MAX_SCALE),
+				 errhint("Round the values.")));
+	old = MemoryContextSwitchTo(ki->cxt);
+	for (int i = ki->vt.scale; i < scale; i++)
+		factor *= 10;
+	for (int i = 0; i < 34; i++)
+		limit *= 10;
+	if (ki->engine != NULL)
+		ke_foreach_run(ki->engine, collect_run, &ra);
+	for (size_t i = 0; i < ra.n; i++)
+	{
+		ke_int128	v = ra.vals[i].i;
+
+		if ((v < 0 ? -v : v) >= limit / factor)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("keanon index \"%s\" cannot keep %d decimal places", name, scale),
+					 errdetail("Its value %s would take more than 34 significant digits.",
+							   DatumGetCString(DirectFunctionCall1(numeric_out,
+																   KeanonNumToNumeric(&ki->vt, ra.vals[i]))))));
+		ra.vals[i].i = v * factor;
+	}
+	vt.scale = scale;
+	e = KeanonENum(&vt, KeanonOptionsE((KeanonOptions *) ki->index->rd_options));
+
+	/* the private copies of this change are in the runs: the rewrite replaces them */
+	if (ki->engine != NULL)
+		ke_close(ki->engine);
+	ki->engine = NULL;
+	KeanonStoreRelease(ki->store);
+	register_writer(ki->index, true);
+	KeanonWriteRuns(ki->index, &vt, ki->k, e, ra.vals, ra.counts, ra.n);
+	clear_rebuild_mark(ki->index);
+	ki->vt = vt;
+	ki->e = e;
+	attach_engine(ki, KEANON_STORE_WRITE);
+	MemoryContextSwitchTo(old);
 }
 
 /* Apply a batch of value changes to an index opened for writing */

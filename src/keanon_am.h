@@ -80,6 +80,13 @@
 /* the largest decimal scale of a numeric column */
 #define KEANON_MAX_SCALE		30
 
+/*
+ * The least scale of an unconstrained numeric index: finer values raise it
+ * (KeanonIndexFitScale), up to KEANON_MAX_SCALE, at the cost of digits
+ * before the point (34 significant digits in all).
+ */
+#define KEANON_GROWING_SCALE	10
+
 /* ----------------------------------------------------------------
  * On-disk structures
  * ----------------------------------------------------------------
@@ -107,6 +114,8 @@ typedef struct KeanonMetaPageData
 	Oid			typid;			/* the indexed column's type */
 	int32		kind;			/* KeKind */
 	int32		scale;			/* numeric: values are scaled by 10^scale */
+	bool		scale_grows;	/* unconstrained numeric: scale rises with the values */
+	int32		display_scale;	/* decimal places shown at least */
 	int32		k;
 	KeNum		e;				/* exact, in the engine's units (am_values.c) */
 	KeMeta		engine;			/* the engine's root record */
@@ -144,7 +153,10 @@ typedef struct KeanonValueType
 {
 	Oid			typid;
 	KeKind		kind;
-	int			scale;
+	int			scale;			/* numeric: values are scaled by 10^scale */
+	bool		grows;			/* unconstrained numeric: the scale may rise */
+	int			display_scale;	/* decimal places shown at least */
+	Oid			index;			/* the index, for messages, or InvalidOid */
 } KeanonValueType;
 
 typedef enum KeanonStoreMode
@@ -196,6 +208,8 @@ extern IndexBuildResult *keanonbuild(Relation heap, Relation index,
 									 struct IndexInfo *indexInfo);
 extern void keanonbuildempty(Relation index);
 extern void KeanonRebuild(KeanonIndex *ki);
+extern void KeanonWriteRuns(Relation index, const KeanonValueType *vt, int k, KeNum e,
+							const KeNum *vals, const int64 *counts, size_t m);
 extern void KeanonTableValues(Relation heap, Relation index,
 							  const KeanonValueType *vt, KeanonValues *out);
 extern char *keanonbuildphasename(int64 phasenum);
@@ -213,6 +227,7 @@ extern KeStore *KeanonStoreCreate(Relation index, KeanonStoreMode mode);
 extern void KeanonStoreFinish(KeStore *store);
 extern void KeanonStoreRelease(KeStore *store);
 extern void KeanonStoreReset(KeStore *store);
+extern KeanonMetaPageData *KeanonStoreMetaPage(KeStore *store);
 extern BlockNumber KeanonStoreBlocks(KeStore *store);
 extern void KeanonInitMetaPage(Relation index, ForkNumber fork,
 							   const KeanonValueType *vt, int k, KeNum e);
@@ -229,6 +244,9 @@ extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n)
 extern void KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n);
 extern void KeanonCheckStatus(KeStatus st, Relation index);
 extern bool KeanonFluxBeyondClog(const KeanonMetaPageData *meta);
+extern void KeanonIndexFitScale(KeanonIndex *ki, int scale);
+extern void KeanonMetaValueType(const KeanonMetaPageData *meta, Oid index,
+								KeanonValueType *vt);
 extern void KeanonFluxSetOldest(KeanonMetaPageData *meta);
 
 /* am_funcs.c */
@@ -245,5 +263,6 @@ extern Numeric KeanonParseE(const char *text);
 extern KeNum KeanonENum(const KeanonValueType *vt, const char *text);
 extern double KeanonNumericToDouble(Numeric x);
 extern int	KeanonNumericScale(Datum num);
+extern int	KeanonNumericMinScale(Datum num);
 
 #endif							/* KEANON_AM_H */

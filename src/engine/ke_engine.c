@@ -990,12 +990,17 @@ ke_sum_error(KeEngine *eng, KeNum *out)
  * ----------------------------------------------------------------
  */
 
-/* Replace the contents with the sorted values, by one linear DP pass */
-KeStatus
-ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
+/*
+ * Replace the contents by one linear DP pass: over n sorted values when
+ * run_counts is NULL, else over n runs (strictly ascending values, each
+ * with its count of rows).
+ */
+static KeStatus
+build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
 {
 	KeKind		kind = eng->kind;
 	size_t		m = 0;
+	int64_t		nrows = 0;
 	KeNum	   *vals = NULL,
 			   *E = NULL,
 			   *best = NULL,
@@ -1021,7 +1026,9 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	{
 		if (!value_ok(kind, sorted[i]))
 			return KE_ERR_ARG;
-		if (i > 0 && ke_num_cmp(kind, sorted[i - 1], sorted[i]) > 0)
+		if (i > 0 && ke_num_cmp(kind, sorted[i - 1], sorted[i]) >= (run_counts ? 0 : 1))
+			return KE_ERR_ARG;
+		if (run_counts != NULL && run_counts[i] < 1)
 			return KE_ERR_ARG;
 	}
 	vals = ke_calloc(cap, sizeof(KeNum));
@@ -1038,14 +1045,17 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 		goto done;
 	for (size_t i = 0; i < n; i++)
 	{
+		int64_t		c = run_counts != NULL ? run_counts[i] : 1;
+
 		if (m > 0 && ke_num_eq(kind, vals[m - 1], sorted[i]))
-			counts[m - 1]++;
+			counts[m - 1] += c;
 		else
 		{
 			vals[m] = sorted[i];
-			counts[m] = 1;
+			counts[m] = c;
 			m++;
 		}
+		nrows += c;
 	}
 	ke_linear_dp(kind, eng->k, eng->e, vals, counts, m,
 				 E, feasible, best, argmin, argmin_last, frontier, end);
@@ -1131,7 +1141,7 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	meta->root = level_ids[0];
 	meta->height = height;
 	meta->nruns = (int64_t) m;
-	meta->nrows = (int64_t) n;
+	meta->nrows = nrows;
 	meta->npartitions = nparts;
 	memset(&eng->last, 0, sizeof(eng->last));
 	eng->last.runs_recomputed = (int64_t) m;
@@ -1153,6 +1163,20 @@ done:
 	ke_free(level_ids);
 	ke_free(level_keys);
 	return st;
+}
+
+/* Replace the contents with the sorted values, by one linear DP pass */
+KeStatus
+ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
+{
+	return build(eng, sorted, NULL, n);
+}
+
+/* Replace the contents with m runs: ascending distinct values and their counts */
+KeStatus
+ke_build_runs(KeEngine *eng, const KeNum *vals, const int64_t *counts, size_t m)
+{
+	return build(eng, vals, counts, m);
 }
 
 /* ----------------------------------------------------------------

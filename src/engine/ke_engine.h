@@ -185,6 +185,7 @@ extern bool ke_sum_error(KeEngine *eng, KeNum *out);
 extern const char *ke_status_message(KeStatus st);
 
 extern KeStatus ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n);
+extern KeStatus ke_build_runs(KeEngine *eng, const KeNum *vals, const int64_t *counts, size_t m);
 extern KeStatus ke_insert(KeEngine *eng, KeNum v);
 extern KeStatus ke_delete(KeEngine *eng, KeNum v);
 extern KeStatus ke_apply(KeEngine *eng, const KeChange *changes, size_t n);

@@ -19,6 +19,7 @@
  *				golden.json by gen_golden.py), built in bulk and by inserts
  *	bounds		the report's query-bound examples over the engine's partitions
  *	args		invalid arguments are refused and change nothing
+ *	build_runs	building from runs equals building from their rows
  *	overflow	float-kind sum-errors past the largest double: a valid
  *				partitioning stays valid, feasibility against the oracle
  *	random		deterministic randomized sequences of inserts, deletes, batches,
@@ -1578,6 +1579,76 @@ test_overflow(int nseq)
 	}
 }
 
+/*
+ * ke_build_runs: building from runs (value, count) gives exactly the state
+ * of building from the rows they stand for; runs out of order, repeated or
+ * empty are refused.
+ */
+static void
+test_build_runs(int nseq)
+{
+	for (int q = 0; q < nseq; q++)
+	{
+		KeKind		kind = q % 2 == 0 ? KE_KIND_EXACT : KE_KIND_FLOAT;
+		int			k = 2 + q % 4;
+		KeNum		e = num(kind, q % 3 == 0 ? 0 : (int64_t) (q % 7));
+		size_t		m;
+		KeNum	   *vals;
+		int64_t    *counts;
+		Model		mo = {kind, 0, 0, NULL};
+		KeStore    *store = ke_memstore_create(512);
+		KeEngine   *eng;
+		Expect		x;
+		RunList		rl = {0};
+		PartList	pl = {0};
+		KeStatus	st;
+
+		rng_seed(9000u + (unsigned) q);
+		m = (size_t) rng_below(40);
+		vals = xmalloc((m + 1) * sizeof(KeNum));
+		counts = xmalloc((m + 1) * sizeof(int64_t));
+		case_begin("build_runs %d: %zu runs, k=%d", q, m, k);
+		for (size_t i = 0; i < m; i++)
+		{
+			vals[i] = num(kind, (int64_t) (i * 3 + rng_below(3)));
+			counts[i] = 1 + (int64_t) rng_below(4);
+			model_add(&mo, vals[i], counts[i]);
+		}
+		if (ke_create(&eng, store, kind, k, e) != KE_OK)
+			fail("ke_create failed");
+		else
+		{
+			if ((st = ke_build_runs(eng, vals, counts, m)) != KE_OK)
+				fail("ke_build_runs: %s", ke_status_message(st));
+			expect_compute(&x, kind, k, e, mo.d, mo.n);
+			check_engine(eng, kind, k, e, &x, &rl, &pl);
+			expect_free(&x);
+			if (m >= 2)
+			{
+				KeNum		v0 = vals[0];
+				int64_t		c0 = counts[0];
+
+				vals[0] = vals[1];
+				if (ke_build_runs(eng, vals, counts, m) != KE_ERR_ARG)
+					fail("ke_build_runs took a repeated value");
+				vals[0] = v0;
+				counts[0] = 0;
+				if (ke_build_runs(eng, vals, counts, m) != KE_ERR_ARG)
+					fail("ke_build_runs took a run of no rows");
+				counts[0] = c0;
+			}
+			ke_close(eng);
+		}
+		ke_memstore_destroy(store);
+		free(vals);
+		free(counts);
+		free(mo.d);
+		free(rl.r);
+		free(pl.p);
+		case_end();
+	}
+}
+
 /* ----------------------------------------------------------------
  * Randomized differential tests
  * ----------------------------------------------------------------
@@ -2688,6 +2759,10 @@ main(int argc, char **argv)
 	before = cases_failed;
 	test_args();
 	printf("args: invalid arguments checked%s\n",
+		   cases_failed > before ? " (with failures)" : "");
+	before = cases_failed;
+	test_build_runs(200);
+	printf("build_runs: builds from runs checked%s\n",
 		   cases_failed > before ? " (with failures)" : "");
 	before = cases_failed;
 	test_overflow(300);
