@@ -182,7 +182,7 @@ value_ok(KeKind kind, KeNum v)
 {
 	if (kind == KE_KIND_FLOAT)
 		return isfinite(v.f);
-	return v.i > -KE_EXACT_INF / 4 && v.i < KE_EXACT_INF / 4;
+	return v.i > -KE_VALUE_LIMIT && v.i < KE_VALUE_LIMIT;
 }
 
 static void *(*alloc_hook) (size_t) = malloc;
