@@ -8,7 +8,9 @@
  * decimal scale), the engine's root record and the list of transactions
  * whose changes are not yet known to have committed.  Every other block
  * holds one engine node in its contents area, or is free (KEANON_PAGE_FREE,
- * listed in the free space map).
+ * listed in the free space map).  The scale of an unconstrained numeric
+ * column is the one exception to "frozen": it may rise, which lays the
+ * state out again at the new scale (KeanonIndexFitScale).
  *
  * Locks.  The state is not MVCC: one writer at a time, readers excluded
  * while it writes.  Writers take the keanon lock of the index (an object
