@@ -161,6 +161,100 @@ SELECT compare_bounds('big', 'v', 'grp < 5');
 RESET ALL;
 SELECT keanon.check('big');
 
+-- count_bounds against an oracle: per partition, h of its n rows hit and g
+-- of its values lie in [lo, hi] (NULL: unbounded), compared as numeric
+CREATE FUNCTION count_oracle(src text, col name, pred text, lo numeric, hi numeric)
+RETURNS int8range LANGUAGE plpgsql AS $$
+DECLARE
+	r int8range;
+BEGIN
+	EXECUTE format($q$
+		WITH hits AS (SELECT keanon_pid AS pid, count(*) AS h FROM %1$I
+					  WHERE keanon_pid IS NOT NULL AND (%3$s) GROUP BY 1),
+			 parts AS (SELECT keanon_pid AS pid, count(*) AS n,
+							  count(*) FILTER (WHERE ($1 IS NULL OR %2$I::numeric >= $1)
+												 AND ($2 IS NULL OR %2$I::numeric <= $2)) AS g
+					   FROM %1$I WHERE keanon_pid IS NOT NULL GROUP BY 1)
+		SELECT int8range(sum(greatest(0, h - (n - g)))::bigint, sum(least(h, g))::bigint, '[]')
+		FROM hits JOIN parts USING (pid)$q$, src || '_keanon_rows', col, pred)
+	INTO r USING lo, hi;
+	RETURN r;
+END;
+$$;
+CREATE FUNCTION compare_counts(src text, col name, pred text, lo numeric, hi numeric)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	got int8range;
+	want int8range := count_oracle(src, col, pred, lo, hi);
+BEGIN
+	EXECUTE format('SELECT keanon.count_bounds(keanon_pid, $1, $2) FROM %I WHERE %s',
+				   src || '_anon', pred) INTO got USING lo, hi;
+	RETURN CASE WHEN got IS NOT DISTINCT FROM want THEN 'ok'
+		   ELSE format('[%s, %s]: %s, oracle %s', lo, hi, got, want) END;
+END;
+$$;
+
+-- Ends beyond every value of the column are just wide ends, infinite ends
+-- unbounded or empty, on integer, numeric and bigint columns alike
+SELECT t, count(*) FILTER (WHERE r = 'ok') AS ok,
+	   string_agg(r, '; ') FILTER (WHERE r <> 'ok') AS failures
+FROM unnest('{typed_a:a,typed_b:b,typed_c:c}'::text[]) tc,
+	 LATERAL (SELECT split_part(tc, ':', 1) AS t, split_part(tc, ':', 2) AS col) x,
+	 LATERAL (SELECT compare_counts(x.t, x.col::name, p, lo, hi) AS r
+			  FROM unnest('{grp < 9, grp % 3 = 1}'::text[]) p,
+				   (VALUES (1e40, NULL::numeric), (NULL, 1e40), (-1e40, 1e40), (NULL, -1e40),
+						   ('-Infinity', 'Infinity'), ('Infinity', NULL), (NULL, '-Infinity'),
+						   ('-Infinity', 30.5), (12.25, 'Infinity'), (-9.9e39, 2500.005),
+						   (99999999999999999999, NULL)) b(lo, hi)) c
+GROUP BY t ORDER BY t;
+-- NaN is refused
+SELECT keanon.count_bounds(keanon_pid, 'NaN', NULL) FROM typed_b_anon;
+SELECT keanon.count_bounds(keanon_pid, 0, 'NaN') FROM typed_c_anon;
+-- bounds must be the same on every row: the first row does not decide
+-- (the detail names the first two bounds met, in the rows' random order)
+\set VERBOSITY terse
+SELECT keanon.count_bounds(keanon_pid, CASE WHEN grp < 8 THEN 0 ELSE 1000 END, 50000)
+FROM typed_b_anon;
+SELECT keanon.count_bounds(keanon_pid, 0, CASE WHEN grp = 16 THEN NULL ELSE 50000 END)
+FROM typed_b_anon;
+\set VERBOSITY default
+SELECT keanon.count_bounds(pid, lo, 100)
+FROM (VALUES (1000000000001, 5), (1000000000001, 5), (1000000000002, 7)) v(pid, lo);
+-- GROUP BY the bounds to count against several
+SELECT lo, keanon.count_bounds(keanon_pid, lo, 50000) =
+		   count_oracle('typed_b', 'b', format('grp < 8 AND (grp < 4) = %L', lo = 0), lo, 50000)
+		   AS matches_oracle
+FROM (SELECT keanon_pid, CASE WHEN grp < 4 THEN 0 ELSE 1000 END AS lo FROM typed_b_anon WHERE grp < 8) s
+GROUP BY lo ORDER BY lo;
+SELECT t, keanon.check(t::regclass) FROM unnest('{typed_a,typed_b,typed_c}'::text[]) t;
+
+-- Sums are exact beyond 128 bits: numeric(40,2) values near the largest a
+-- keanon index holds (34 significant digits at the column's scale),
+-- 20000 rows of them, and bigint values near 2^63
+CREATE TABLE wide (id integer PRIMARY KEY, grp integer, v numeric(40,2), w bigint);
+INSERT INTO wide
+SELECT i, i % 13, 99999999999999999999999999999999.99 - (i % 5) * 1234567890123.45,
+	   CASE WHEN i % 4 = 0 THEN -9223372036854775808 + i ELSE 9223372036854775807 - i * 1000 END
+FROM generate_series(1, 20000) i;
+CREATE TABLE wide_v AS SELECT id, grp, v FROM wide;
+ALTER TABLE wide_v ADD PRIMARY KEY (id);
+CREATE TABLE wide_w AS SELECT id, grp, w FROM wide;
+ALTER TABLE wide_w ADD PRIMARY KEY (id);
+SELECT keanon.watch('wide_v', 'v', '{grp}', 3, 0);
+SELECT keanon.watch('wide_w', 'w', '{grp}', 3, 1000000);
+SELECT compare_bounds('wide_v', 'v', p) AS v, compare_bounds('wide_w', 'w', p) AS w
+FROM unnest('{true, grp < 7, grp = 3}'::text[]) p;
+-- every row selected: the bounds close on the true sum, past 2^127 steps
+SELECT keanon.sum_bounds(keanon_pid) = numrange(t.s, t.s, '[]') AS exact, t.s * 100 > 2::numeric ^ 127 AS past_128_bits
+FROM wide_v_anon, (SELECT sum(v) AS s FROM wide_v) t GROUP BY t.s;
+SELECT keanon.avg_bounds(keanon_pid) @> (SELECT avg(v) FROM wide_v) AS avg_holds
+FROM wide_v_anon;
+-- values the index cannot hold are refused, not mangled
+INSERT INTO wide_v VALUES (0, 0, 10000000000000000000000000000000000000.00);
+SELECT keanon.check('wide_v'), keanon.check('wide_w');
+DROP TABLE wide, wide_v, wide_w;
+DROP FUNCTION count_oracle, compare_counts;
+
 -- An analyst granted only the view gets bounds; others do not
 CREATE ROLE keanon_reader;
 GRANT SELECT ON people_anon TO keanon_reader;

@@ -79,6 +79,64 @@ FROM keanon.optimal_partitions(ARRAY(SELECT generate_series(1, 1000))::bigint[],
 SELECT * FROM keanon.optimal_partitions(ARRAY(SELECT generate_series(1, 1000))::bigint[], 3, 2)
 WHERE pid IN (1, 2, 333);
 
+-- double precision errors past the largest double: every partitioning of
+-- these values has a sum-error that overflows, yet valid ones exist
+SELECT pid, n, distinct_values, min_value::float8, max_value::float8, error::float8
+FROM keanon.optimal_partitions('{1.7e308,-1.7e308,0,1}'::float8[], 2, 0);
+-- against exact arithmetic: the least sum-error over every partitioning,
+-- found by trying every set of cuts in numeric
+CREATE FUNCTION brute_optimum(vals float8[], k integer, e float8) RETURNS numeric
+LANGUAGE plpgsql AS $$
+DECLARE
+	d numeric[] := ARRAY(SELECT v::numeric FROM unnest(vals) v WHERE v IS NOT NULL ORDER BY v);
+	n integer := cardinality(d);
+	best numeric;
+	total numeric;
+	first integer;
+	ok boolean;
+BEGIN
+	FOR cuts IN 0 .. (1 << greatest(n - 1, 0)) - 1 LOOP
+		total := 0;
+		first := 1;
+		ok := n > 0;
+		FOR i IN 1 .. n LOOP
+			IF i = n OR (cuts >> (i - 1)) & 1 = 1 THEN
+				IF (SELECT count(DISTINCT x) FROM unnest(d[first:i]) x) < k OR d[i] - d[first] < e::numeric
+				   OR (i < n AND d[i] = d[i + 1]) THEN
+					ok := false;
+				END IF;
+				total := total + d[i] - d[first];
+				first := i + 1;
+			END IF;
+		END LOOP;
+		IF ok AND (best IS NULL OR total < best) THEN
+			best := total;
+		END IF;
+	END LOOP;
+	RETURN best;
+END;
+$$;
+-- a valid partitioning exists exactly when one of all the values is valid;
+-- the engine's partitions must be valid, cover every value, and here (no
+-- tie between different exact sums) reach the exact optimum
+SELECT vals, k, e,
+	   (SELECT count(*) > 0 FROM keanon.optimal_partitions(vals, k, e)) =
+		   (SELECT count(DISTINCT v) >= k AND max(v)::numeric - min(v)::numeric >= e::numeric
+			FROM unnest(vals) v) AS feasible_right,
+	   (SELECT count(*) = 0 OR (bool_and(distinct_values >= k AND max_value - min_value >= e::numeric)
+								AND sum(n) = (SELECT count(v) FROM unnest(vals) v))
+		FROM keanon.optimal_partitions(vals, k, e)) AS valid,
+	   (SELECT sum(max_value - min_value) FROM keanon.optimal_partitions(vals, k, e))
+		   IS NOT DISTINCT FROM brute_optimum(vals, k, e) AS optimal
+FROM (VALUES ('{1.7e308,-1.7e308,0,1}'::float8[], 2, 0::float8),
+			 ('{1.7e308,-1.7e308,0,1}', 2, 1e308),
+			 ('{1.7e308,-1.7e308,0,1}', 3, 0),
+			 ('{1.7e308,-1.7e308,0,1}', 5, 0),
+			 ('{-1.7976931348623157e308,1.7976931348623157e308}', 2, 1e308),
+			 ('{-1.7e308,-1.6e308,1.6e308,1.7e308}', 2, 0),
+			 ('{-1e308,-1e308,5,1e308,1.5e308,1.7e308}', 2, 1e300)) t(vals, k, e);
+DROP FUNCTION brute_optimum;
+
 -- STRICT: a NULL argument gives no rows
 SELECT count(*) FROM keanon.optimal_partitions(NULL::bigint[], 3, 2);
 SELECT count(*) FROM keanon.optimal_partitions('{1,2,3}'::bigint[], NULL, 2);

@@ -2,6 +2,24 @@
 CREATE EXTENSION IF NOT EXISTS keanon;
 SET client_min_messages = warning;
 
+-- An index agrees with its table when it holds the partitions the engine
+-- computes from scratch over the table's values (keanon.optimal_partitions)
+CREATE FUNCTION index_agrees(idx regclass, vals bigint[], k integer, e bigint)
+RETURNS boolean LANGUAGE sql AS $$
+	SELECT (SELECT coalesce(array_agg(ARRAY[n, distinct_values, min_value, max_value, error]
+									  ORDER BY pid), '{}')
+			FROM keanon.index_partitions(idx)) =
+		   (SELECT coalesce(array_agg(ARRAY[n, distinct_values, min_value, max_value, error]
+									  ORDER BY pid), '{}')
+			FROM keanon.optimal_partitions(vals, k, e))
+$$;
+-- The metapage as it stands (superuser only), without the repair that
+-- opening the index does
+CREATE FUNCTION index_metapage(index regclass, OUT layout_version integer,
+	OUT value_type regtype, OUT scale integer, OUT k integer, OUT e numeric,
+	OUT nrows bigint, OUT needs_rebuild boolean, OUT flux xid[])
+AS '$libdir/keanon', 'keanon_index_metapage' LANGUAGE C STRICT;
+
 -- The research's worked example (report Tables 3.5/3.6), k = 3, e = 2
 CREATE TABLE t35 (id serial PRIMARY KEY, v integer);
 INSERT INTO t35 (v) VALUES (54), (55), (56), (65), (70), (75), (75), (80), (85);
@@ -131,6 +149,7 @@ DROP OPERATOR CLASS broken_ops USING keanon;
 BEGIN;
 INSERT INTO t35 (v) VALUES (67);
 SELECT keanon.index_apply('t35_ke', '{67}', '{1}') > 0 AS recomputed;
+SELECT index_agrees('t35_ke', ARRAY(SELECT v FROM t35)::bigint[], 3, 2);
 SELECT keanon.index_check('t35_ke');
 ROLLBACK;
 -- the aborted change is found and the state rebuilt from the table
@@ -139,10 +158,12 @@ SELECT * FROM keanon.index_partitions('t35_ke');
 
 BEGIN;
 INSERT INTO t35 (v) VALUES (60);
-SELECT keanon.index_apply('t35_ke', '{60}', '{1}') >= 0 AS applied;
+SELECT FROM keanon.index_apply('t35_ke', '{60}', '{1}');
+SELECT index_agrees('t35_ke', ARRAY(SELECT v FROM t35)::bigint[], 3, 2);
 SAVEPOINT s1;
 INSERT INTO t35 (v) VALUES (61), (62);
-SELECT keanon.index_apply('t35_ke', '{61,62}', '{1,1}') >= 0 AS applied;
+SELECT FROM keanon.index_apply('t35_ke', '{61,62}', '{1,1}');
+SELECT index_agrees('t35_ke', ARRAY(SELECT v FROM t35)::bigint[], 3, 2);
 ROLLBACK TO SAVEPOINT s1;
 SELECT keanon.index_check('t35_ke');
 COMMIT;
@@ -176,4 +197,137 @@ CREATE INDEX ul_ke ON ul USING keanon (v) WITH (k = 4, e = 3);
 SELECT * FROM keanon.index_partitions('ul_ke');
 SELECT keanon.index_check('ul_ke');
 
-DROP TABLE t35, salaries, few, empty_t, types, floats, decimals, ul;
+-- VACUUM settles the metapage's list of unconfirmed transactions, so that
+-- no 32-bit id outlives the commit log: a committed writer is forgotten,
+-- an aborted one becomes the rebuild mark
+CREATE TABLE fl (id serial PRIMARY KEY, v integer);
+INSERT INTO fl (v) SELECT i FROM generate_series(1, 10) i;
+CREATE INDEX fl_ke ON fl USING keanon (v) WITH (k = 2, e = 1);
+SELECT layout_version, value_type, k, e, nrows, needs_rebuild, cardinality(flux) AS flux
+FROM index_metapage('fl_ke');
+BEGIN;
+INSERT INTO fl (v) VALUES (11);
+SELECT FROM keanon.index_apply('fl_ke', '{11}', '{1}');
+ROLLBACK;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+VACUUM fl;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+-- the next user rebuilds, and its own entry goes at the next VACUUM
+SELECT keanon.index_check('fl_ke');
+SELECT index_agrees('fl_ke', ARRAY(SELECT v FROM fl)::bigint[], 2, 1);
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+VACUUM fl;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+BEGIN;
+INSERT INTO fl (v) VALUES (11);
+SELECT FROM keanon.index_apply('fl_ke', '{11}', '{1}');
+COMMIT;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+VACUUM fl;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('fl_ke');
+SELECT keanon.index_check('fl_ke');
+SELECT index_agrees('fl_ke', ARRAY(SELECT v FROM fl)::bigint[], 2, 1);
+-- the same for a watch, whose index is on its rows table
+CREATE TABLE flw (id integer PRIMARY KEY, q integer, v integer);
+INSERT INTO flw SELECT i, i % 3, i * 10 FROM generate_series(1, 12) i;
+SELECT keanon.watch('flw', 'v', '{q}', 3, 0);
+BEGIN;
+INSERT INTO flw VALUES (13, 1, 55), (14, 2, 65);
+ROLLBACK;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('flw_keanon_idx');
+VACUUM flw_keanon_rows;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('flw_keanon_idx');
+INSERT INTO flw VALUES (13, 1, 55);
+VACUUM flw_keanon_rows;
+SELECT needs_rebuild, cardinality(flux) AS flux FROM index_metapage('flw_keanon_idx');
+SELECT index_agrees('flw_keanon_idx', ARRAY(SELECT v FROM flw)::bigint[], 3, 0);
+SELECT keanon.check('flw');
+-- superusers only
+CREATE ROLE keanon_plain_role;
+SET ROLE keanon_plain_role;
+SELECT flux FROM index_metapage('fl_ke');
+RESET ROLE;
+DROP ROLE keanon_plain_role;
+SELECT index_metapage('fl');
+
+-- An unconstrained numeric column just works: its index keeps at least 10
+-- decimal places (34 significant digits in all), shows values with the
+-- decimals they need, and raises its scale for finer values
+CREATE TABLE un (id integer PRIMARY KEY, q integer, v numeric);
+INSERT INTO un VALUES (1, 1, 1.5), (2, 2, 2.25), (3, 3, 10), (4, 1, 3), (5, 2, 4.75), (6, 3, 6);
+SELECT keanon.watch('un', 'v', '{q}', 2, 0.5);
+INSERT INTO un VALUES (7, 1, 3.125), (8, 3, 7.0625);
+SELECT keanon.check('un');
+SELECT scale, e FROM index_metapage('un_keanon_idx');
+-- the partitions, against the engine's optimum over the values in 1/10^4 steps
+SELECT (SELECT array_agg(ARRAY[n, distinct_values, min_value * 10000, max_value * 10000, error * 10000]
+						 ORDER BY min_value) FROM keanon.partitions('un')) =
+	   (SELECT array_agg(ARRAY[n, distinct_values, min_value, max_value, error] ORDER BY pid)
+		FROM keanon.optimal_partitions(ARRAY(SELECT (v * 10000)::bigint FROM un), 2, 5000))
+	   AS matches_optimum;
+SELECT n, min_value, max_value, error FROM keanon.partitions('un');
+-- bounds against the exact ones from each partition's true values
+CREATE FUNCTION un_oracle(pred text) RETURNS numrange LANGUAGE plpgsql AS $$
+DECLARE
+	r numrange;
+BEGIN
+	EXECUTE format($q$
+		WITH parts AS (SELECT keanon_pid, array_agg(v ORDER BY v) AS vals, count(*) AS n
+					   FROM un_keanon_rows GROUP BY 1),
+			 hits AS (SELECT keanon_pid, count(*) AS h FROM un_keanon_rows WHERE %s GROUP BY 1)
+		SELECT numrange(sum((SELECT sum(x) FROM unnest(vals[1:h]) x)),
+						sum((SELECT sum(x) FROM unnest(vals[n - h + 1:n]) x)), '[]')
+		FROM hits JOIN parts USING (keanon_pid)$q$, pred) INTO r;
+	RETURN r;
+END;
+$$;
+SELECT q, keanon.sum_bounds(keanon_pid), keanon.sum_bounds(keanon_pid) = un_oracle('q = ' || q) AS exact
+FROM un_anon GROUP BY q ORDER BY q;
+SELECT keanon.sum_bounds(keanon_pid) = un_oracle('true') AS exact,
+	   keanon.sum_bounds(keanon_pid) = numrange(sum(v), sum(v), '[]') AS closed_on_truth
+FROM un_anon;
+-- finer than 10 places: refused with a hint the table's owner can follow
+INSERT INTO un VALUES (9, 1, 3.12345678901);
+ALTER INDEX un_keanon_idx SET (scale = 11);
+REINDEX INDEX un_keanon_idx;
+INSERT INTO un VALUES (9, 1, 3.12345678901);
+SELECT scale FROM index_metapage('un_keanon_idx');
+SELECT keanon.check('un');
+SELECT keanon.sum_bounds(keanon_pid) = un_oracle('q = 1') AS exact FROM un_anon WHERE q = 1;
+DROP FUNCTION un_oracle;
+
+-- The scale rises in place when a change brings finer values (index_apply
+-- does, before converting any), rewritten from the index's own state
+CREATE TABLE gr (id serial PRIMARY KEY, v numeric);
+CREATE INDEX gr_ke ON gr USING keanon (v) WITH (k = 2, e = 0.5);
+SELECT scale, e, nrows FROM index_metapage('gr_ke');
+INSERT INTO gr (v) VALUES (1.5), (2.25), (10), (4);
+SELECT FROM keanon.index_apply('gr_ke', '{1.5,2.25,10,4}', '{1,1,1,1}');
+INSERT INTO gr (v) VALUES (3.123456789012), (-7.5);
+SELECT FROM keanon.index_apply('gr_ke', '{3.123456789012,-7.5}', '{1,1}');
+SELECT scale, e, nrows, needs_rebuild FROM index_metapage('gr_ke');
+SELECT keanon.index_check('gr_ke');
+SELECT (SELECT array_agg(ARRAY[n, distinct_values, min_value * 1e12, max_value * 1e12, error * 1e12]
+						 ORDER BY pid) FROM keanon.index_partitions('gr_ke')) =
+	   (SELECT array_agg(ARRAY[n, distinct_values, min_value, max_value, error] ORDER BY pid)
+		FROM keanon.optimal_partitions(ARRAY(SELECT (v * 1e12)::bigint FROM gr), 2, 500000000000))
+	   AS matches_optimum;
+SELECT * FROM keanon.index_partitions('gr_ke');
+-- in a transaction that rolls back, the rise stays and the state is repaired
+BEGIN;
+INSERT INTO gr (v) VALUES (0.0000000000001);
+SELECT FROM keanon.index_apply('gr_ke', '{0.0000000000001}', '{1}');
+ROLLBACK;
+SELECT scale FROM index_metapage('gr_ke');
+SELECT keanon.index_check('gr_ke');
+-- beyond 30 places, or past 34 significant digits: clear errors, nothing changed
+SELECT keanon.index_apply('gr_ke', '{1e-31}', '{1}');
+INSERT INTO gr (v) VALUES (1e20);
+SELECT FROM keanon.index_apply('gr_ke', '{1e20}', '{1}');
+SELECT keanon.index_apply('gr_ke', '{1e-14}', '{1}');
+SELECT keanon.index_apply('gr_ke', '{1e21}', '{1}');
+SELECT scale FROM index_metapage('gr_ke');
+SELECT keanon.index_check('gr_ke');
+
+DROP TABLE t35, salaries, few, empty_t, types, floats, decimals, ul, fl, flw, un, gr;
+DROP FUNCTION index_agrees, index_metapage;

@@ -159,7 +159,7 @@ GRANT SELECT ON people_anon TO keanon_analyst;
 SET ROLE keanon_analyst;
 SELECT count(*) FROM people_anon;
 SELECT count(*) FROM keanon.partitions('people');
-SELECT keanon.sum_bounds(keanon_pid) IS NOT NULL AS has_bounds FROM people_anon;
+SELECT keanon.sum_bounds(keanon_pid) = (WITH parts AS (SELECT keanon_pid, array_agg(salary ORDER BY salary) AS v, count(*) AS n FROM people_anon GROUP BY 1), hits AS (SELECT keanon_pid, count(*) AS h FROM people_anon WHERE age BETWEEN 30 AND 45 GROUP BY 1) SELECT numrange(sum((SELECT sum(x) FROM unnest(v[1:h]) x)), sum((SELECT sum(x) FROM unnest(v[n - h + 1:n]) x)), '[]') FROM hits JOIN parts USING (keanon_pid)) AS matches_oracle FROM people_anon WHERE age BETWEEN 30 AND 45;
 SELECT count(*) FROM people;
 SELECT count(*) FROM people_keanon_rows;
 SELECT count(*) FROM people_keanon_parts;

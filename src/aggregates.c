@@ -21,6 +21,20 @@
  * MIN takes the minimum of each end, MAX the maximum, and AVG divides the
  * SUM bounds by the (exact) number of rows selected.
  *
+ * Sums are exact for integer and numeric columns whatever their size and
+ * the number of rows: they add in 128-bit integers while those hold the
+ * running total, and in numeric past that (WideSum).  Real and double
+ * precision columns sum in double arithmetic.
+ *
+ * COUNT's [L, U] must be the same for every row of one aggregate (the
+ * state keeps one pair, and per-row pairs would turn each partition's
+ * bounds into a matching problem); GROUP BY the bounds to count against
+ * several.  An end beyond every value the column can hold is clamped
+ * (it is just a wide end), an infinite one is unbounded or empty, NaN is
+ * refused.  For integer and numeric columns the ends are rounded inward to
+ * the column's own steps (up for L, down for U), so the comparison stays
+ * exact; for real and double precision columns they are read as doubles.
+ *
  * Partition ids are the watch's number times 10^12 plus a counter, which is
  * how the final function finds the summaries; it reads them as the
  * watched table's owner after checking the caller may read the view.
@@ -82,14 +96,26 @@ typedef struct HitState
 	Datum		upper;
 } HitState;
 
+/*
+ * An exact sum of engine numbers: a 128-bit part while the total fits, and
+ * a numeric part (in the same units, NULL while unused) for what did not.
+ * Float-kind sums use f alone.
+ */
+typedef struct WideSum
+{
+	ke_int128	part;
+	Numeric		spill;
+	double		f;
+} WideSum;
+
 /* Bounds of one aggregate being combined */
 typedef struct Bounds
 {
 	KeanonValueType vt;
 	bool		any;
-	KeNum		sum_lo,
-				sum_hi,
-				min_lo,
+	WideSum		sum_lo,
+				sum_hi;
+	KeNum		min_lo,
 				min_hi,
 				max_lo,
 				max_hi;
@@ -175,26 +201,87 @@ keanon_hits_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/* Refuse a NaN end of count_bounds' [lower, upper] */
+static void
+check_range_end(Datum num, const char *which)
+{
+	if (numeric_is_nan(DatumGetNumeric(num)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("count_bounds cannot count against a NaN %s bound", which),
+				 errhint("Pass NULL for an unbounded end.")));
+}
+
+/* The text of one end of a range, for messages */
+static char *
+range_end_text(bool isnull, Datum num)
+{
+	return isnull ? "NULL" : DatumGetCString(DirectFunctionCall1(numeric_out, num));
+}
+
+/* Are two ends of count_bounds' [lower, upper] the same bound? */
+static bool
+same_range_end(bool anull, Datum a, bool bnull, Datum b)
+{
+	if (anull || bnull)
+		return anull == bnull;
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, a, b)) == 0;
+}
+
+/*
+ * count_bounds keeps one [lower, upper] per aggregate: refuse bounds that
+ * differ from the ones it already holds, rather than let the first row
+ * decide.
+ */
+static void
+check_same_range(const HitState *st, bool lower_null, Datum lower,
+				 bool upper_null, Datum upper)
+{
+	if (same_range_end(st->lower_null, st->lower, lower_null, lower) &&
+		same_range_end(st->upper_null, st->upper, upper_null, upper))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("count_bounds needs the same lower and upper bounds on every row"),
+			 errdetail("Bounds [%s, %s] and [%s, %s] were both given.",
+					   range_end_text(st->lower_null, st->lower),
+					   range_end_text(st->upper_null, st->upper),
+					   range_end_text(lower_null, lower),
+					   range_end_text(upper_null, upper)),
+			 errhint("To count against several ranges, GROUP BY the bounds.")));
+}
+
 /* Transition of count_bounds: also remembers [lower, upper] */
 Datum
 keanon_hits_range_trans(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = agg_context(fcinfo);
 	HitState   *st = PG_ARGISNULL(0) ? hits_new(cxt) : (HitState *) PG_GETARG_POINTER(0);
+	bool		lower_null = PG_ARGISNULL(2);
+	bool		upper_null = PG_ARGISNULL(3);
+	Datum		lower = lower_null ? (Datum) 0 : PG_GETARG_DATUM(2);
+	Datum		upper = upper_null ? (Datum) 0 : PG_GETARG_DATUM(3);
 
 	if (!st->has_range)
 	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
+		MemoryContext old;
 
+		if (!lower_null)
+			check_range_end(lower, "lower");
+		if (!upper_null)
+			check_range_end(upper, "upper");
+		old = MemoryContextSwitchTo(cxt);
 		st->has_range = true;
-		st->lower_null = PG_ARGISNULL(2);
-		st->upper_null = PG_ARGISNULL(3);
-		if (!st->lower_null)
-			st->lower = datumCopy(PG_GETARG_DATUM(2), false, -1);
-		if (!st->upper_null)
-			st->upper = datumCopy(PG_GETARG_DATUM(3), false, -1);
+		st->lower_null = lower_null;
+		st->upper_null = upper_null;
+		if (!lower_null)
+			st->lower = datumCopy(lower, false, -1);
+		if (!upper_null)
+			st->upper = datumCopy(upper, false, -1);
 		MemoryContextSwitchTo(old);
 	}
+	else
+		check_same_range(st, lower_null, lower, upper_null, upper);
 	if (!PG_ARGISNULL(1))
 		hits_row(st, PG_GETARG_INT64(1));
 	PG_RETURN_POINTER(st);
@@ -229,6 +316,8 @@ keanon_hits_combine(PG_FUNCTION_ARGS)
 			a->upper = datumCopy(b->upper, false, -1);
 		MemoryContextSwitchTo(old);
 	}
+	else if (a->has_range && b->has_range)
+		check_same_range(a, b->lower_null, b->lower, b->upper_null, b->upper);
 	hash_seq_init(&seq, b->hits);
 	while ((e = hash_seq_search(&seq)) != NULL)
 		hits_add(a, e->pid, e->hits);
@@ -331,14 +420,102 @@ watch_by_number(int64 pid)
 	return relid;
 }
 
+/* An exact-kind number as a numeric in the engine's units */
+static Numeric
+int128_numeric(ke_int128 x)
+{
+	char		buf[64];
+
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in,
+											   CStringGetDatum(ke_num_format(KE_KIND_EXACT,
+																			 (KeNum) {.i = x},
+																			 buf, sizeof(buf))),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+}
+
+/* Move x (in the engine's units) into the numeric part of a sum */
+static void
+wide_spill(WideSum *s, Numeric x)
+{
+	s->spill = s->spill == NULL ? x : numeric_add_opt_error(s->spill, x, NULL);
+}
+
+/* s += times * v, exactly in the exact kind */
+static void
+wide_add(KeKind kind, WideSum *s, KeNum v, int64 times)
+{
+	ke_int128	prod,
+				sum;
+
+	if (kind == KE_KIND_FLOAT)
+	{
+		s->f += v.f * (double) times;
+		return;
+	}
+	if (__builtin_mul_overflow(v.i, (ke_int128) times, &prod))
+	{
+		wide_spill(s, numeric_mul_opt_error(int128_numeric(v.i), int64_to_numeric(times), NULL));
+		return;
+	}
+	if (__builtin_add_overflow(s->part, prod, &sum))
+	{
+		wide_spill(s, int128_numeric(prod));
+		return;
+	}
+	s->part = sum;
+}
+
+/* A sum as a numeric of the column's scale */
+static Datum
+wide_numeric(const KeanonValueType *vt, const WideSum *s)
+{
+	Numeric		units;
+
+	if (vt->kind == KE_KIND_FLOAT)
+		return KeanonNumToNumeric(vt, ke_num_float(s->f));
+	if (s->spill == NULL)
+		return KeanonNumToNumeric(vt, (KeNum) {.i = s->part});
+	units = numeric_add_opt_error(s->spill, int128_numeric(s->part), NULL);
+	if (vt->scale > 0)
+	{
+		Datum		step = DirectFunctionCall3(numeric_in,
+											   CStringGetDatum(psprintf("1e-%d", vt->scale)),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1));
+
+		units = numeric_mul_opt_error(units, DatumGetNumeric(step), NULL);
+	}
+	/* an unconstrained column's sum shows the decimals it needs, as its values do */
+	if (vt->grows)
+	{
+		Datum		d = DirectFunctionCall1(numeric_trim_scale, NumericGetDatum(units));
+
+		if (KeanonNumericScale(d) < vt->display_scale)
+			d = DirectFunctionCall2(numeric_round, d, Int32GetDatum(vt->display_scale));
+		return d;
+	}
+	return NumericGetDatum(units);
+}
+
+/*
+ * count_bounds' [lower, upper] in the watch's units: an unbounded end, or
+ * a value every stored value is compared with exactly.
+ */
+typedef struct RangeEnds
+{
+	bool		lower_null;
+	bool		upper_null;
+	KeNum		lower;
+	KeNum		upper;
+} RangeEnds;
+
 /* Fold one partition's bounds into b */
 static void
 partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 n, int64 h,
-				 bool has_range, bool lower_null, KeNum lower, bool upper_null, KeNum upper)
+				 const RangeEnds *range)
 {
 	KeKind		kind = b->vt.kind;
-	KeNum		lo = ke_num_zero(kind),
-				hi = ke_num_zero(kind);
 	KeNum		hmin,
 				hmax;
 	int64		left;
@@ -350,8 +527,7 @@ partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 
 	{
 		int64		take = Min(left, cnts[i]);
 
-		for (int64 t = 0; t < take; t++)
-			lo = ke_num_add(kind, lo, vals[i]);
+		wide_add(kind, &b->sum_lo, vals[i], take);
 		left -= take;
 	}
 	left = h;
@@ -359,8 +535,7 @@ partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 
 	{
 		int64		take = Min(left, cnts[i]);
 
-		for (int64 t = 0; t < take; t++)
-			hi = ke_num_add(kind, hi, vals[i]);
+		wide_add(kind, &b->sum_hi, vals[i], take);
 		left -= take;
 	}
 	/* the h-th smallest and the h-th largest */
@@ -386,19 +561,17 @@ partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 
 		}
 		left -= cnts[i];
 	}
-	if (has_range)
+	if (range != NULL)
 	{
 		for (int i = 0; i < nv; i++)
-			if ((lower_null || ke_num_le(kind, lower, vals[i])) &&
-				(upper_null || ke_num_le(kind, vals[i], upper)))
+			if ((range->lower_null || ke_num_le(kind, range->lower, vals[i])) &&
+				(range->upper_null || ke_num_le(kind, vals[i], range->upper)))
 				g += cnts[i];
 	}
 
 	if (!b->any)
 	{
 		b->any = true;
-		b->sum_lo = lo;
-		b->sum_hi = hi;
 		b->min_lo = vals[0];
 		b->min_hi = hmax;
 		b->max_lo = hmin;
@@ -406,8 +579,6 @@ partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 
 	}
 	else
 	{
-		b->sum_lo = ke_num_add(kind, b->sum_lo, lo);
-		b->sum_hi = ke_num_add(kind, b->sum_hi, hi);
 		if (ke_num_cmp(kind, vals[0], b->min_lo) < 0)
 			b->min_lo = vals[0];
 		if (ke_num_cmp(kind, hmax, b->min_hi) < 0)
@@ -429,26 +600,58 @@ numeric_of_int64(int64 x)
 }
 
 /*
- * An end of count_bounds' [lower, upper] in the watch's units: for exact
- * kinds the nearest representable value inside the interval (rounded up
- * for lower, down for upper), so the comparison stays exact.
+ * An end of count_bounds' [lower, upper] in the watch's units.  Exact
+ * kinds: the whole number of steps of 10^-scale inside the interval
+ * (rounded up for lower, down for upper), clamped to just beyond every
+ * value the engine holds, so that a huge or infinite end is merely wide.
+ * Float kind: the nearest double, as SQL compares a double with a
+ * numeric, infinite past the largest double.
  */
 static KeNum
 range_end(const KeanonValueType *vt, Datum num, bool is_lower)
 {
-	KeanonValueType whole = *vt;
-	Datum		scaled;
+	Numeric		scaled;
+	Numeric		limit;
+	KeNum		out;
 
 	if (vt->kind == KE_KIND_FLOAT)
-		return ke_num_float(DatumGetFloat8(DirectFunctionCall1(numeric_float8, num)));
-	scaled = DirectFunctionCall2(numeric_mul, num,
-								 DirectFunctionCall2(numeric_power,
-													 numeric_of_int64(10),
-													 numeric_of_int64(Max(vt->scale, 0))));
-	scaled = DirectFunctionCall1(is_lower ? numeric_ceil : numeric_floor, scaled);
-	whole.typid = NUMERICOID;
-	whole.scale = 0;
-	return KeanonDatumToNum(&whole, scaled);
+		return ke_num_float(KeanonNumericToDouble(DatumGetNumeric(num)));
+	scaled = DatumGetNumeric(num);
+	if (vt->scale > 0)
+		scaled = numeric_mul_opt_error(scaled,
+									   DatumGetNumeric(DirectFunctionCall3(numeric_in,
+																		   CStringGetDatum(psprintf("1e%d", vt->scale)),
+																		   ObjectIdGetDatum(InvalidOid),
+																		   Int32GetDatum(-1))),
+									   NULL);
+	scaled = DatumGetNumeric(DirectFunctionCall1(is_lower ? numeric_ceil : numeric_floor,
+												 NumericGetDatum(scaled)));
+	limit = int128_numeric(KE_VALUE_LIMIT);
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(scaled),
+										  NumericGetDatum(limit))) >= 0)
+		out.i = KE_VALUE_LIMIT;
+	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(scaled),
+											   NumericGetDatum(int128_numeric(-KE_VALUE_LIMIT)))) <= 0)
+		out.i = -KE_VALUE_LIMIT;
+	else
+	{
+		char	   *digits = DatumGetCString(DirectFunctionCall1(numeric_out,
+																 NumericGetDatum(scaled)));
+		const char *p = digits;
+		bool		neg = *p == '-';
+		ke_int128	v = 0;
+
+		if (neg)
+			p++;
+		for (; *p; p++)
+		{
+			if (*p < '0' || *p > '9')
+				elog(ERROR, "unexpected character in whole number \"%s\"", digits);
+			v = v * 10 + (*p - '0');
+		}
+		out.i = neg ? -v : v;
+	}
+	return out;
 }
 
 static int
@@ -498,8 +701,7 @@ compute_bounds(HitState *st, Bounds *b)
 		char	   *sql;
 		Oid			types[1] = {INT8ARRAYOID};
 		Datum		values[1];
-		KeNum		lower = {0},
-					upper = {0};
+		RangeEnds	range;
 		bool		first_watch = !b->any;
 
 		KeanonOwnerBegin(relid, &os);
@@ -521,12 +723,15 @@ compute_bounds(HitState *st, Bounds *b)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("a bound aggregate cannot combine watches of different value types")));
+		memset(&range, 0, sizeof(range));
 		if (st->has_range)
 		{
+			range.lower_null = st->lower_null;
+			range.upper_null = st->upper_null;
 			if (!st->lower_null)
-				lower = range_end(&vt, st->lower, true);
+				range.lower = range_end(&vt, st->lower, true);
 			if (!st->upper_null)
-				upper = range_end(&vt, st->upper, false);
+				range.upper = range_end(&vt, st->upper, false);
 		}
 
 		ids = palloc(sizeof(Datum) * (npids - done));
@@ -583,8 +788,7 @@ compute_bounds(HitState *st, Bounds *b)
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("partition %lld of %s changed while the query read it",
 								(long long) pid, get_rel_name(relid))));
-			partition_bounds(b, vals, cnts, nv, n, he->hits, st->has_range,
-							 st->lower_null, lower, st->upper_null, upper);
+			partition_bounds(b, vals, cnts, nv, n, he->hits, st->has_range ? &range : NULL);
 			matched++;
 		}
 		if (matched != nids)
@@ -625,8 +829,7 @@ keanon_sum_final(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0) || !compute_bounds((HitState *) PG_GETARG_POINTER(0), &b))
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(num_range(KeanonNumToNumeric(&b.vt, b.sum_lo),
-							  KeanonNumToNumeric(&b.vt, b.sum_hi)));
+	PG_RETURN_DATUM(num_range(wide_numeric(&b.vt, &b.sum_lo), wide_numeric(&b.vt, &b.sum_hi)));
 }
 
 Datum
@@ -684,8 +887,8 @@ keanon_avg_final(PG_FUNCTION_ARGS)
 	if (!compute_bounds(st, &b))
 		PG_RETURN_NULL();
 	total = numeric_of_int64(st->total);
-	PG_RETURN_DATUM(num_range(div_outward(KeanonNumToNumeric(&b.vt, b.sum_lo), total, false),
-							  div_outward(KeanonNumToNumeric(&b.vt, b.sum_hi), total, true)));
+	PG_RETURN_DATUM(num_range(div_outward(wide_numeric(&b.vt, &b.sum_lo), total, false),
+							  div_outward(wide_numeric(&b.vt, &b.sum_hi), total, true)));
 }
 
 Datum

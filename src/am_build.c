@@ -7,7 +7,14 @@
  * left out) are sorted with tuplesort, in maintenance_work_mem, then one
  * linear DP pass lays the runs into pages from block 1 without WAL, and
  * the whole relation is logged once at the end.  The same path rebuilds
- * an existing index in place after an abort or crash (KeanonRebuild).
+ * an existing index in place after an abort or crash (KeanonRebuild), and
+ * lays out the runs of an index whose scale rises (KeanonWriteRuns).
+ *
+ * An unconstrained numeric column's scale is chosen here: the most decimal
+ * places a value needs, but at least KEANON_GROWING_SCALE, so that an index
+ * built over an empty table (as keanon.watch builds one) takes the usual
+ * decimals without a rebuild.  Values show with the decimal places they
+ * were written with at build (display_scale).
  *
  * Progress is reported in pg_stat_progress_create_index: the table scan as
  * usual, then the sort and the write as subphases.
@@ -38,7 +45,8 @@ typedef struct CollectState
 {
 	Tuplesortstate *sort;
 	const KeanonValueType *vt;
-	int			max_scale;		/* numeric: the most decimal places seen */
+	int			max_scale;		/* numeric: the most decimal places written */
+	int			max_need;		/* numeric: the most decimal places needed */
 	double		heap_tuples;
 	int64		nvalues;
 } CollectState;
@@ -76,12 +84,19 @@ begin_sort(Oid typid)
 static void
 collect_value(CollectState *cs, Datum value)
 {
-	if (cs->vt->typid == NUMERICOID)
+	if (cs->vt->typid == NUMERICOID && cs->vt->scale < 0)
 	{
 		int			s = KeanonNumericScale(value);
 
 		if (s > cs->max_scale)
 			cs->max_scale = s;
+		/* NaN and infinity are refused when drained */
+		if (!numeric_is_nan(DatumGetNumeric(value)) && !numeric_is_inf(DatumGetNumeric(value)))
+		{
+			s = KeanonNumericMinScale(value);
+			if (s > cs->max_need)
+				cs->max_need = s;
+		}
 	}
 	else
 		(void) KeanonDatumToNum(cs->vt, value);	/* rejects NaN and infinity */
@@ -112,14 +127,15 @@ drain_sort(CollectState *cs, KeanonValueType *vt, KeanonValues *out)
 
 	if (vt->typid == NUMERICOID && vt->scale < 0)
 	{
-		if (cs->max_scale > KEANON_MAX_SCALE)
+		if (cs->max_need > KEANON_MAX_SCALE)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("values with %d decimal places are too precise for a keanon index",
-							cs->max_scale),
+							cs->max_need),
 					 errhint("Round the column, or set the index's \"scale\" option to at most %d.",
 							 KEANON_MAX_SCALE)));
-		vt->scale = cs->max_scale;
+		vt->scale = Max(cs->max_need, KEANON_GROWING_SCALE);
+		vt->display_scale = Min(cs->max_scale, KEANON_MAX_SCALE);
 	}
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KEANON_PHASE_SORT);
 	tuplesort_performsort(cs->sort);
@@ -173,31 +189,67 @@ KeanonTableValues(Relation heap, Relation index, const KeanonValueType *vt,
 	drain_sort(&cs, &tmp, out);
 }
 
+/*
+ * Lay n sorted values (counts NULL) or n runs into the index's pages,
+ * without WAL, then log them all.  The metapage takes vt's scale and e.
+ */
+static void
+lay_out(Relation index, const KeanonValueType *vt, int k, KeNum e,
+		const KeNum *vals, const int64 *counts, size_t n)
+{
+	KeStore    *store = KeanonStoreCreate(index, KEANON_STORE_BUILD);
+	KeanonMetaPageData *meta;
+	KeEngine   *eng;
+	KeMeta	   *m;
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KEANON_PHASE_WRITE);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) n);
+	KeanonEngineAllocator();
+	meta = KeanonStoreMetaPage(store);
+	meta->scale = vt->scale;
+	meta->scale_grows = vt->grows;
+	meta->display_scale = vt->display_scale;
+	meta->e = e;
+	m = store->meta(store, true);
+	if (m->magic == KE_META_MAGIC)
+	{
+		m->e = e;
+		KeanonCheckStatus(ke_open(&eng, store), index);
+	}
+	else
+		KeanonCheckStatus(ke_create(&eng, store, vt->kind, k, e), index);
+	KeanonStoreReset(store);
+	if (counts != NULL)
+		KeanonCheckStatus(ke_build_runs(eng, vals, counts, n), index);
+	else
+		KeanonCheckStatus(ke_build_sorted(eng, vals, n), index);
+	ke_close(eng);
+	KeanonStoreFinish(store);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) n);
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, 0,
+						  RelationGetNumberOfBlocks(index), true);
+}
+
 /* Lay sorted values into the index's pages, without WAL, then log them all */
 static void
 write_tree(Relation index, const KeanonValueType *vt, int k, KeNum e,
 		   const KeanonValues *values)
 {
-	KeStore    *store = KeanonStoreCreate(index, KEANON_STORE_BUILD);
-	KeEngine   *eng;
-	KeMeta	   *m;
+	lay_out(index, vt, k, e, values->vals, NULL, (size_t) values->n);
+}
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KEANON_PHASE_WRITE);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, values->n);
-	KeanonEngineAllocator();
-	m = store->meta(store, false);
-	if (m->magic == KE_META_MAGIC)
-		KeanonCheckStatus(ke_open(&eng, store), index);
-	else
-		KeanonCheckStatus(ke_create(&eng, store, vt->kind, k, e), index);
-	KeanonStoreReset(store);
-	KeanonCheckStatus(ke_build_sorted(eng, values->vals, (size_t) values->n), index);
-	ke_close(eng);
-	KeanonStoreFinish(store);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, values->n);
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0,
-						  RelationGetNumberOfBlocks(index), true);
+/*
+ * Lay m runs (ascending values and their counts) into an existing index's
+ * pages, with vt's scale and e in the metapage, without WAL, then log them
+ * all.  The caller holds the keanon lock and has made the rebuild mark
+ * durable (see KeanonIndexFitScale).
+ */
+void
+KeanonWriteRuns(Relation index, const KeanonValueType *vt, int k, KeNum e,
+				const KeNum *vals, const int64 *counts, size_t m)
+{
+	lay_out(index, vt, k, e, vals, counts, m);
 }
 
 /* The options of an index, with k required */
@@ -230,6 +282,7 @@ index_value_type(Relation heap, Relation index, const KeanonOptions *opts,
 				 errhint("Index a plain column.")));
 	att = TupleDescAttr(RelationGetDescr(heap), attno - 1);
 	KeanonValueTypeFor(att->atttypid, att->atttypmod, opts->scale, vt);
+	vt->index = RelationGetRelid(index);
 }
 
 /* ambuild: compute the optimum of the table's column into a new index */
@@ -286,7 +339,10 @@ keanonbuildempty(Relation index)
 	index_value_type(heap, index, opts, &vt);
 	table_close(heap, AccessShareLock);
 	if (vt.typid == NUMERICOID && vt.scale < 0)
-		vt.scale = 0;
+	{
+		vt.scale = KEANON_GROWING_SCALE;
+		vt.display_scale = 0;
+	}
 	KeanonInitMetaPage(index, INIT_FORKNUM, &vt, opts->k,
 					   KeanonENum(&vt, KeanonOptionsE(opts)));
 }

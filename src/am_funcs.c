@@ -1,11 +1,14 @@
 /*
  * am_funcs.c
  *		SQL functions over keanon indexes: the partitions they hold, a
- *		check against the table (an amcheck for keanon), and a
- *		superuser-only entry point that applies changes, for tests.
+ *		check against the table (an amcheck for keanon), and, for
+ *		superusers, a look at the metapage as it stands and an entry point
+ *		that applies changes, for tests.
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -21,6 +24,7 @@
 PG_FUNCTION_INFO_V1(keanon_index_partitions);
 PG_FUNCTION_INFO_V1(keanon_index_check);
 PG_FUNCTION_INFO_V1(keanon_index_apply);
+PG_FUNCTION_INFO_V1(keanon_index_metapage);
 
 typedef struct PartitionRows
 {
@@ -94,17 +98,14 @@ collect_run(const KeRunInfo *r, void *arg)
 static bool
 same_run(KeKind kind, const KeRunInfo *a, const KeRunInfo *b)
 {
-	bool		ainf = ke_num_is_inf(kind, a->E),
-				binf = ke_num_is_inf(kind, b->E);
-
 	if (!ke_num_eq(kind, a->value, b->value) || a->count != b->count ||
-		a->end != b->end || ainf != binf)
+		a->end != b->end || a->feasible != b->feasible)
 		return false;
-	if (ainf)
+	if (!a->feasible)
 		return true;
-	if (kind == KE_KIND_FLOAT)
+	if (kind == KE_KIND_FLOAT && isfinite(b->E.f))
 	{
-		if (fabs(a->E.f - b->E.f) > 1e-9 * Max(1.0, fabs(b->E.f)))
+		if (!isfinite(a->E.f) || fabs(a->E.f - b->E.f) > 1e-9 * Max(1.0, fabs(b->E.f)))
 			return false;
 	}
 	else if (!ke_num_eq(kind, a->E, b->E))
@@ -224,7 +225,8 @@ numeric_arg_to_num(const KeanonValueType *vt, Datum num)
  * of crash safety and replication; superuser only, since it makes the index
  * disagree with its table until the table changes the same way.  Like the
  * triggers, call it before changing the table: an index that must repair
- * itself first rebuilds from the table as it stands.
+ * itself first rebuilds from the table as it stands.  An unconstrained
+ * numeric index raises its scale to the finest value's first.
  */
 Datum
 keanon_index_apply(PG_FUNCTION_ARGS)
@@ -255,11 +257,26 @@ keanon_index_apply(PG_FUNCTION_ARGS)
 	ki = KeanonIndexOpen(indexoid, true);
 	changes = palloc(sizeof(KeChange) * Max(nv, 1));
 	for (int i = 0; i < nv; i++)
-	{
 		if (vnulls[i] || dnulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("values and deltas must not be null")));
+	/* an unconstrained numeric index first takes the finest value's scale */
+	if (ki->vt.grows)
+	{
+		int			need = 0;
+
+		for (int i = 0; i < nv; i++)
+		{
+			Numeric		n = DatumGetNumeric(vals[i]);
+
+			if (!numeric_is_nan(n) && !numeric_is_inf(n))
+				need = Max(need, KeanonNumericMinScale(vals[i]));
+		}
+		KeanonIndexFitScale(ki, need);
+	}
+	for (int i = 0; i < nv; i++)
+	{
 		changes[i].value = numeric_arg_to_num(&ki->vt, vals[i]);
 		changes[i].delta = DatumGetInt64(deltas[i]);
 	}
@@ -267,4 +284,62 @@ keanon_index_apply(PG_FUNCTION_ARGS)
 	recomputed = ki->engine ? ke_last_change(ki->engine)->runs_recomputed : 0;
 	KeanonIndexClose(ki);
 	PG_RETURN_INT64(recomputed);
+}
+
+/* Refuse an index that is not a keanon index */
+void
+KeanonCheckIsKeanon(Relation index)
+{
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
+		index->rd_indam->ambuild != keanonbuild)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a keanon index", RelationGetRelationName(index))));
+}
+
+/*
+ * keanon.index_metapage(index regclass): the metapage as it stands, without
+ * the repair that opening the index would do: layout version, value type,
+ * scale, k, e, rows, the rebuild mark and the list of transactions whose
+ * changes are not known to have committed.  Superuser only: it shows
+ * transaction ids of the table's writers.
+ */
+Datum
+keanon_index_metapage(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index;
+	KeanonMetaPageData *meta;
+	KeanonValueType vt;
+	XLogRecPtr	lsn;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+	Datum	   *xids;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only superusers may read a keanon index's metapage")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	index = index_open(indexoid, AccessShareLock);
+	KeanonCheckIsKeanon(index);
+	meta = palloc(sizeof(KeanonMetaPageData));
+	KeanonIndexReadMeta(index, meta, &lsn);
+	KeanonMetaValueType(meta, indexoid, &vt);
+	values[0] = Int32GetDatum((int32) meta->version);
+	values[1] = ObjectIdGetDatum(meta->typid);
+	values[2] = Int32GetDatum(meta->scale);
+	values[3] = Int32GetDatum(meta->k);
+	values[4] = KeanonNumToNumeric(&vt, meta->e);
+	values[5] = Int64GetDatum(meta->engine.magic == KE_META_MAGIC ? meta->engine.nrows : 0);
+	values[6] = BoolGetDatum(meta->needs_rebuild);
+	xids = palloc(sizeof(Datum) * Max(meta->nflux, 1));
+	for (uint32 i = 0; i < meta->nflux; i++)
+		xids[i] = TransactionIdGetDatum(meta->flux[i]);
+	values[7] = PointerGetDatum(construct_array(xids, (int) meta->nflux, XIDOID, sizeof(TransactionId),
+												true, TYPALIGN_INT));
+	index_close(index, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -11,7 +11,8 @@
  * that aborted or was cut short by a crash means the pages may hold changes
  * the table does not: the state is rebuilt from the table before anything
  * else happens.  Readers do the same check; they can repair only on a
- * primary.
+ * primary.  Ids are looked up under XactTruncationLock, after checking that
+ * the oldest listed one is still within the commit log (see keanon_am.h).
  */
 #include "postgres.h"
 
@@ -21,10 +22,13 @@
 #include "access/transam.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -80,12 +84,69 @@ KeanonCheckStatus(KeStatus st, Relation index)
 			 errhint("REINDEX the index.")));
 }
 
-/* Classify the metapage's transaction list */
+/*
+ * The full id of a transaction id no older than 2^31 ids before the next
+ * one: a listed id that is current, in progress or just written.
+ */
+static FullTransactionId
+full_xid_recent(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		behind = XidFromFullTransactionId(next) - xid;
+
+	return FullTransactionIdFromU64(U64FromFullTransactionId(next) - behind);
+}
+
+/*
+ * Recompute flux_oldest from the listed ids, every one of which must be
+ * recent (current, in progress or just decided): call after rewriting the
+ * list.
+ */
+void
+KeanonFluxSetOldest(KeanonMetaPageData *meta)
+{
+	FullTransactionId oldest = InvalidFullTransactionId;
+
+	for (uint32 i = 0; i < meta->nflux; i++)
+	{
+		FullTransactionId f = full_xid_recent(meta->flux[i]);
+
+		if (!FullTransactionIdIsValid(oldest) || FullTransactionIdPrecedes(f, oldest))
+			oldest = f;
+	}
+	meta->flux_oldest = oldest;
+}
+
+/*
+ * Is some listed id older than the commit log reaches, so that its fate
+ * can no longer be asked?  The caller holds XactTruncationLock.
+ */
+bool
+KeanonFluxBeyondClog(const KeanonMetaPageData *meta)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest_clog = ShmemVariableCache->oldestClogXid;
+	uint32		behind = XidFromFullTransactionId(next) - oldest_clog;
+	FullTransactionId clog_full;
+
+	Assert(LWLockHeldByMe(XactTruncationLock));
+	if (meta->nflux == 0)
+		return false;
+	/* entries of an older build carry no full id: treat them as gone */
+	if (!FullTransactionIdIsValid(meta->flux_oldest))
+		return true;
+	clog_full = FullTransactionIdFromU64(U64FromFullTransactionId(next) - behind);
+	return FullTransactionIdPrecedes(meta->flux_oldest, clog_full);
+}
+
+/* Classify the metapage's transaction list; hold XactTruncationLock */
 static FluxState
-flux_state(const KeanonMetaPageData *meta)
+flux_state_locked(const KeanonMetaPageData *meta)
 {
 	FluxState	st = FLUX_CLEAN;
 
+	if (KeanonFluxBeyondClog(meta))
+		return FLUX_BROKEN;
 	for (uint32 i = 0; i < meta->nflux; i++)
 	{
 		TransactionId xid = meta->flux[i];
@@ -107,6 +168,19 @@ flux_state(const KeanonMetaPageData *meta)
 	return st;
 }
 
+/* Classify the metapage's transaction list */
+static FluxState
+flux_state(const KeanonMetaPageData *meta)
+{
+	FluxState	st;
+
+	/* as pg_xact_status does: the commit log cannot shrink meanwhile */
+	LWLockAcquire(XactTruncationLock, LW_SHARED);
+	st = flux_state_locked(meta);
+	LWLockRelease(XactTruncationLock);
+	return st;
+}
+
 /* Is the index's state trustworthy as it stands? */
 static bool
 state_ok(const KeanonMetaPageData *meta)
@@ -115,8 +189,8 @@ state_ok(const KeanonMetaPageData *meta)
 }
 
 /* Read and check the metapage into *out; *lsn gets its LSN */
-static void
-read_meta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn)
+void
+KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn)
 {
 	Buffer		buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
 	Page		page;
@@ -185,16 +259,17 @@ register_writer(Relation index, bool rebuilding)
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
 	meta = KeanonPageGetMeta(page);
+	/*
+	 * Opening the index settled every listed id but the current
+	 * transaction's: the others committed (a broken list was rebuilt), and
+	 * are dropped without asking the commit log again.
+	 */
 	for (uint32 i = 0; i < meta->nflux; i++)
 	{
 		TransactionId x = meta->flux[i];
 
-		/* after a rebuild nothing older matters */
-		if (rebuilding && !TransactionIdIsCurrentTransactionId(x))
-			continue;
-		if (!TransactionIdIsCurrentTransactionId(x) && TransactionIdDidCommit(x))
-			continue;
-		meta->flux[n++] = x;
+		if (TransactionIdIsCurrentTransactionId(x))
+			meta->flux[n++] = x;
 	}
 	if (!present)
 	{
@@ -207,6 +282,7 @@ register_writer(Relation index, bool rebuilding)
 		meta->flux[n++] = xid;
 	}
 	meta->nflux = n;
+	KeanonFluxSetOldest(meta);
 	if (rebuilding)
 		meta->needs_rebuild = true;
 	lsn = GenericXLogFinish(state);
@@ -238,6 +314,18 @@ clear_rebuild_mark(Relation index)
 	UnlockReleaseBuffer(buf);
 }
 
+/* The value type a metapage records, for index `index` */
+void
+KeanonMetaValueType(const KeanonMetaPageData *meta, Oid index, KeanonValueType *vt)
+{
+	vt->typid = meta->typid;
+	vt->kind = (KeKind) meta->kind;
+	vt->scale = meta->scale;
+	vt->grows = meta->scale_grows;
+	vt->display_scale = meta->display_scale;
+	vt->index = index;
+}
+
 /*
  * The value type of a keanon index, from its metapage, without the keanon
  * lock: bound aggregates need no more and must not wait for writers.
@@ -253,10 +341,8 @@ KeanonIndexValueType(Oid indexoid, KeanonValueType *vt)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a keanon index", RelationGetRelationName(index))));
-	read_meta(index, meta, &lsn);
-	vt->typid = meta->typid;
-	vt->kind = (KeKind) meta->kind;
-	vt->scale = meta->scale;
+	KeanonIndexReadMeta(index, meta, &lsn);
+	KeanonMetaValueType(meta, indexoid, vt);
 	pfree(meta);
 	index_close(index, AccessShareLock);
 }
@@ -353,7 +439,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 
 	keanon_lock(indexoid, lockmode);
 	ki->lockmode = lockmode;
-	read_meta(ki->index, meta, &ki->meta_lsn);
+	KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 	if (RecoveryInProgress() && flux_state(meta) == FLUX_BUSY)
 		changing_on_primary(ki->index);
 	if (!state_ok(meta))
@@ -370,13 +456,11 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			keanon_unlock(indexoid, ShareLock);
 			keanon_lock(indexoid, ExclusiveLock);
 			ki->lockmode = ExclusiveLock;
-			read_meta(ki->index, meta, &ki->meta_lsn);
+			KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 		}
 		if (!state_ok(meta))
 		{
-			ki->vt.typid = meta->typid;
-			ki->vt.kind = (KeKind) meta->kind;
-			ki->vt.scale = meta->scale;
+			KeanonMetaValueType(meta, indexoid, &ki->vt);
 			ki->k = meta->k;
 			ki->e = meta->e;
 			register_writer(ki->index, true);
@@ -384,9 +468,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			clear_rebuild_mark(ki->index);
 		}
 	}
-	ki->vt.typid = meta->typid;
-	ki->vt.kind = (KeKind) meta->kind;
-	ki->vt.scale = meta->scale;
+	KeanonMetaValueType(meta, indexoid, &ki->vt);
 	ki->k = meta->k;
 	ki->e = meta->e;
 	if (for_write)
@@ -418,7 +500,7 @@ KeanonIndexClose(KeanonIndex *ki)
 			XLogRecPtr	lsn;
 
 			/* replay changed the pages under this reader: its view may be torn */
-			read_meta(ki->index, meta, &lsn);
+			KeanonIndexReadMeta(ki->index, meta, &lsn);
 			if (lsn != ki->meta_lsn)
 				changing_on_primary(ki->index);
 		}
@@ -428,6 +510,109 @@ KeanonIndexClose(KeanonIndex *ki)
 	table_close(ki->heap, AccessShareLock);
 	index_close(ki->index, NoLock);
 	MemoryContextDelete(ki->cxt);
+}
+
+typedef struct RunArrays
+{
+	KeNum	   *vals;
+	int64	   *counts;
+	size_t		n;
+	size_t		cap;
+} RunArrays;
+
+/* Collect the runs of an engine */
+static bool
+collect_run(const KeRunInfo *r, void *arg)
+{
+	RunArrays  *ra = arg;
+
+	if (ra->n == ra->cap)
+	{
+		ra->cap = ra->cap * 2 + 64;
+		ra->vals = ra->vals ? repalloc_huge(ra->vals, sizeof(KeNum) * ra->cap)
+			: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeNum) * ra->cap);
+		ra->counts = ra->counts ? repalloc_huge(ra->counts, sizeof(int64) * ra->cap)
+			: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * ra->cap);
+	}
+	ra->vals[ra->n] = r->value;
+	ra->counts[ra->n] = r->count;
+	ra->n++;
+	return true;
+}
+
+/*
+ * Let an unconstrained numeric index opened for writing keep at least
+ * `scale` decimal places.  Values with more decimal places than the index
+ * keeps are refused on conversion, and converting never changes the
+ * scale; a caller about to convert a change's values asks for the most
+ * decimal places among them first (KeanonNumericMinScale), before it
+ * converts any value, since numbers converted earlier would be in the old
+ * units.
+ *
+ * The state is laid out again from its own runs (not from the table, which
+ * may be mid-statement), every value multiplied by the power of ten, and e
+ * read again from its option at the new scale: in this transaction, as a
+ * repair is, so the rebuild mark is durable before the pages are written
+ * without WAL and logged whole, and a crash or abort in between leaves a
+ * state the next user rebuilds from the table at the new scale.  Indexes of
+ * other types, or with a declared or given scale, are left as they are.
+ */
+void
+KeanonIndexFitScale(KeanonIndex *ki, int scale)
+{
+	MemoryContext old;
+	RunArrays	ra = {0};
+	KeanonValueType vt = ki->vt;
+	const char *name = RelationGetRelationName(ki->index);
+	ke_int128	factor = 1;
+	ke_int128	limit = 1;
+	KeNum		e;
+
+	if (ki->vt.typid != NUMERICOID || !ki->vt.grows || scale <= ki->vt.scale)
+		return;
+	Assert(ki->mode == KEANON_STORE_WRITE);
+	if (scale > KEANON_MAX_SCALE)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("values with %d decimal places are too precise for keanon index \"%s\"",
+						scale, name),
+				 errdetail("A keanon index keeps at most %d decimal places.", KEANON_MAX_SCALE),
+				 errhint("Round the values.")));
+	old = MemoryContextSwitchTo(ki->cxt);
+	for (int i = ki->vt.scale; i < scale; i++)
+		factor *= 10;
+	for (int i = 0; i < 34; i++)
+		limit *= 10;
+	if (ki->engine != NULL)
+		ke_foreach_run(ki->engine, collect_run, &ra);
+	for (size_t i = 0; i < ra.n; i++)
+	{
+		ke_int128	v = ra.vals[i].i;
+
+		if ((v < 0 ? -v : v) >= limit / factor)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("keanon index \"%s\" cannot keep %d decimal places", name, scale),
+					 errdetail("Its value %s would take more than 34 significant digits.",
+							   DatumGetCString(DirectFunctionCall1(numeric_out,
+																   KeanonNumToNumeric(&ki->vt, ra.vals[i]))))));
+		ra.vals[i].i = v * factor;
+	}
+	vt.scale = scale;
+	e = KeanonENum(&vt, KeanonOptionsE((KeanonOptions *) ki->index->rd_options));
+
+	/* the private copies of this change are in the runs: the rewrite replaces them */
+	if (ki->engine != NULL)
+		ke_close(ki->engine);
+	ki->engine = NULL;
+	KeanonStoreRelease(ki->store);
+	register_writer(ki->index, true);
+	KeanonWriteRuns(ki->index, &vt, ki->k, e, ra.vals, ra.counts, ra.n);
+	clear_rebuild_mark(ki->index);
+	ki->vt = vt;
+	ki->e = e;
+	attach_engine(ki, KEANON_STORE_WRITE);
+	MemoryContextSwitchTo(old);
 }
 
 /* Apply a batch of value changes to an index opened for writing */

@@ -341,6 +341,16 @@ KeanonStoreReset(KeStore *store)
 	ps->next_block = KEANON_METAPAGE_BLKNO + 1;
 }
 
+/* BUILD mode: the metapage itself, for writing */
+KeanonMetaPageData *
+KeanonStoreMetaPage(KeStore *store)
+{
+	PageStore  *ps = (PageStore *) store;
+
+	Assert(ps->mode == KEANON_STORE_BUILD);
+	return KeanonPageGetMeta(page_for(ps, KEANON_METAPAGE_BLKNO, true));
+}
+
 /* Blocks the relation has now */
 BlockNumber
 KeanonStoreBlocks(KeStore *store)
@@ -482,6 +492,8 @@ KeanonInitMetaPage(Relation index, ForkNumber fork, const KeanonValueType *vt,
 	meta->typid = vt->typid;
 	meta->kind = vt->kind;
 	meta->scale = vt->scale;
+	meta->scale_grows = vt->grows;
+	meta->display_scale = vt->display_scale;
 	meta->k = k;
 	meta->e = e;
 	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(KeanonMetaPageData)) - (char *) page;

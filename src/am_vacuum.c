@@ -5,9 +5,13 @@
  * A keanon index holds values and counts, never row pointers, so there is
  * nothing for bulk delete to remove: dead rows already left the state when
  * the change that killed them was applied.  Cleanup reports free pages to
- * the free space map and, if no writer holds the keanon lock, forgets
- * transactions in the metapage that are known to have committed, so none
- * outlives the commit log.
+ * the free space map and, if no writer holds the keanon lock, settles the
+ * metapage's list of unconfirmed transactions: committed ones are forgotten,
+ * and aborted or crashed ones are replaced by the needs_rebuild mark, so
+ * that the next user still rebuilds the state but no 32-bit id outlives
+ * the commit log (it is truncated once every table of the database has
+ * been vacuumed past it, this index's table included).  One generic WAL
+ * record, only when the list changes.
  */
 #include "postgres.h"
 
@@ -18,6 +22,8 @@
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/lwlock.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 
 #include "keanon_am.h"
@@ -32,13 +38,18 @@ keanonbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
-/* Drop committed transactions from the metapage's list */
+/*
+ * Settle the metapage's list of transactions: drop those known to have
+ * committed, and turn those known to be undone into the rebuild mark.
+ */
 static void
-forget_committed(Relation index)
+settle_flux(Relation index)
 {
 	Buffer		buf;
 	KeanonMetaPageData *meta;
-	bool		any = false;
+	bool		keep[KEANON_MAX_FLUX];
+	bool		any_gone = false;
+	bool		any_undone = false;
 
 	if (!ConditionalLockDatabaseObject(RelationRelationId, RelationGetRelid(index),
 									   KEANON_LOCK_SUBID, ExclusiveLock))
@@ -47,13 +58,27 @@ forget_committed(Relation index)
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	meta = KeanonPageGetMeta(BufferGetPage(buf));
 	/* an index of another layout is left alone until it is rebuilt */
-	if (KeanonMetaPageIsCurrent(BufferGetPage(buf)))
+	if (KeanonMetaPageIsCurrent(BufferGetPage(buf)) && meta->nflux > 0)
 	{
+		bool		beyond;
+
+		LWLockAcquire(XactTruncationLock, LW_SHARED);
+		beyond = KeanonFluxBeyondClog(meta);
 		for (uint32 i = 0; i < meta->nflux; i++)
-			if (TransactionIdDidCommit(meta->flux[i]))
-				any = true;
+		{
+			TransactionId xid = meta->flux[i];
+
+			/* a prepared transaction holds the keanon lock: none is running */
+			keep[i] = !beyond && TransactionIdIsInProgress(xid);
+			if (keep[i])
+				continue;
+			any_gone = true;
+			if (beyond || !TransactionIdDidCommit(xid))
+				any_undone = true;
+		}
+		LWLockRelease(XactTruncationLock);
 	}
-	if (any)
+	if (any_gone)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 		Page		page = GenericXLogRegisterBuffer(state, buf, 0);
@@ -61,9 +86,12 @@ forget_committed(Relation index)
 
 		meta = KeanonPageGetMeta(page);
 		for (uint32 i = 0; i < meta->nflux; i++)
-			if (!TransactionIdDidCommit(meta->flux[i]))
+			if (keep[i])
 				meta->flux[n++] = meta->flux[i];
 		meta->nflux = n;
+		KeanonFluxSetOldest(meta);
+		if (any_undone)
+			meta->needs_rebuild = true;
 		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(buf);
@@ -109,7 +137,7 @@ keanonvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	}
 	IndexFreeSpaceMapVacuum(index);
 	if (!RecoveryInProgress())
-		forget_committed(index);
+		settle_flux(index);
 	stats->num_pages = npages;
 	stats->estimated_count = false;
 	return stats;

@@ -5,10 +5,15 @@
  * smallint, integer and bigint map exactly to the engine's 128-bit
  * integers.  numeric maps to them scaled by 10^scale, the scale being the
  * column's declared one, the index's scale option, or (unconstrained
- * numeric) the largest scale found at build; a later value with more
- * decimal places is refused with a hint to rebuild.  real and double
- * precision use the engine's float kind.  NaN and infinities are refused
- * everywhere: they have no place in a sorted range.
+ * numeric) the most decimal places a value needs at build but at least
+ * KEANON_GROWING_SCALE, raised later by KeanonIndexFitScale() when finer
+ * values arrive.  Converting a value never changes the scale: a value with
+ * more decimal places than the index keeps is refused, with the hint to
+ * raise the scale.  An unconstrained numeric index shows values with the
+ * decimal places the column's values had at build (display_scale), or
+ * more where a value needs them, not with all the digits it keeps.  real
+ * and double precision use the engine's float kind.  NaN and infinities
+ * are refused everywhere: they have no place in a sorted range.
  */
 #include "postgres.h"
 
@@ -19,6 +24,7 @@
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
 #include "keanon_am.h"
@@ -47,6 +53,8 @@ KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option, KeanonValueType *v
 {
 	vt->typid = typid;
 	vt->scale = 0;
+	vt->grows = false;
+	vt->index = InvalidOid;
 	switch (typid)
 	{
 		case INT2OID:
@@ -70,7 +78,10 @@ KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option, KeanonValueType *v
 				vt->scale = Max(s, 0);
 			}
 			else
+			{
 				vt->scale = -1; /* chosen at build */
+				vt->grows = true;
+			}
 			break;
 		default:
 			ereport(ERROR,
@@ -83,13 +94,57 @@ KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option, KeanonValueType *v
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keanon supports at most %d decimal places", KEANON_MAX_SCALE)));
+	vt->display_scale = vt->scale;
 }
 
-/* Decimal places of a numeric value */
+/* Decimal places of a numeric value as written (its display scale) */
 int
 KeanonNumericScale(Datum num)
 {
 	return DatumGetInt32(DirectFunctionCall1(numeric_scale, num));
+}
+
+/* Decimal places a finite numeric value needs: no trailing zeros */
+int
+KeanonNumericMinScale(Datum num)
+{
+	return DatumGetInt32(DirectFunctionCall1(numeric_min_scale, num));
+}
+
+/* The name of a value type's index, for messages */
+static const char *
+index_name(const KeanonValueType *vt)
+{
+	char	   *name = OidIsValid(vt->index) ? get_rel_name(vt->index) : NULL;
+
+	return name != NULL ? name : "?";
+}
+
+/* The qualified name of a value type's index, for hints with SQL */
+static const char *
+index_sql_name(const KeanonValueType *vt)
+{
+	char	   *name = OidIsValid(vt->index) ? get_rel_name(vt->index) : NULL;
+
+	if (name == NULL)
+		return "...";
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(vt->index)), name);
+}
+
+/* Refuse a value of more than 34 significant digits at the index's scale */
+static void
+too_large(const char *str, const KeanonValueType *vt)
+{
+	if (vt->scale > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("value %s is too large for a keanon index", str),
+				 errdetail("Keanon index \"%s\" keeps %d decimal places, and 34 significant digits in all.",
+						   index_name(vt), vt->scale)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("value %s is too large for a keanon index", str),
+			 errdetail("A keanon index keeps 34 significant digits.")));
 }
 
 /* Refuse a non-finite value */
@@ -102,10 +157,14 @@ reject_non_finite(void)
 			 errdetail("A sensitive value must be a finite number.")));
 }
 
-/* Parse the text of a finite numeric into an integer scaled by 10^scale */
+/*
+ * Parse the text of a finite numeric into an integer scaled by 10^scale,
+ * the scale of vt
+ */
 static KeNum
-numeric_text_to_num(const char *str, int scale)
+numeric_text_to_num(const char *str, const KeanonValueType *vt)
 {
+	int			scale = Max(vt->scale, 0);
 	const char *p = str;
 	bool		neg = false;
 	ke_int128	v = 0;
@@ -128,11 +187,26 @@ numeric_text_to_num(const char *str, int scale)
 		if (frac >= 0 && frac >= scale)
 		{
 			if (*p != '0')
+			{
+				int			need = frac;
+
+				for (const char *q = p; *q; q++)
+					if (*q != '0')
+						need = frac + (int) (q - p) + 1;
+				if (need <= KEANON_MAX_SCALE)
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("value %s has more decimal places than keanon index \"%s\" keeps (%d)",
+									str, index_name(vt), scale),
+							 errhint("Raise the index's scale: ALTER INDEX %s SET (scale = %d), then REINDEX INDEX %s.",
+									 index_sql_name(vt), need, index_sql_name(vt))));
 				ereport(ERROR,
 						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("value %s has more decimal places than the keanon index allows (%d)",
-								str, scale),
-						 errhint("Rebuild the index with a larger \"scale\" option.")));
+						 errmsg("value %s has more decimal places than keanon index \"%s\" keeps (%d)",
+								str, index_name(vt), scale),
+						 errhint("A keanon index keeps at most %d decimal places: round the value.",
+								 KEANON_MAX_SCALE)));
+			}
 			continue;
 		}
 		v = v * 10 + (*p - '0');
@@ -141,17 +215,13 @@ numeric_text_to_num(const char *str, int scale)
 		if (frac >= 0)
 			frac++;
 		if (digits > 34)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("value %s is too large for a keanon index", str)));
+			too_large(str, vt);
 	}
 	for (int i = Max(frac, 0); i < scale; i++)
 	{
 		v *= 10;
 		if (v != 0 && ++digits > 34)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("value %s is too large for a keanon index", str)));
+			too_large(str, vt);
 	}
 	out.i = neg ? -v : v;
 	return out;
@@ -187,7 +257,7 @@ KeanonDatumToNum(const KeanonValueType *vt, Datum d)
 				if (numeric_is_nan(num) || numeric_is_inf(num))
 					reject_non_finite();
 				str = DatumGetCString(DirectFunctionCall1(numeric_out, d));
-				n = numeric_text_to_num(str, Max(vt->scale, 0));
+				n = numeric_text_to_num(str, vt);
 				pfree(str);
 				return n;
 			}
@@ -201,7 +271,7 @@ Datum
 KeanonNumToNumeric(const KeanonValueType *vt, KeNum x)
 {
 	char		buf[64];
-	char		out[80];
+	char		out[128];
 	int			scale = Max(vt->scale, 0);
 
 	if (vt->kind == KE_KIND_FLOAT)
@@ -234,6 +304,24 @@ KeanonNumToNumeric(const KeanonValueType *vt, KeNum x)
 			out[pos++] = '.';
 			memcpy(out + pos, digits + len - scale, scale);
 			pos += scale;
+		}
+		/*
+		 * An unconstrained column's value shows the decimal places the
+		 * column's values had at build, or as many as it needs
+		 */
+		if (vt->grows)
+		{
+			int			shown = scale;
+
+			while (shown > Max(vt->display_scale, 0) && out[pos - 1] == '0')
+			{
+				pos--;
+				shown--;
+			}
+			for (; shown < vt->display_scale; shown++)
+				out[pos++] = '0';
+			if (shown == 0)
+				pos--;			/* the point */
 		}
 		out[pos] = '\0';
 	}
@@ -380,6 +468,13 @@ KeanonParseE(const char *text)
 	return e;
 }
 
+/* -x */
+static Numeric
+numeric_uminus_opt(Numeric x)
+{
+	return DatumGetNumeric(DirectFunctionCall1(numeric_uminus, NumericGetDatum(x)));
+}
+
 /* 2^n for n >= 0, exactly: products of integers lose nothing */
 static Numeric
 numeric_pow2(int n)
@@ -425,6 +520,22 @@ least_double_above(Numeric e)
 		d = nextafter(d, -INFINITY);
 	pfree(str);
 	return d;
+}
+
+/*
+ * A numeric as the double nearest to it, as a cast to double precision
+ * rounds, but infinite (of its sign) past the largest double instead of
+ * an error.  NaN is the caller's to refuse.
+ */
+double
+KeanonNumericToDouble(Numeric x)
+{
+	bool		neg = num_cmp(x, int64_to_numeric(0)) < 0;
+
+	if (numeric_is_inf(x) ||
+		double_cmp_numeric(DBL_MAX, neg ? numeric_uminus_opt(x) : x) < 0)
+		return neg ? -INFINITY : INFINITY;
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(x)));
 }
 
 /*

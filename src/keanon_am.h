@@ -8,7 +8,9 @@
  * decimal scale), the engine's root record and the list of transactions
  * whose changes are not yet known to have committed.  Every other block
  * holds one engine node in its contents area, or is free (KEANON_PAGE_FREE,
- * listed in the free space map).
+ * listed in the free space map).  The scale of an unconstrained numeric
+ * column is the one exception to "frozen": it may rise, which lays the
+ * state out again at the new scale (KeanonIndexFitScale).
  *
  * Locks.  The state is not MVCC: one writer at a time, readers excluded
  * while it writes.  Writers take the keanon lock of the index (an object
@@ -27,6 +29,13 @@
  * next user of the index finds it aborted and rebuilds the state from the
  * table.  The same holds for rolled-back transactions and savepoints.
  * Builds write pages without WAL and log the whole relation once.
+ *
+ * The list holds 32-bit ids, which the commit log answers for only until
+ * it is truncated.  VACUUM settles every listed id whose fate is known
+ * (committed ones go, undone ones become the needs_rebuild mark); should an
+ * id outlive that anyway (VACUUM skipping index cleanup, say), the full id
+ * of the oldest entry, kept beside the list, shows it is older than the
+ * commit log reaches, and the state is rebuilt without asking.
  */
 #ifndef KEANON_AM_H
 #define KEANON_AM_H
@@ -51,7 +60,7 @@
  */
 #define KEANON_METAPAGE_BLKNO	0
 #define KEANON_MAGIC			0x4b45414eU
-#define KEANON_LAYOUT_VERSION	2
+#define KEANON_LAYOUT_VERSION	3
 
 #define KEANON_PAGE_META		0x0001
 #define KEANON_PAGE_NODE		0x0002
@@ -72,6 +81,13 @@
 
 /* the largest decimal scale of a numeric column */
 #define KEANON_MAX_SCALE		30
+
+/*
+ * The least scale of an unconstrained numeric index: finer values raise it
+ * (KeanonIndexFitScale), up to KEANON_MAX_SCALE, at the cost of digits
+ * before the point (34 significant digits in all).
+ */
+#define KEANON_GROWING_SCALE	10
 
 /* ----------------------------------------------------------------
  * On-disk structures
@@ -100,11 +116,15 @@ typedef struct KeanonMetaPageData
 	Oid			typid;			/* the indexed column's type */
 	int32		kind;			/* KeKind */
 	int32		scale;			/* numeric: values are scaled by 10^scale */
+	bool		scale_grows;	/* unconstrained numeric: scale rises with the values */
+	int32		display_scale;	/* decimal places shown at least */
 	int32		k;
 	KeNum		e;				/* exact, in the engine's units (am_values.c) */
 	KeMeta		engine;			/* the engine's root record */
-	bool		needs_rebuild;	/* set by a build that could not finish */
+	bool		needs_rebuild;	/* a build could not finish, or a change was undone */
 	uint32		nflux;
+	/* the oldest of flux[] as a full id: older than the commit log reaches means undone */
+	FullTransactionId flux_oldest;
 	TransactionId flux[KEANON_MAX_FLUX];
 } KeanonMetaPageData;
 
@@ -135,7 +155,10 @@ typedef struct KeanonValueType
 {
 	Oid			typid;
 	KeKind		kind;
-	int			scale;
+	int			scale;			/* numeric: values are scaled by 10^scale */
+	bool		grows;			/* unconstrained numeric: the scale may rise */
+	int			display_scale;	/* decimal places shown at least */
+	Oid			index;			/* the index, for messages, or InvalidOid */
 } KeanonValueType;
 
 typedef enum KeanonStoreMode
@@ -187,6 +210,8 @@ extern IndexBuildResult *keanonbuild(Relation heap, Relation index,
 									 struct IndexInfo *indexInfo);
 extern void keanonbuildempty(Relation index);
 extern void KeanonRebuild(KeanonIndex *ki);
+extern void KeanonWriteRuns(Relation index, const KeanonValueType *vt, int k, KeNum e,
+							const KeNum *vals, const int64 *counts, size_t m);
 extern void KeanonTableValues(Relation heap, Relation index,
 							  const KeanonValueType *vt, KeanonValues *out);
 extern char *keanonbuildphasename(int64 phasenum);
@@ -204,6 +229,7 @@ extern KeStore *KeanonStoreCreate(Relation index, KeanonStoreMode mode);
 extern void KeanonStoreFinish(KeStore *store);
 extern void KeanonStoreRelease(KeStore *store);
 extern void KeanonStoreReset(KeStore *store);
+extern KeanonMetaPageData *KeanonStoreMetaPage(KeStore *store);
 extern BlockNumber KeanonStoreBlocks(KeStore *store);
 extern void KeanonInitMetaPage(Relation index, ForkNumber fork,
 							   const KeanonValueType *vt, int k, KeNum e);
@@ -212,15 +238,22 @@ extern void KeanonEngineAllocator(void);
 /* am_index.c */
 extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
 extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
+extern void KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn);
 extern void KeanonIndexLockForWrite(Oid indexoid);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
 extern void KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n);
 extern void KeanonCheckStatus(KeStatus st, Relation index);
+extern bool KeanonFluxBeyondClog(const KeanonMetaPageData *meta);
+extern void KeanonIndexFitScale(KeanonIndex *ki, int scale);
+extern void KeanonMetaValueType(const KeanonMetaPageData *meta, Oid index,
+								KeanonValueType *vt);
+extern void KeanonFluxSetOldest(KeanonMetaPageData *meta);
 
 /* am_funcs.c */
 extern void KeanonIndexVerify(KeanonIndex *ki);
+extern void KeanonCheckIsKeanon(Relation index);
 
 /* am_values.c */
 extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
@@ -230,6 +263,8 @@ extern KeNum KeanonDatumToNum(const KeanonValueType *vt, Datum d);
 extern Datum KeanonNumToNumeric(const KeanonValueType *vt, KeNum x);
 extern Numeric KeanonParseE(const char *text);
 extern KeNum KeanonENum(const KeanonValueType *vt, const char *text);
+extern double KeanonNumericToDouble(Numeric x);
 extern int	KeanonNumericScale(Datum num);
+extern int	KeanonNumericMinScale(Datum num);
 
 #endif							/* KEANON_AM_H */

@@ -14,6 +14,9 @@
  *	E[i] = min over valid [j..i] of E[j-1] + (d_i - d_j),	E[0] = 0
  *	P[i] = the largest j attaining E[i];	P[i] = P[i-1] when E[i] is infinite
  *
+ * "Infinite" (no valid partitioning of d_1..d_i) is a flag of its own,
+ * feasible[i], beside E[i], never a special value of it.
+ *
  * Because d is sorted, validity is monotone in j: if [j..i] is valid so is
  * every [j'..i] with j' < j.  The valid starts of i are therefore 1..J(i)
  * for a largest valid start J(i), and J(i) never decreases as i grows.
@@ -24,7 +27,7 @@
  *		(one comparison per step) and the whole run is O(n^2).  Walking
  *		downward, the first j reaching the minimum is the largest, which is
  *		the report's tie rule ("t <= E[i]" over ascending j); later ties must
- *		not overwrite it.  An infinite candidate (E[j-1] infinite) never
+ *		not overwrite it.  A candidate whose E[j-1] is infeasible never
  *		becomes P[i].
  *
  * KePaperInc
@@ -93,10 +96,13 @@ struct KePaperInc
 	size_t		cap;			/* room in d; the per-position arrays hold cap + 1 */
 	KeNum	   *d;				/* sorted values, 0-based */
 	KeNum	   *E;				/* E[0..n] */
+	bool	   *Eok;			/* Eok[i]: E[i] is feasible */
 	size_t	   *P;				/* P[0..n] */
 	KeNum	   *Mc;				/* Mc[x] = min(c_1..c_x), c_j = E[j-1] - d_j */
+	bool	   *Mcok;			/* Mcok[x]: some c_j with j <= x exists */
 	size_t	   *Ma;				/* Ma[x] = largest j <= x attaining Mc[x] */
 	KeNum	   *oldE;			/* scratch: old E shifted, per new position */
+	bool	   *oldEok;
 	size_t	   *oldP;			/* scratch: old P shifted, per new position */
 };
 
@@ -123,11 +129,11 @@ xrealloc(void *ptr, size_t size)
  */
 static size_t
 quadratic_step(KeKind kind, int k, KeNum e, const KeNum *d, size_t i,
-			   KeNum *E, size_t *P, size_t from,
-			   const KeNum *Mc, const size_t *Ma)
+			   KeNum *E, bool *Eok, size_t *P, size_t from,
+			   const KeNum *Mc, const bool *Mcok, const size_t *Ma)
 {
 	KeNum		di = d[i - 1];
-	KeNum		best = ke_num_inf(kind);
+	KeNum		best = ke_num_zero(kind);
 	bool		have = false;
 	size_t		bestj = P[i - 1];
 	size_t		J = 0;
@@ -145,7 +151,7 @@ quadratic_step(KeKind kind, int k, KeNum e, const KeNum *d, size_t i,
 			continue;
 		if (J == 0)
 			J = j;
-		if (ke_num_is_inf(kind, E[j - 1]))
+		if (!Eok[j - 1])
 			continue;
 		t = ke_num_add(kind, E[j - 1], ke_num_sub(kind, di, d[j - 1]));
 		/* strict: walking downward, an earlier hit is the larger start */
@@ -170,7 +176,7 @@ quadratic_step(KeKind kind, int k, KeNum e, const KeNum *d, size_t i,
 				J = j;
 		}
 		upto = J < from - 1 ? J : from - 1;
-		if (upto > 0 && !ke_num_is_inf(kind, Mc[upto]))
+		if (upto > 0 && Mcok[upto])
 		{
 			KeNum		t = ke_num_add(kind, di, Mc[upto]);
 
@@ -185,30 +191,32 @@ quadratic_step(KeKind kind, int k, KeNum e, const KeNum *d, size_t i,
 	}
 
 	E[i] = best;
+	Eok[i] = have;
 	P[i] = bestj;
 	return J;
 }
 
-/* Figure 3.2 over sorted d[0..n-1]; fills E[0..n] and P[0..n] */
+/* Figure 3.2 over sorted d[0..n-1]; fills E, feasible and P [0..n] */
 void
 ke_quadratic(KeKind kind, int k, KeNum e, const KeNum *d, size_t n,
-			 KeNum *E, size_t *P)
+			 KeNum *E, bool *feasible, size_t *P)
 {
 	E[0] = ke_num_zero(kind);
+	feasible[0] = true;
 	P[0] = 0;
 	for (size_t i = 1; i <= n; i++)
-		(void) quadratic_step(kind, k, e, d, i, E, P, 1, NULL, NULL);
+		(void) quadratic_step(kind, k, e, d, i, E, feasible, P, 1, NULL, NULL, NULL);
 }
 
 /* Read the optimal partitions off P, ascending, as 1-based position pairs */
 size_t
-ke_positions_partitions(KeKind kind, const KeNum *E, const size_t *P,
+ke_positions_partitions(const bool *feasible, const size_t *P,
 						size_t n, size_t *first, size_t *last)
 {
 	size_t		count = 0;
 	size_t		i = n;
 
-	if (n == 0 || ke_num_is_inf(kind, E[n]))
+	if (n == 0 || !feasible[n])
 		return 0;
 
 	/* the walk yields partitions last to first; reverse in place after */
@@ -246,10 +254,13 @@ paperinc_reserve(KePaperInc *pi, size_t need)
 		cap *= 2;
 	pi->d = xrealloc(pi->d, cap * sizeof(KeNum));
 	pi->E = xrealloc(pi->E, (cap + 1) * sizeof(KeNum));
+	pi->Eok = xrealloc(pi->Eok, (cap + 1) * sizeof(bool));
 	pi->P = xrealloc(pi->P, (cap + 1) * sizeof(size_t));
 	pi->Mc = xrealloc(pi->Mc, (cap + 1) * sizeof(KeNum));
+	pi->Mcok = xrealloc(pi->Mcok, (cap + 1) * sizeof(bool));
 	pi->Ma = xrealloc(pi->Ma, (cap + 1) * sizeof(size_t));
 	pi->oldE = xrealloc(pi->oldE, (cap + 1) * sizeof(KeNum));
+	pi->oldEok = xrealloc(pi->oldEok, (cap + 1) * sizeof(bool));
 	pi->oldP = xrealloc(pi->oldP, (cap + 1) * sizeof(size_t));
 	pi->cap = cap;
 }
@@ -266,8 +277,10 @@ ke_paperinc_create(KeKind kind, int k, KeNum e)
 	pi->e = e;
 	paperinc_reserve(pi, 16);
 	pi->E[0] = ke_num_zero(kind);
+	pi->Eok[0] = true;
 	pi->P[0] = 0;
-	pi->Mc[0] = ke_num_inf(kind);
+	pi->Mc[0] = ke_num_zero(kind);
+	pi->Mcok[0] = false;
 	pi->Ma[0] = 0;
 	return pi;
 }
@@ -280,10 +293,13 @@ ke_paperinc_destroy(KePaperInc *pi)
 		return;
 	free(pi->d);
 	free(pi->E);
+	free(pi->Eok);
 	free(pi->P);
 	free(pi->Mc);
+	free(pi->Mcok);
 	free(pi->Ma);
 	free(pi->oldE);
+	free(pi->oldEok);
 	free(pi->oldP);
 	free(pi);
 }
@@ -295,15 +311,17 @@ paperinc_cache_at(KePaperInc *pi, size_t x)
 	KeKind		kind = pi->kind;
 
 	pi->Mc[x] = pi->Mc[x - 1];
+	pi->Mcok[x] = pi->Mcok[x - 1];
 	pi->Ma[x] = pi->Ma[x - 1];
-	if (!ke_num_is_inf(kind, pi->E[x - 1]))
+	if (pi->Eok[x - 1])
 	{
 		KeNum		c = ke_num_sub(kind, pi->E[x - 1], pi->d[x - 1]);
 
 		/* "<=": the largest start wins a tie, as in E's own recurrence */
-		if (ke_num_is_inf(kind, pi->Mc[x]) || ke_num_le(kind, c, pi->Mc[x]))
+		if (!pi->Mcok[x] || ke_num_le(kind, c, pi->Mc[x]))
 		{
 			pi->Mc[x] = c;
+			pi->Mcok[x] = true;
 			pi->Ma[x] = x;
 		}
 	}
@@ -317,7 +335,7 @@ ke_paperinc_build(KePaperInc *pi, const KeNum *sorted, size_t n)
 	if (n > 0)
 		memcpy(pi->d, sorted, n * sizeof(KeNum));
 	pi->n = n;
-	ke_quadratic(pi->kind, pi->k, pi->e, pi->d, n, pi->E, pi->P);
+	ke_quadratic(pi->kind, pi->k, pi->e, pi->d, n, pi->E, pi->Eok, pi->P);
 	for (size_t x = 1; x <= n; x++)
 		paperinc_cache_at(pi, x);
 }
@@ -334,7 +352,8 @@ paperinc_aligned(const KePaperInc *pi, size_t p, size_t i, size_t J,
 
 	if (J < p + 1)
 		return false;
-	if (ke_num_is_inf(kind, pi->E[i]) || ke_num_is_inf(kind, pi->oldE[i]))
+	if (!pi->Eok[i] || !pi->oldEok[i] ||
+		!ke_num_finite(kind, pi->E[i]) || !ke_num_finite(kind, pi->oldE[i]))
 		return false;
 	if (pi->P[i] != pi->oldP[i] + 1)
 		return false;
@@ -342,7 +361,7 @@ paperinc_aligned(const KePaperInc *pi, size_t p, size_t i, size_t J,
 	/* walk down from i: a mismatch is likeliest next to the insertion */
 	for (size_t y = i; y >= J; y--)
 	{
-		if (ke_num_is_inf(kind, pi->E[y]) || ke_num_is_inf(kind, pi->oldE[y]))
+		if (!pi->Eok[y] || !pi->oldEok[y])
 			return false;
 		if (!ke_num_eq(kind, pi->E[y], ke_num_add(kind, pi->oldE[y], *delta)))
 			return false;
@@ -377,8 +396,10 @@ ke_paperinc_insert(KePaperInc *pi, KeNum v)
 	pi->d[p - 1] = v;
 	/* new position i > p starts out holding old E[i-1] and P[i-1] */
 	memmove(&pi->E[p + 1], &pi->E[p], (n + 1 - p) * sizeof(KeNum));
+	memmove(&pi->Eok[p + 1], &pi->Eok[p], (n + 1 - p) * sizeof(bool));
 	memmove(&pi->P[p + 1], &pi->P[p], (n + 1 - p) * sizeof(size_t));
 	memmove(&pi->Mc[p + 1], &pi->Mc[p], (n + 1 - p) * sizeof(KeNum));
+	memmove(&pi->Mcok[p + 1], &pi->Mcok[p], (n + 1 - p) * sizeof(bool));
 	memmove(&pi->Ma[p + 1], &pi->Ma[p], (n + 1 - p) * sizeof(size_t));
 	pi->n = n + 1;
 
@@ -388,19 +409,22 @@ ke_paperinc_insert(KePaperInc *pi, KeNum v)
 		KeNum		delta;
 
 		pi->oldE[i] = pi->E[i];
+		pi->oldEok[i] = pi->Eok[i];
 		pi->oldP[i] = pi->P[i];
 		paperinc_cache_at(pi, i);
 		/* starts before p saw no change: their minimum is cached */
-		J = quadratic_step(kind, pi->k, pi->e, pi->d, i, pi->E, pi->P, p,
-						   pi->Mc, pi->Ma);
+		J = quadratic_step(kind, pi->k, pi->e, pi->d, i, pi->E, pi->Eok, pi->P, p,
+						   pi->Mc, pi->Mcok, pi->Ma);
 		if (i > p && paperinc_aligned(pi, p, i, J, &delta))
 		{
 			/* complete alignment: the shifted old tail is the answer */
 			for (size_t x = i + 1; x <= n + 1; x++)
 			{
-				pi->E[x] = ke_num_add(kind, pi->E[x], delta);
+				if (pi->Eok[x])
+					pi->E[x] = ke_num_add(kind, pi->E[x], delta);
 				pi->P[x] += 1;
-				pi->Mc[x] = ke_num_add(kind, pi->Mc[x], delta);
+				if (pi->Mcok[x])
+					pi->Mc[x] = ke_num_add(kind, pi->Mc[x], delta);
 				pi->Ma[x] += 1;
 			}
 			break;
@@ -412,17 +436,19 @@ ke_paperinc_insert(KePaperInc *pi, KeNum v)
 bool
 ke_paperinc_sum_error(const KePaperInc *pi, KeNum *out)
 {
-	if (pi->n == 0 || ke_num_is_inf(pi->kind, pi->E[pi->n]))
+	if (pi->n == 0 || !pi->Eok[pi->n])
 		return false;
 	*out = pi->E[pi->n];
 	return true;
 }
 
-/* The current E and P arrays (n + 1 entries each); returns n */
+/* The current E, feasible and P arrays (n + 1 entries each); returns n */
 size_t
-ke_paperinc_arrays(const KePaperInc *pi, const KeNum **E, const size_t **P)
+ke_paperinc_arrays(const KePaperInc *pi, const KeNum **E, const bool **feasible,
+				   const size_t **P)
 {
 	*E = pi->E;
+	*feasible = pi->Eok;
 	*P = pi->P;
 	return pi->n;
 }

@@ -10,9 +10,10 @@
  *	ke_approx		the O(n) 2-approximation of Procopiuc & Srivastava: one
  *					greedy scan closing a group as soon as it satisfies k and e
  *
- * Positions are 1-based over the values sorted ascending; E and P arrays have
- * n + 1 entries, E[0] = 0, infinity where no valid partitioning ends, and
- * P[i] the largest start attaining E[i] (P[i] = P[i-1] when E[i] is infinite).
+ * Positions are 1-based over the values sorted ascending; E, feasible and P
+ * arrays have n + 1 entries, E[0] = 0, feasible[i] false where no valid
+ * partitioning of the first i values exists (E[i] is then meaningless), and
+ * P[i] the largest start attaining E[i] (P[i] = P[i-1] when infeasible).
  */
 #ifndef KE_BASELINE_H
 #define KE_BASELINE_H
@@ -22,16 +23,16 @@
 
 #include "ke_num.h"
 
-/* Figure 3.2 over sorted d[0..n-1]; fills E[0..n] and P[0..n] */
+/* Figure 3.2 over sorted d[0..n-1]; fills E, feasible and P [0..n] */
 extern void ke_quadratic(KeKind kind, int k, KeNum e,
-						 const KeNum *d, size_t n, KeNum *E, size_t *P);
+						 const KeNum *d, size_t n, KeNum *E, bool *feasible, size_t *P);
 
 /*
  * Walk P back from n; writes the partitions as 1-based [first, last]
- * position pairs in ascending order and returns how many (0 when E[n] is
- * infinite or n is 0).  first/last need room for n entries.
+ * position pairs in ascending order and returns how many (0 when n is 0 or
+ * not feasible).  first/last need room for n entries.
  */
-extern size_t ke_positions_partitions(KeKind kind, const KeNum *E, const size_t *P,
+extern size_t ke_positions_partitions(const bool *feasible, const size_t *P,
 									  size_t n, size_t *first, size_t *last);
 
 /* Figure 4.1: incremental state over a growing sorted array */
@@ -44,8 +45,9 @@ extern void ke_paperinc_build(KePaperInc *pi, const KeNum *sorted, size_t n);
 extern void ke_paperinc_insert(KePaperInc *pi, KeNum v);
 /* the current sum-error; false when no valid partitioning exists */
 extern bool ke_paperinc_sum_error(const KePaperInc *pi, KeNum *out);
-/* the current E and P arrays (n + 1 entries each) and n */
-extern size_t ke_paperinc_arrays(const KePaperInc *pi, const KeNum **E, const size_t **P);
+/* the current E, feasible and P arrays (n + 1 entries each) and n */
+extern size_t ke_paperinc_arrays(const KePaperInc *pi, const KeNum **E,
+								 const bool **feasible, const size_t **P);
 
 /*
  * The 2-approximation over sorted d: returns false when no valid

@@ -10,6 +10,10 @@
  * more, its last row (E_q - v_q, a boundary inside the run).  Ties go to the
  * later candidate, which is the largest start, as in the quadratic algorithm.
  *
+ * Whether any valid partitioning ends at a run is a flag of its own
+ * (feasible), never a special error value: a float-kind error may overflow
+ * to infinity and still belong to a valid partitioning.
+ *
  * This is both the bulk build of the engine and its own oracle in
  * ke_verify(); the incremental code in ke_engine.c resumes the very same
  * loop from stored state.  With cut masks it also computes the optimum of a
@@ -23,32 +27,35 @@
 void
 ke_linear_dp(KeKind kind, int k, KeNum e,
 			 const KeNum *vals, const int64_t *counts, size_t m,
-			 KeNum *E, KeNum *best, KeNum *argmin,
+			 KeNum *E, bool *feasible, KeNum *best, KeNum *argmin,
 			 int *argmin_last, int64_t *frontier, int *end)
 {
-	ke_constrained_dp(kind, k, e, vals, counts, m, NULL, NULL,
-					  E, best, argmin, argmin_last, frontier, end);
+	ke_masked_dp(kind, k, e, vals, counts, m, NULL, NULL,
+				 E, feasible, best, argmin, argmin_last, frontier, end);
 }
 
 /*
  * The same DP where partitions may only begin and end at allowed cuts:
  * cut_after_ok[r] allows a partition to end at run r's last row (the end of
  * the data is always allowed), cut_in_ok[r] allows one to end just before
- * run r's last row.  NULL masks allow every cut.  E[r] is the least error
- * of a partitioning ending anywhere in run r, whichever cut it uses; a
- * start is only a candidate where the cut before it is allowed.  This is the
- * optimum of a safe release: see ke_release_cuts().
+ * run r's last row.  NULL masks allow every cut.  feasible[r] says whether
+ * a valid partitioning of the rows up to run r exists; only then are E[r]
+ * (its least error, whichever cut it ends at), best[r] and argmin[r]
+ * meaningful (they are zero otherwise).  A start is only a candidate where
+ * the cut before it is allowed.  This is the optimum of a safe release: see
+ * ke_release_cuts().
  */
 void
-ke_constrained_dp(KeKind kind, int k, KeNum e,
-				  const KeNum *vals, const int64_t *counts, size_t m,
-				  const bool *cut_after_ok, const bool *cut_in_ok,
-				  KeNum *E, KeNum *best, KeNum *argmin,
-				  int *argmin_last, int64_t *frontier, int *end)
+ke_masked_dp(KeKind kind, int k, KeNum e,
+			 const KeNum *vals, const int64_t *counts, size_t m,
+			 const bool *cut_after_ok, const bool *cut_in_ok,
+			 KeNum *E, bool *feasible, KeNum *best, KeNum *argmin,
+			 int *argmin_last, int64_t *frontier, int *end)
 {
-	KeNum		inf = ke_num_inf(kind);
-	KeNum		cur = inf;
-	KeNum		cur_arg = ke_num_zero(kind);
+	KeNum		zero = ke_num_zero(kind);
+	bool		cur_ok = false;
+	KeNum		cur = zero;
+	KeNum		cur_arg = zero;
 	int			cur_last = 0;
 	int64_t		qs = -1;
 
@@ -63,28 +70,31 @@ ke_constrained_dp(KeKind kind, int k, KeNum e,
 				   ke_num_range_ok(kind, vals[qs + 1], vals[r], e))
 			{
 				int64_t		q = qs + 1;
-				KeNum		a;
+				/* the rows before q's first row: none, or up to run q - 1 */
+				bool		before_ok = q == 0 ||
+					(feasible[q - 1] && (cut_after_ok == NULL || cut_after_ok[q - 1]));
 
-				a = q > 0 ? E[q - 1] : ke_num_zero(kind);
-				if (q > 0 && cut_after_ok != NULL && !cut_after_ok[q - 1])
-					a = inf;
-				if (!ke_num_is_inf(kind, a))
+				if (before_ok)
 				{
-					a = ke_num_sub(kind, a, vals[q]);
-					if (ke_num_le(kind, a, cur) || ke_num_is_inf(kind, cur))
+					KeNum		a = ke_num_sub(kind, q > 0 ? E[q - 1] : zero, vals[q]);
+
+					if (!cur_ok || ke_num_le(kind, a, cur))
 					{
 						cur = a;
+						cur_ok = true;
 						cur_arg = vals[q];
 						cur_last = 0;
 					}
 				}
-				if (counts[q] >= 2 && !ke_num_is_inf(kind, E[q]) &&
+				if (counts[q] >= 2 && feasible[q] &&
 					(cut_in_ok == NULL || cut_in_ok[q]))
 				{
-					a = ke_num_sub(kind, E[q], vals[q]);
-					if (ke_num_le(kind, a, cur) || ke_num_is_inf(kind, cur))
+					KeNum		a = ke_num_sub(kind, E[q], vals[q]);
+
+					if (!cur_ok || ke_num_le(kind, a, cur))
 					{
 						cur = a;
+						cur_ok = true;
 						cur_arg = vals[q];
 						cur_last = 1;
 					}
@@ -92,19 +102,20 @@ ke_constrained_dp(KeKind kind, int k, KeNum e,
 				qs = q;
 			}
 		}
+		feasible[r] = cur_ok;
 		best[r] = cur;
 		argmin[r] = cur_arg;
 		argmin_last[r] = cur_last;
 		if (frontier)
 			frontier[r] = qs;
-		E[r] = ke_num_is_inf(kind, cur) ? inf : ke_num_add(kind, vals[r], cur);
+		E[r] = cur_ok ? ke_num_add(kind, vals[r], cur) : zero;
 	}
 
 	if (end == NULL)
 		return;
 	for (size_t r = 0; r < m; r++)
 		end[r] = KE_END_NONE;
-	if (m == 0 || ke_num_is_inf(kind, E[m - 1]))
+	if (m == 0 || !feasible[m - 1])
 		return;
 
 	/* walk the argmins back from the last row */
@@ -148,6 +159,47 @@ ke_constrained_dp(KeKind kind, int k, KeNum e,
 			}
 		}
 	}
+}
+
+/*
+ * ke_masked_dp() with the legacy contract of release.c and watch.c: E[r] is
+ * ke_num_inf() where no valid partitioning ends at run r.  In the float kind
+ * a valid partitioning whose error overflows is infinite too; end[m - 1]
+ * (KE_END_NONE only when none exists) tells the two apart.  The flags are
+ * kept in memory from ke_malloc(); should it fail, every E is infinite and
+ * every end flag KE_END_NONE.
+ */
+void
+ke_constrained_dp(KeKind kind, int k, KeNum e,
+				  const KeNum *vals, const int64_t *counts, size_t m,
+				  const bool *cut_after_ok, const bool *cut_in_ok,
+				  KeNum *E, KeNum *best, KeNum *argmin,
+				  int *argmin_last, int64_t *frontier, int *end)
+{
+	bool		local[64];
+	bool	   *feasible = m <= 64 ? local : ke_malloc(m * sizeof(bool));
+
+	if (feasible == NULL)
+	{
+		for (size_t r = 0; r < m; r++)
+		{
+			E[r] = best[r] = ke_num_inf(kind);
+			argmin[r] = ke_num_zero(kind);
+			argmin_last[r] = 0;
+			if (frontier)
+				frontier[r] = -1;
+			if (end)
+				end[r] = KE_END_NONE;
+		}
+		return;
+	}
+	ke_masked_dp(kind, k, e, vals, counts, m, cut_after_ok, cut_in_ok,
+				 E, feasible, best, argmin, argmin_last, frontier, end);
+	for (size_t r = 0; r < m; r++)
+		if (!feasible[r])
+			E[r] = best[r] = ke_num_inf(kind);
+	if (feasible != local)
+		ke_free(feasible);
 }
 
 /* Index of the first run with value >= x (m if none) */

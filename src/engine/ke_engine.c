@@ -13,7 +13,10 @@
  * DP state.  Each run stores E, the running minimum best with its argmin
  * (run value, first/last row) and its frontier (value of the last run whose
  * candidates best has absorbed), so the DP can resume at any run from the
- * state of the run before it.
+ * state of the run before it.  A flag says whether any valid partitioning
+ * ends at the run; E and best mean something only then (best exists exactly
+ * when E does, E = value + best).  The flag is never folded into E: in the
+ * float kind a valid partitioning's error can overflow to infinity.
  *
  * A change.  A batch of count changes is applied to the runs first.  Count
  * changes that keep a run at >= 2 rows, or at 1, leave every E and boundary
@@ -61,7 +64,9 @@ typedef struct LeafItem
 	uint8_t		has_frontier;
 	uint8_t		end;			/* KE_END_* */
 	uint8_t		fresh;			/* inserted by the current change */
-	uint32_t	pad;
+	uint8_t		feasible;		/* E and best hold a valid partitioning's */
+	uint8_t		pad1;
+	uint16_t	pad2;
 } LeafItem;
 
 typedef struct InnerItem
@@ -100,6 +105,7 @@ typedef struct Run
 {
 	KeNum		value;
 	int64_t		count;
+	bool		feasible;
 	KeNum		E;
 	KeNum		best;
 	KeNum		argmin;
@@ -176,7 +182,7 @@ value_ok(KeKind kind, KeNum v)
 {
 	if (kind == KE_KIND_FLOAT)
 		return isfinite(v.f);
-	return v.i > -KE_EXACT_INF / 4 && v.i < KE_EXACT_INF / 4;
+	return v.i > -KE_VALUE_LIMIT && v.i < KE_VALUE_LIMIT;
 }
 
 static void *(*alloc_hook) (size_t) = malloc;
@@ -517,8 +523,9 @@ cur_get(KeEngine *eng, const Cursor *c, Run *r)
 
 	r->value = it->value;
 	r->count = it->count;
-	r->E = ke_num_add(eng->kind, it->E, add);
-	r->best = ke_num_add(eng->kind, it->best, add);
+	r->feasible = it->feasible;
+	r->E = it->feasible ? ke_num_add(eng->kind, it->E, add) : ke_num_zero(eng->kind);
+	r->best = it->feasible ? ke_num_add(eng->kind, it->best, add) : ke_num_zero(eng->kind);
 	r->argmin = it->argmin;
 	r->argmin_last = it->argmin_last;
 	r->has_frontier = it->has_frontier;
@@ -531,12 +538,17 @@ cur_get(KeEngine *eng, const Cursor *c, Run *r)
 static inline KeNum
 to_stored(KeEngine *eng, const Cursor *c, KeNum real)
 {
-	if (ke_num_is_inf(eng->kind, real))
-		return ke_num_inf(eng->kind);
 	return ke_num_sub(eng->kind, real, c->add[c->height - 1]);
 }
 
-/* Real E of the run under the cursor */
+/* Does a valid partitioning end at the run under the cursor? */
+static inline bool
+cur_feasible(KeEngine *eng, const Cursor *c)
+{
+	return cur_item(eng, c)->feasible;
+}
+
+/* Real E of the run under the cursor, which must be feasible */
 static inline KeNum
 cur_E(KeEngine *eng, const Cursor *c)
 {
@@ -712,6 +724,8 @@ collapse_root(KeEngine *eng)
 			{
 				LeafItem   *li = &LEAF_ITEMS(cn)[i];
 
+				if (!li->feasible)
+					continue;
 				li->E = ke_num_add(eng->kind, li->E, add);
 				li->best = ke_num_add(eng->kind, li->best, add);
 			}
@@ -783,6 +797,8 @@ add_suffix(KeEngine *eng, const Cursor *c, KeNum delta)
 	{
 		LeafItem   *li = &LEAF_ITEMS(n)[i];
 
+		if (!li->feasible)
+			continue;
 		li->E = ke_num_add(eng->kind, li->E, delta);
 		li->best = ke_num_add(eng->kind, li->best, delta);
 	}
@@ -962,11 +978,9 @@ ke_sum_error(KeEngine *eng, KeNum *out)
 	Cursor		c;
 	KeNum		E;
 
-	if (!cur_last(eng, &c))
+	if (!cur_last(eng, &c) || !cur_feasible(eng, &c))
 		return false;
 	E = cur_E(eng, &c);
-	if (ke_num_is_inf(eng->kind, E))
-		return false;
 	*out = E;
 	return true;
 }
@@ -976,16 +990,22 @@ ke_sum_error(KeEngine *eng, KeNum *out)
  * ----------------------------------------------------------------
  */
 
-/* Replace the contents with the sorted values, by one linear DP pass */
-KeStatus
-ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
+/*
+ * Replace the contents by one linear DP pass: over n sorted values when
+ * run_counts is NULL, else over n runs (strictly ascending values, each
+ * with its count of rows).
+ */
+static KeStatus
+build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
 {
 	KeKind		kind = eng->kind;
 	size_t		m = 0;
+	int64_t		nrows = 0;
 	KeNum	   *vals = NULL,
 			   *E = NULL,
 			   *best = NULL,
 			   *argmin = NULL;
+	bool	   *feasible = NULL;
 	int64_t    *counts = NULL,
 			   *frontier = NULL;
 	int		   *argmin_last = NULL,
@@ -1006,32 +1026,39 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	{
 		if (!value_ok(kind, sorted[i]))
 			return KE_ERR_ARG;
-		if (i > 0 && ke_num_cmp(kind, sorted[i - 1], sorted[i]) > 0)
+		if (i > 0 && ke_num_cmp(kind, sorted[i - 1], sorted[i]) >= (run_counts ? 0 : 1))
+			return KE_ERR_ARG;
+		if (run_counts != NULL && run_counts[i] < 1)
 			return KE_ERR_ARG;
 	}
 	vals = ke_calloc(cap, sizeof(KeNum));
 	E = ke_malloc(cap * sizeof(KeNum));
+	feasible = ke_malloc(cap * sizeof(bool));
 	best = ke_malloc(cap * sizeof(KeNum));
 	argmin = ke_malloc(cap * sizeof(KeNum));
 	counts = ke_calloc(cap, sizeof(int64_t));
 	frontier = ke_malloc(cap * sizeof(int64_t));
 	argmin_last = ke_malloc(cap * sizeof(int));
 	end = ke_malloc(cap * sizeof(int));
-	if (!vals || !E || !best || !argmin || !counts || !frontier || !argmin_last || !end)
+	if (!vals || !E || !feasible || !best || !argmin || !counts || !frontier ||
+		!argmin_last || !end)
 		goto done;
 	for (size_t i = 0; i < n; i++)
 	{
+		int64_t		c = run_counts != NULL ? run_counts[i] : 1;
+
 		if (m > 0 && ke_num_eq(kind, vals[m - 1], sorted[i]))
-			counts[m - 1]++;
+			counts[m - 1] += c;
 		else
 		{
 			vals[m] = sorted[i];
-			counts[m] = 1;
+			counts[m] = c;
 			m++;
 		}
+		nrows += c;
 	}
 	ke_linear_dp(kind, eng->k, eng->e, vals, counts, m,
-				 E, best, argmin, argmin_last, frontier, end);
+				 E, feasible, best, argmin, argmin_last, frontier, end);
 
 	/*
 	 * Lay the runs into leaves, then free the old tree.  A store may zero
@@ -1062,6 +1089,7 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 			memset(li, 0, sizeof(LeafItem));
 			li->value = vals[r];
 			li->count = counts[r];
+			li->feasible = feasible[r];
 			li->E = E[r];
 			li->best = best[r];
 			li->argmin = argmin[r];
@@ -1113,7 +1141,7 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 	meta->root = level_ids[0];
 	meta->height = height;
 	meta->nruns = (int64_t) m;
-	meta->nrows = (int64_t) n;
+	meta->nrows = nrows;
 	meta->npartitions = nparts;
 	memset(&eng->last, 0, sizeof(eng->last));
 	eng->last.runs_recomputed = (int64_t) m;
@@ -1125,6 +1153,7 @@ ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
 done:
 	ke_free(vals);
 	ke_free(E);
+	ke_free(feasible);
 	ke_free(best);
 	ke_free(argmin);
 	ke_free(counts);
@@ -1134,6 +1163,20 @@ done:
 	ke_free(level_ids);
 	ke_free(level_keys);
 	return st;
+}
+
+/* Replace the contents with the sorted values, by one linear DP pass */
+KeStatus
+ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n)
+{
+	return build(eng, sorted, NULL, n);
+}
+
+/* Replace the contents with m runs: ascending distinct values and their counts */
+KeStatus
+ke_build_runs(KeEngine *eng, const KeNum *vals, const int64_t *counts, size_t m)
+{
+	return build(eng, vals, counts, m);
 }
 
 /* ----------------------------------------------------------------
@@ -1193,22 +1236,26 @@ static KeStatus
 recompute(KeEngine *eng, Recompute *rc)
 {
 	KeKind		kind = eng->kind;
-	KeNum		inf = ke_num_inf(kind);
+	KeNum		zero = ke_num_zero(kind);
 	Cursor		cr,
 				cq,
 				ck,
 				pc;
-	KeNum		cur = inf,
-				cur_arg = ke_num_zero(kind),
-				qs_val = ke_num_zero(kind),
-				prevE = ke_num_zero(kind);
+	/* the running minimum: none yet while !cur_ok */
+	bool		cur_ok = false;
+	KeNum		cur = zero,
+				cur_arg = zero,
+				qs_val = zero;
+	/* E of the rows before the next candidate run (none before the first) */
+	bool		prevE_ok = true;
+	KeNum		prevE = zero;
 	int			cur_last = 0;
 	bool		has_qs = false,
 				cq_valid;
 	int			neg = 0;
 	size_t		ti = 0;
 	int64_t		since = 0;
-	/* runs from the streak start to r all moved by streak_diff (or stay inf) */
+	/* runs from the streak start to r all moved by streak_diff (or stay infeasible) */
 	bool		streak_from_start = true;
 	bool		streak_excl = false;
 	KeNum		streak_start = ke_num_zero(kind);
@@ -1226,6 +1273,7 @@ recompute(KeEngine *eng, Recompute *rc)
 		Run			prev;
 
 		cur_get(eng, &pc, &prev);
+		cur_ok = prev.feasible;
 		cur = prev.best;
 		cur_arg = prev.argmin;
 		cur_last = prev.argmin_last;
@@ -1247,7 +1295,8 @@ recompute(KeEngine *eng, Recompute *rc)
 		cq.valid = true;
 		if (cur_back_to(eng, &cq, qs_val) != KE_OK)
 			return KE_ERR_CORRUPT;
-		prevE = cur_E(eng, &cq);
+		prevE_ok = cur_feasible(eng, &cq);
+		prevE = prevE_ok ? cur_E(eng, &cq) : zero;
 		cq_valid = cur_next(eng, &cq);
 	}
 	else
@@ -1259,8 +1308,10 @@ recompute(KeEngine *eng, Recompute *rc)
 		KeNum		v_r,
 					newE;
 		LeafItem   *w;
-		bool		old_inf,
-					new_inf;
+		bool		old_none,
+					new_none,
+					old_fin,
+					new_fin;
 
 		cur_get(eng, &cr, &old);
 		v_r = old.value;
@@ -1279,6 +1330,7 @@ recompute(KeEngine *eng, Recompute *rc)
 				const LeafItem *qi = cur_item(eng, &cq);
 				KeNum		vq = qi->value;
 				int64_t		cnt = qi->count;
+				bool		Eq_ok;
 				KeNum		Eq,
 							a;
 
@@ -1286,38 +1338,43 @@ recompute(KeEngine *eng, Recompute *rc)
 					!ke_num_le(kind, vq, kth) ||
 					!ke_num_range_ok(kind, vq, v_r, eng->e))
 					break;
-				Eq = cur_E(eng, &cq);
-				if (!ke_num_is_inf(kind, prevE))
+				Eq_ok = cur_feasible(eng, &cq);
+				Eq = Eq_ok ? cur_E(eng, &cq) : zero;
+				if (prevE_ok)
 				{
 					a = ke_num_sub(kind, prevE, vq);
-					if (ke_num_is_inf(kind, cur) || ke_num_le(kind, a, cur))
+					if (!cur_ok || ke_num_le(kind, a, cur))
 					{
 						cur = a;
+						cur_ok = true;
 						cur_arg = vq;
 						cur_last = 0;
 					}
 				}
-				if (cnt >= 2 && !ke_num_is_inf(kind, Eq))
+				if (cnt >= 2 && Eq_ok)
 				{
 					a = ke_num_sub(kind, Eq, vq);
-					if (ke_num_is_inf(kind, cur) || ke_num_le(kind, a, cur))
+					if (!cur_ok || ke_num_le(kind, a, cur))
 					{
 						cur = a;
+						cur_ok = true;
 						cur_arg = vq;
 						cur_last = 1;
 					}
 				}
 				has_qs = true;
 				qs_val = vq;
+				prevE_ok = Eq_ok;
 				prevE = Eq;
 				cq_valid = cur_next(eng, &cq);
 			}
 		}
 
-		newE = ke_num_is_inf(kind, cur) ? inf : ke_num_add(kind, v_r, cur);
+		newE = cur_ok ? ke_num_add(kind, v_r, cur) : zero;
 		w = cur_item_w(eng, &cr);
-		w->E = to_stored(eng, &cr, newE);
-		w->best = to_stored(eng, &cr, cur);
+		w->feasible = cur_ok;
+		w->E = cur_ok ? to_stored(eng, &cr, newE) : zero;
+		w->best = cur_ok ? to_stored(eng, &cr, cur) : zero;
 		w->argmin = cur_arg;
 		w->argmin_last = (uint8_t) cur_last;
 		w->has_frontier = has_qs;
@@ -1325,13 +1382,19 @@ recompute(KeEngine *eng, Recompute *rc)
 		w->fresh = 0;
 		rc->steps++;
 
-		old_inf = ke_num_is_inf(kind, old.E);
-		new_inf = ke_num_is_inf(kind, newE);
-		if (!old.fresh && old_inf && new_inf)
+		/*
+		 * A float-kind error that overflowed has no delta to shift by: such
+		 * a run breaks the streak, as a run that became (in)feasible does.
+		 */
+		old_none = !old.feasible;
+		new_none = !cur_ok;
+		old_fin = old.feasible && ke_num_finite(kind, old.E);
+		new_fin = cur_ok && ke_num_finite(kind, newE);
+		if (!old.fresh && old_none && new_none)
 		{
-			/* both infinite: matches any delta */
+			/* no partitioning ends here, before or after: matches any delta */
 		}
-		else if (!old.fresh && !old_inf && !new_inf)
+		else if (!old.fresh && old_fin && new_fin)
 		{
 			KeNum		d = ke_num_sub(kind, newE, old.E);
 
@@ -1357,7 +1420,7 @@ recompute(KeEngine *eng, Recompute *rc)
 		}
 
 		if (ti == rc->ntrig && since >= eng->k && has_qs &&
-			!old.fresh && !old_inf && !new_inf && streak_has_diff &&
+			!old.fresh && old_fin && new_fin && streak_has_diff &&
 			(!rc->has_absorb ||
 			 (rc->absorb_strict ? ke_num_cmp(kind, qs_val, rc->absorb) > 0
 			  : ke_num_le(kind, rc->absorb, qs_val))) &&
@@ -1474,7 +1537,7 @@ update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, bool had_part
 	bl.n = 0;
 	bl.cap = sizeof(bl.local) / sizeof(bl.local[0]);
 
-	if (!cur_last(eng, &c) || ke_num_is_inf(kind, cur_E(eng, &c)))
+	if (!cur_last(eng, &c) || !cur_feasible(eng, &c))
 	{
 		/* no valid partitioning now */
 		if (had_parts)
@@ -1825,8 +1888,9 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 			memset(&li, 0, sizeof(li));
 			li.value = x;
 			li.count = ch[i].delta;
-			li.E = ke_num_inf(kind);
-			li.best = ke_num_inf(kind);
+			li.feasible = 0;
+			li.E = ke_num_zero(kind);
+			li.best = ke_num_zero(kind);
 			li.argmin = ke_num_zero(kind);
 			li.frontier = ke_num_zero(kind);
 			li.fresh = 1;
@@ -2122,6 +2186,7 @@ ke_foreach_run(KeEngine *eng, KeRunFn fn, void *arg)
 		cur_get(eng, &c, &r);
 		ri.value = r.value;
 		ri.count = r.count;
+		ri.feasible = r.feasible;
 		ri.E = r.E;
 		ri.best = r.best;
 		ri.argmin = r.argmin;
@@ -2225,6 +2290,7 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 	int64_t    *counts = ke_malloc(cap * sizeof(int64_t));
 	Run		   *runs = ke_malloc(cap * sizeof(Run));
 	KeNum	   *E = ke_malloc(cap * sizeof(KeNum));
+	bool	   *feasible = ke_malloc(cap * sizeof(bool));
 	KeNum	   *best = ke_malloc(cap * sizeof(KeNum));
 	KeNum	   *argmin = ke_malloc(cap * sizeof(KeNum));
 	int		   *argmin_last = ke_malloc(cap * sizeof(int));
@@ -2237,7 +2303,8 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 
 	if (msglen > 0)
 		msg[0] = '\0';
-	if (!vals || !counts || !runs || !E || !best || !argmin || !argmin_last || !frontier || !end)
+	if (!vals || !counts || !runs || !E || !feasible || !best || !argmin || !argmin_last ||
+		!frontier || !end)
 	{
 		st = KE_ERR_NOMEM;
 		goto done;
@@ -2273,18 +2340,27 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 		goto done;
 	}
 	ke_linear_dp(kind, eng->k, eng->e, vals, counts, (size_t) m,
-				 E, best, argmin, argmin_last, frontier, end);
+				 E, feasible, best, argmin, argmin_last, frontier, end);
 	for (r = 0; r < m; r++)
 	{
 		const Run  *x = &runs[r];
 		bool		e_ok;
 
-		if (kind == KE_KIND_FLOAT && !ke_num_is_inf(kind, E[r]))
-			e_ok = !ke_num_is_inf(kind, x->E) &&
+		if (x->feasible != feasible[r])
+		{
+			snprintf(msg, msglen, "run %s: stored as %s, recomputed as %s",
+					 ke_num_format(kind, x->value, b1, sizeof(b1)),
+					 x->feasible ? "feasible" : "infeasible",
+					 feasible[r] ? "feasible" : "infeasible");
+			goto done;
+		}
+		if (!feasible[r])
+			e_ok = true;
+		else if (kind == KE_KIND_FLOAT && isfinite(E[r].f))
+			e_ok = isfinite(x->E.f) &&
 				fabs(x->E.f - E[r].f) <= 1e-9 * fmax(1.0, fabs(E[r].f));
 		else
-			e_ok = ke_num_eq(kind, x->E, E[r]) ||
-				(ke_num_is_inf(kind, x->E) && ke_num_is_inf(kind, E[r]));
+			e_ok = ke_num_eq(kind, x->E, E[r]);
 		if (!e_ok)
 		{
 			snprintf(msg, msglen, "run %s: stored E %s, recomputed %s",
@@ -2293,7 +2369,7 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 					 ke_num_format(kind, E[r], b1 + 32, sizeof(b1) - 32));
 			goto done;
 		}
-		if (!ke_num_is_inf(kind, best[r]) &&
+		if (feasible[r] &&
 			(!ke_num_eq(kind, x->argmin, argmin[r]) || x->argmin_last != argmin_last[r]))
 		{
 			snprintf(msg, msglen, "run %s: stored argmin %s/%d, recomputed %s/%d",
@@ -2323,6 +2399,7 @@ done:
 	ke_free(counts);
 	ke_free(runs);
 	ke_free(E);
+	ke_free(feasible);
 	ke_free(best);
 	ke_free(argmin);
 	ke_free(argmin_last);

@@ -71,7 +71,7 @@ typedef struct KeMeta
 } KeMeta;
 
 #define KE_META_MAGIC	0x4b45414eU /* "KEAN" */
-#define KE_META_VERSION 1
+#define KE_META_VERSION 2	/* 2: feasibility is a flag of each run */
 
 typedef struct KeStore KeStore;
 
@@ -119,7 +119,8 @@ typedef struct KeRunInfo
 {
 	KeNum		value;
 	int64_t		count;
-	KeNum		E;				/* infinity when no partitioning ends here */
+	bool		feasible;		/* a valid partitioning of the rows up to here exists */
+	KeNum		E;				/* its least error (zero when not feasible) */
 	KeNum		best;
 	KeNum		argmin;			/* run value of the best start */
 	int			argmin_last;	/* 1: the start is that run's last row */
@@ -184,6 +185,7 @@ extern bool ke_sum_error(KeEngine *eng, KeNum *out);
 extern const char *ke_status_message(KeStatus st);
 
 extern KeStatus ke_build_sorted(KeEngine *eng, const KeNum *sorted, size_t n);
+extern KeStatus ke_build_runs(KeEngine *eng, const KeNum *vals, const int64_t *counts, size_t m);
 extern KeStatus ke_insert(KeEngine *eng, KeNum v);
 extern KeStatus ke_delete(KeEngine *eng, KeNum v);
 extern KeStatus ke_apply(KeEngine *eng, const KeChange *changes, size_t n);
@@ -200,7 +202,12 @@ extern KeStatus ke_verify(KeEngine *eng, char *msg, size_t msglen);
 /* ke_dp.c: from-scratch linear DP over runs, the engine's own oracle */
 extern void ke_linear_dp(KeKind kind, int k, KeNum e,
 						 const KeNum *vals, const int64_t *counts, size_t m,
-						 KeNum *E, KeNum *best, KeNum *argmin,
+						 KeNum *E, bool *feasible, KeNum *best, KeNum *argmin,
+						 int *argmin_last, int64_t *frontier, int *end);
+extern void ke_masked_dp(KeKind kind, int k, KeNum e,
+						 const KeNum *vals, const int64_t *counts, size_t m,
+						 const bool *cut_after_ok, const bool *cut_in_ok,
+						 KeNum *E, bool *feasible, KeNum *best, KeNum *argmin,
 						 int *argmin_last, int64_t *frontier, int *end);
 extern void ke_constrained_dp(KeKind kind, int k, KeNum e,
 							  const KeNum *vals, const int64_t *counts, size_t m,

@@ -11,9 +11,10 @@
  *	KE_KIND_FLOAT	values are doubles (real and double precision columns);
  *					sums of errors round as double arithmetic does.
  *
- * Infinity stands for "no valid partitioning ends here".  In the exact kind
- * it is a sentinel far above any sum of 64-bit differences; arithmetic on it
- * is never needed because an infinite error is never shifted or summed.
+ * Whether a valid partitioning ends somewhere is a flag of its own beside
+ * the error, never a special value of it: in the float kind a valid
+ * partitioning's error can itself overflow to infinity.  ke_num_inf() and
+ * ke_num_is_inf() remain for the legacy arrays of ke_constrained_dp() only.
  *
  * This header needs no PostgreSQL header, so the engine can be compiled,
  * unit-tested and benchmarked on its own.
@@ -44,7 +45,15 @@ typedef union KeNum
 	double		f;
 } KeNum;
 
+/* the exact kind's infinity in ke_constrained_dp()'s legacy arrays */
 #define KE_EXACT_INF	(((ke_int128) 1) << 120)
+
+/*
+ * Exact-kind values lie strictly between -KE_VALUE_LIMIT and KE_VALUE_LIMIT,
+ * so that differences, sums of partition ranges and the DP's running
+ * minima stay far inside 128 bits.
+ */
+#define KE_VALUE_LIMIT	(((ke_int128) 1) << 118)
 
 /* Make an exact-kind number from a 64-bit integer */
 static inline KeNum
@@ -74,7 +83,7 @@ ke_num_from_int(KeKind kind, int64_t x)
 	return kind == KE_KIND_EXACT ? ke_num_int(x) : ke_num_float((double) x);
 }
 
-/* Infinity of the given kind */
+/* Infinity of the given kind (legacy DP arrays only) */
 static inline KeNum
 ke_num_inf(KeKind kind)
 {
@@ -88,7 +97,7 @@ ke_num_zero(KeKind kind)
 	return kind == KE_KIND_EXACT ? ke_num_int(0) : ke_num_float(0.0);
 }
 
-/* Is x the infinity of its kind? */
+/* Is x the infinity of its kind (legacy DP arrays only)? */
 static inline bool
 ke_num_is_inf(KeKind kind, KeNum x)
 {
@@ -118,20 +127,16 @@ ke_num_eq(KeKind kind, KeNum a, KeNum b)
 	return kind == KE_KIND_EXACT ? a.i == b.i : a.f == b.f;
 }
 
-/* a + b; infinity absorbs */
+/* a + b */
 static inline KeNum
 ke_num_add(KeKind kind, KeNum a, KeNum b)
 {
 	if (kind == KE_KIND_EXACT)
-	{
-		if (a.i >= KE_EXACT_INF / 2 || b.i >= KE_EXACT_INF / 2)
-			return ke_num_inf(kind);
 		return (KeNum) {.i = a.i + b.i};
-	}
 	return ke_num_float(a.f + b.f);
 }
 
-/* a - b for finite a and b */
+/* a - b */
 static inline KeNum
 ke_num_sub(KeKind kind, KeNum a, KeNum b)
 {
@@ -149,12 +154,17 @@ ke_num_range_ok(KeKind kind, KeNum lo, KeNum hi, KeNum e)
 	return hi.f - lo.f >= e.f;
 }
 
+/* Is x finite?  Exact-kind numbers always are */
+static inline bool
+ke_num_finite(KeKind kind, KeNum x)
+{
+	return kind == KE_KIND_EXACT || isfinite(x.f);
+}
+
 /* Approximate value as a double, for reports */
 static inline double
 ke_num_to_double(KeKind kind, KeNum x)
 {
-	if (ke_num_is_inf(kind, x))
-		return INFINITY;
 	return kind == KE_KIND_EXACT ? (double) x.i : x.f;
 }
 
@@ -162,9 +172,7 @@ ke_num_to_double(KeKind kind, KeNum x)
 static inline char *
 ke_num_format(KeKind kind, KeNum x, char *buf, size_t len)
 {
-	if (ke_num_is_inf(kind, x))
-		snprintf(buf, len, "inf");
-	else if (kind == KE_KIND_FLOAT)
+	if (kind == KE_KIND_FLOAT)
 		snprintf(buf, len, "%.17g", x.f);
 	else
 	{

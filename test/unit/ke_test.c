@@ -19,6 +19,9 @@
  *				golden.json by gen_golden.py), built in bulk and by inserts
  *	bounds		the report's query-bound examples over the engine's partitions
  *	args		invalid arguments are refused and change nothing
+ *	build_runs	building from runs equals building from their rows
+ *	overflow	float-kind sum-errors past the largest double: a valid
+ *				partitioning stays valid, feasibility against the oracle
  *	random		deterministic randomized sequences of inserts, deletes, batches,
  *				rebuilds and re-opens, in both number kinds and with node sizes
  *				small enough to force multi-level trees
@@ -31,6 +34,7 @@
  * failed.  Everything is deterministic: the random part uses its own
  * xorshift generator with fixed seeds.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -119,16 +123,20 @@ fmt_num(KeKind kind, KeNum x)
 	return ke_num_format(kind, x, b, 64);
 }
 
-/* Both infinite, or both finite and equal */
+/* Two errors with their feasibility: both infeasible, or both feasible and equal */
 static bool
-num_same(KeKind kind, KeNum a, KeNum b)
+E_same(KeKind kind, bool aok, KeNum a, bool bok, KeNum b)
 {
-	bool		ia = ke_num_is_inf(kind, a);
-	bool		ib = ke_num_is_inf(kind, b);
-
-	if (ia || ib)
-		return ia && ib;
+	if (!aok || !bok)
+		return aok == bok;
 	return ke_num_eq(kind, a, b);
+}
+
+/* An error with its feasibility, for messages */
+static const char *
+fmt_E(KeKind kind, bool ok, KeNum x)
+{
+	return ok ? fmt_num(kind, x) : "none";
 }
 
 /* Allocate or stop the test run: nothing sensible can follow */
@@ -235,6 +243,7 @@ typedef struct Expect
 	size_t		n;
 	KeNum	   *d;				/* copy of the sorted values */
 	KeNum	   *E;				/* E[0..n] from ke_quadratic */
+	bool	   *Eok;			/* feasibility of each */
 	size_t	   *P;				/* P[0..n] */
 	size_t		m;				/* runs */
 	KeNum	   *rv;				/* run values */
@@ -329,6 +338,7 @@ expect_free(Expect *x)
 {
 	free(x->d);
 	free(x->E);
+	free(x->Eok);
 	free(x->P);
 	free(x->rv);
 	free(x->rc);
@@ -349,8 +359,9 @@ expect_compute(Expect *x, KeKind kind, int k, KeNum e, const KeNum *d, size_t n)
 	if (n > 0)
 		memcpy(x->d, d, n * sizeof(KeNum));
 	x->E = xmalloc((n + 1) * sizeof(KeNum));
+	x->Eok = xmalloc((n + 1) * sizeof(bool));
 	x->P = xmalloc((n + 1) * sizeof(size_t));
-	ke_quadratic(kind, k, e, d, n, x->E, x->P);
+	ke_quadratic(kind, k, e, d, n, x->E, x->Eok, x->P);
 
 	x->rv = xmalloc((n + 1) * sizeof(KeNum));
 	x->rc = xmalloc((n + 1) * sizeof(int64_t));
@@ -371,7 +382,7 @@ expect_compute(Expect *x, KeKind kind, int k, KeNum e, const KeNum *d, size_t n)
 	x->parts = xmalloc((n + 1) * sizeof(KePartition));
 	x->pfirst = xmalloc((n + 1) * sizeof(size_t));
 	x->plast = xmalloc((n + 1) * sizeof(size_t));
-	x->np = ke_positions_partitions(kind, x->E, x->P, n, x->pfirst, x->plast);
+	x->np = ke_positions_partitions(x->Eok, x->P, n, x->pfirst, x->plast);
 	for (size_t p = 0; p < x->np; p++)
 	{
 		size_t		f = x->pfirst[p],
@@ -390,7 +401,7 @@ expect_compute(Expect *x, KeKind kind, int k, KeNum e, const KeNum *d, size_t n)
 				pt->ndistinct++;
 		pt->error = ke_num_sub(kind, pt->hi, pt->lo);
 	}
-	x->has_sum = n > 0 && !ke_num_is_inf(kind, x->E[n]);
+	x->has_sum = n > 0 && x->Eok[n];
 	if (x->has_sum)
 		x->sum = x->E[n];
 }
@@ -605,6 +616,7 @@ check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
 		size_t		s = x->rs[r];
 		size_t		t = s + (size_t) x->rc[r] - 1;
 		KeNum		Ex = x->E[t];
+		bool		Exok = x->Eok[t];
 		const char *v = fmt_num(kind, x->rv[r]);
 
 		if (!ke_num_eq(kind, ri->value, x->rv[r]) || ri->count != x->rc[r])
@@ -615,19 +627,21 @@ check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
 			continue;
 		}
 		for (size_t i = s; i < t; i++)
-			if (!num_same(kind, x->E[i], Ex) || x->P[i] != x->P[t])
+			if (!E_same(kind, x->Eok[i], x->E[i], Exok, Ex) || x->P[i] != x->P[t])
 				fail("oracle: positions %zu and %zu of run %s differ (E %s/%s, P %zu/%zu)",
-					 i, t, v, fmt_num(kind, x->E[i]), fmt_num(kind, Ex), x->P[i], x->P[t]);
-		if (!num_same(kind, ri->E, Ex))
-			fail("run %s: E %s, expected %s", v, fmt_num(kind, ri->E), fmt_num(kind, Ex));
+					 i, t, v, fmt_E(kind, x->Eok[i], x->E[i]), fmt_E(kind, Exok, Ex),
+					 x->P[i], x->P[t]);
+		if (!E_same(kind, ri->feasible, ri->E, Exok, Ex))
+			fail("run %s: E %s, expected %s", v, fmt_E(kind, ri->feasible, ri->E),
+				 fmt_E(kind, Exok, Ex));
 		if ((int) partof_last[r] != ri->end)
 			fail("run %s: end flag %d, expected %d", v, ri->end, (int) partof_last[r]);
-		if (!ke_num_is_inf(kind, Ex))
+		if (Exok)
 		{
 			int64_t		ar = expect_find_run(kind, x, ri->argmin);
 			int64_t		fq = frontier_of(kind, k, e, x, r);
 
-			if (!num_same(kind, ri->best, ke_num_sub(kind, Ex, x->rv[r])))
+			if (!ke_num_eq(kind, ri->best, ke_num_sub(kind, Ex, x->rv[r])))
 				fail("run %s: best %s, expected E - value = %s", v,
 					 fmt_num(kind, ri->best), fmt_num(kind, ke_num_sub(kind, Ex, x->rv[r])));
 			if (ar < 0)
@@ -649,7 +663,7 @@ check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
 					 fq >= 0 ? fmt_num(kind, x->rv[fq]) : "none");
 		}
 		else if (ri->has_frontier)
-			fail("run %s: E infinite but a frontier %s", v, fmt_num(kind, ri->frontier));
+			fail("run %s: infeasible but a frontier %s", v, fmt_num(kind, ri->frontier));
 	}
 	free(partof_last);
 
@@ -842,8 +856,9 @@ static void
 check_paperinc(KePaperInc *pi, KeKind kind, const Expect *x)
 {
 	const KeNum *E;
+	const bool *Eok;
 	const size_t *P;
-	size_t		n = ke_paperinc_arrays(pi, &E, &P);
+	size_t		n = ke_paperinc_arrays(pi, &E, &Eok, &P);
 	KeNum		sum;
 	bool		has;
 
@@ -854,10 +869,10 @@ check_paperinc(KePaperInc *pi, KeKind kind, const Expect *x)
 	}
 	for (size_t i = 0; i <= n; i++)
 	{
-		if (!num_same(kind, E[i], x->E[i]) || P[i] != x->P[i])
+		if (!E_same(kind, Eok[i], E[i], x->Eok[i], x->E[i]) || P[i] != x->P[i])
 		{
 			fail("KePaperInc position %zu: E %s P %zu, expected E %s P %zu",
-				 i, fmt_num(kind, E[i]), P[i], fmt_num(kind, x->E[i]), x->P[i]);
+				 i, fmt_E(kind, Eok[i], E[i]), P[i], fmt_E(kind, x->Eok[i], x->E[i]), x->P[i]);
 			return;
 		}
 	}
@@ -900,9 +915,8 @@ check_golden_state(KeEngine *eng, const KeGoldenPartitioning *g, const Expect *x
 	{
 		bool		ginf = g->error[i - 1] == KE_GOLDEN_INF;
 
-		if (ginf ? !ke_num_is_inf(kind, x->E[i]) :
-			!num_same(kind, x->E[i], num(kind, g->error[i - 1])))
-			fail("ke_quadratic E[%d] = %s, golden %s", i, fmt_num(kind, x->E[i]),
+		if (!E_same(kind, x->Eok[i], x->E[i], !ginf, num(kind, g->error[i - 1])))
+			fail("ke_quadratic E[%d] = %s, golden %s", i, fmt_E(kind, x->Eok[i], x->E[i]),
 				 ginf ? "inf" : fmt_num(kind, num(kind, g->error[i - 1])));
 		if ((int64_t) x->P[i] != g->partition[i - 1])
 			fail("ke_quadratic P[%d] = %zu, golden %lld", i, x->P[i],
@@ -915,12 +929,13 @@ check_golden_state(KeEngine *eng, const KeGoldenPartitioning *g, const Expect *x
 		for (int64_t c = 0; c < rl->r[r].count && pos <= (size_t) g->n; c++, pos++)
 		{
 			int64_t		ge = g->error[pos - 1];
-			bool		ok = ge == KE_GOLDEN_INF ? ke_num_is_inf(kind, rl->r[r].E) :
-				num_same(kind, rl->r[r].E, num(kind, ge));
+			bool		ok = E_same(kind, rl->r[r].feasible, rl->r[r].E,
+									ge != KE_GOLDEN_INF, num(kind, ge));
 
 			if (!ok)
 				fail("engine run %s: E %s, golden position %zu says %s",
-					 fmt_num(kind, rl->r[r].value), fmt_num(kind, rl->r[r].E), pos,
+					 fmt_num(kind, rl->r[r].value),
+					 fmt_E(kind, rl->r[r].feasible, rl->r[r].E), pos,
 					 ge == KE_GOLDEN_INF ? "inf" : fmt_num(kind, num(kind, ge)));
 		}
 	}
@@ -1401,6 +1416,237 @@ test_args(void)
 	ke_memstore_destroy(store);
 	free(mo.d);
 	case_end();
+}
+
+/* ----------------------------------------------------------------
+ * Float-kind errors that overflow
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Are the engine's partitions a valid (k,e)-partitioning of nrows rows in
+ * ascending order?  Says what is wrong through fail().
+ */
+static void
+check_parts_valid(KeKind kind, int k, KeNum e, const PartList *pl, int64_t nrows)
+{
+	int64_t		rows = 0;
+
+	for (size_t p = 0; p < pl->n; p++)
+	{
+		const KePartition *pt = &pl->p[p];
+
+		if (pt->ndistinct < k || !ke_num_range_ok(kind, pt->lo, pt->hi, e))
+			fail("partition %s is not valid", part_text(kind, pt));
+		if (p > 0 && ke_num_cmp(kind, pl->p[p - 1].hi, pt->lo) > 0)
+			fail("partitions %s and %s overlap", part_text(kind, &pl->p[p - 1]),
+				 part_text(kind, pt));
+		rows += pt->n;
+	}
+	if (pl->n > 0 && rows != nrows)
+		fail("partitions hold %lld rows, the engine %lld", (long long) rows,
+			 (long long) nrows);
+}
+
+/*
+ * A valid partitioning whose sum-error overflows double arithmetic is still
+ * valid: the engine keeps feasibility apart from the error, so it must
+ * neither lose the partitioning nor report one where none exists.  Against
+ * ke_quadratic's feasibility and the plain rule (a valid partitioning exists
+ * exactly when k distinct values span at least e).  Which valid
+ * partitioning wins is not checked after incremental changes: errors past
+ * the largest double are infinite, so the optimum is a tie broken by
+ * rounding, and lazy offsets round differently from a fresh run.
+ */
+static void
+test_overflow(int nseq)
+{
+	static const double pool[] = {-1.7e308, -1e308, -5e307, -1, 0, 1, 2, 5e307,
+		1e308, 1.7e308, DBL_MAX, -DBL_MAX};
+	const size_t npool = sizeof(pool) / sizeof(pool[0]);
+	KeKind		kind = KE_KIND_FLOAT;
+
+	for (int how = 0; how < 2; how++)
+	{
+		static const double vals[] = {1.7e308, -1.7e308, 0, 1};
+		KeStore    *store = ke_memstore_create(512);
+		KeEngine   *eng;
+		KeNum		sorted[4] = {ke_num_float(-1.7e308), ke_num_float(0), ke_num_float(1),
+		ke_num_float(1.7e308)};
+		PartList	pl = {0};
+		Expect		x;
+		KeNum		sum;
+		char		msg[256];
+
+		case_begin("overflow: {1.7e308, -1.7e308, 0, 1}, k = 2, e = 0, %s",
+				   how == 0 ? "built" : "inserted");
+		if (ke_create(&eng, store, kind, 2, ke_num_float(0)) != KE_OK)
+			fail("ke_create failed");
+		else
+		{
+			if (how == 0)
+				ke_build_sorted(eng, sorted, 4);
+			else
+				for (int i = 0; i < 4; i++)
+					ke_insert(eng, ke_num_float(vals[i]));
+			if (ke_verify(eng, msg, sizeof(msg)) != KE_OK)
+				fail("ke_verify: %s", msg);
+			if (!ke_sum_error(eng, &sum))
+				fail("ke_sum_error says no valid partitioning exists");
+			else if (!isinf(sum.f))
+				fail("sum-error %s, expected infinity in double arithmetic",
+					 fmt_num(kind, sum));
+			ke_foreach_partition(eng, collect_part, &pl);
+			if (pl.n != 2 || pl.p[0].lo.f != -1.7e308 || pl.p[0].hi.f != 0 ||
+				pl.p[1].lo.f != 1 || pl.p[1].hi.f != 1.7e308)
+				fail("partitions %zu: %s %s, expected [-1.7e308..0] [1..1.7e308]", pl.n,
+					 pl.n > 0 ? part_text(kind, &pl.p[0]) : "",
+					 pl.n > 1 ? part_text(kind, &pl.p[1]) : "");
+			expect_compute(&x, kind, 2, ke_num_float(0), sorted, 4);
+			if (!x.has_sum || x.np != 2)
+				fail("ke_quadratic: %s, %zu partitions", x.has_sum ? "valid" : "none valid",
+					 x.np);
+			expect_free(&x);
+			ke_close(eng);
+		}
+		free(pl.p);
+		ke_memstore_destroy(store);
+		case_end();
+	}
+
+	for (int q = 0; q < nseq; q++)
+	{
+		int			k;
+		KeNum		e;
+		KeStore    *store;
+		KeEngine   *eng;
+		Model		mo = {kind, 0, 0, NULL};
+
+		rng_seed(7000u + (unsigned) q);
+		k = 2 + (int) rng_below(3);
+		e = ke_num_float(rng_pct(50) ? 0 : rng_pct(50) ? 1e308 : 1.25e308);
+		store = ke_memstore_create(rng_pct(50) ? 512 : 8192);
+		case_begin("overflow sequence %d: k=%d e=%g", q, k, e.f);
+		if (ke_create(&eng, store, kind, k, e) != KE_OK)
+		{
+			fail("ke_create failed");
+			ke_memstore_destroy(store);
+			case_end();
+			continue;
+		}
+		for (int op = 0; op < 60 && case_failures == 0; op++)
+		{
+			KeNum		v = ke_num_float(pool[rng_below(npool)]);
+			bool		del = mo.n > 0 && rng_pct(35);
+			PartList	pl = {0};
+			Expect		x;
+			KeNum		sum;
+			bool		has;
+			bool		rule;
+			KeStatus	st;
+
+			if (del)
+				v = mo.d[rng_below(mo.n)];
+			st = del ? ke_delete(eng, v) : ke_insert(eng, v);
+			if (st != KE_OK)
+			{
+				fail("%s %g: %s", del ? "delete" : "insert", v.f, ke_status_message(st));
+				break;
+			}
+			if (del)
+				model_remove(&mo, v, 1);
+			else
+				model_add(&mo, v, 1);
+			expect_compute(&x, kind, k, e, mo.d, mo.n);
+			rule = mo.n > 0 && x.m >= (size_t) k &&
+				ke_num_range_ok(kind, mo.d[0], mo.d[mo.n - 1], e);
+			has = ke_sum_error(eng, &sum);
+			if (has != x.has_sum || has != rule)
+				fail("after %s %g: engine %s, ke_quadratic %s, the rule %s",
+					 del ? "delete" : "insert", v.f, has ? "valid" : "none valid",
+					 x.has_sum ? "valid" : "none valid", rule ? "valid" : "none valid");
+			ke_foreach_partition(eng, collect_part, &pl);
+			if (has != (pl.n > 0))
+				fail("ke_sum_error and ke_foreach_partition disagree");
+			check_parts_valid(kind, k, e, &pl, ke_nrows(eng));
+			free(pl.p);
+			expect_free(&x);
+		}
+		ke_close(eng);
+		ke_memstore_destroy(store);
+		free(mo.d);
+		case_end();
+	}
+}
+
+/*
+ * ke_build_runs: building from runs (value, count) gives exactly the state
+ * of building from the rows they stand for; runs out of order, repeated or
+ * empty are refused.
+ */
+static void
+test_build_runs(int nseq)
+{
+	for (int q = 0; q < nseq; q++)
+	{
+		KeKind		kind = q % 2 == 0 ? KE_KIND_EXACT : KE_KIND_FLOAT;
+		int			k = 2 + q % 4;
+		KeNum		e = num(kind, q % 3 == 0 ? 0 : (int64_t) (q % 7));
+		size_t		m;
+		KeNum	   *vals;
+		int64_t    *counts;
+		Model		mo = {kind, 0, 0, NULL};
+		KeStore    *store = ke_memstore_create(512);
+		KeEngine   *eng;
+		Expect		x;
+		RunList		rl = {0};
+		PartList	pl = {0};
+		KeStatus	st;
+
+		rng_seed(9000u + (unsigned) q);
+		m = (size_t) rng_below(40);
+		vals = xmalloc((m + 1) * sizeof(KeNum));
+		counts = xmalloc((m + 1) * sizeof(int64_t));
+		case_begin("build_runs %d: %zu runs, k=%d", q, m, k);
+		for (size_t i = 0; i < m; i++)
+		{
+			vals[i] = num(kind, (int64_t) (i * 3 + rng_below(3)));
+			counts[i] = 1 + (int64_t) rng_below(4);
+			model_add(&mo, vals[i], counts[i]);
+		}
+		if (ke_create(&eng, store, kind, k, e) != KE_OK)
+			fail("ke_create failed");
+		else
+		{
+			if ((st = ke_build_runs(eng, vals, counts, m)) != KE_OK)
+				fail("ke_build_runs: %s", ke_status_message(st));
+			expect_compute(&x, kind, k, e, mo.d, mo.n);
+			check_engine(eng, kind, k, e, &x, &rl, &pl);
+			expect_free(&x);
+			if (m >= 2)
+			{
+				KeNum		v0 = vals[0];
+				int64_t		c0 = counts[0];
+
+				vals[0] = vals[1];
+				if (ke_build_runs(eng, vals, counts, m) != KE_ERR_ARG)
+					fail("ke_build_runs took a repeated value");
+				vals[0] = v0;
+				counts[0] = 0;
+				if (ke_build_runs(eng, vals, counts, m) != KE_ERR_ARG)
+					fail("ke_build_runs took a run of no rows");
+				counts[0] = c0;
+			}
+			ke_close(eng);
+		}
+		ke_memstore_destroy(store);
+		free(vals);
+		free(counts);
+		free(mo.d);
+		free(rl.r);
+		free(pl.p);
+		case_end();
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -2288,7 +2534,8 @@ test_releases(int ncases)
 		int			argmin_last[16],
 					end[16];
 		bool		cut_after[16],
-					cut_in[16];
+					cut_in[16],
+					feasible[16];
 		int			nold = 0;
 		size_t		m = 0;
 		int64_t		want,
@@ -2328,10 +2575,10 @@ test_releases(int ncases)
 			dhi[o] = ke_num_int(ohi[o]);
 		}
 		ke_release_cuts(KE_KIND_EXACT, vals, m, dlo, dhi, (size_t) nold, cut_after, cut_in);
-		ke_constrained_dp(KE_KIND_EXACT, k, ke_num_int(e), vals, counts, m, cut_after, cut_in,
-						  E, best, argmin, argmin_last, frontier, end);
+		ke_masked_dp(KE_KIND_EXACT, k, ke_num_int(e), vals, counts, m, cut_after, cut_in,
+					 E, feasible, best, argmin, argmin_last, frontier, end);
 		want = brute_release(d, n, k, e, olo, ohi, nold);
-		got = ke_num_is_inf(KE_KIND_EXACT, E[m - 1]) ? -1 : (int64_t) E[m - 1].i;
+		got = feasible[m - 1] ? (int64_t) E[m - 1].i : -1;
 		if (got != want)
 			fail("n=%d k=%d e=%lld olds=%d: release DP says %lld, exhaustive search %lld",
 				 n, k, (long long) e, nold, (long long) got, (long long) want);
@@ -2512,6 +2759,14 @@ main(int argc, char **argv)
 	before = cases_failed;
 	test_args();
 	printf("args: invalid arguments checked%s\n",
+		   cases_failed > before ? " (with failures)" : "");
+	before = cases_failed;
+	test_build_runs(200);
+	printf("build_runs: builds from runs checked%s\n",
+		   cases_failed > before ? " (with failures)" : "");
+	before = cases_failed;
+	test_overflow(300);
+	printf("overflow: float-kind errors past the largest double checked%s\n",
 		   cases_failed > before ? " (with failures)" : "");
 	test_random(1000u, nseq);
 	test_paperinc(nseq / 10 + 1);
