@@ -204,6 +204,26 @@ SELECT keanon.check('big');
 DROP TABLE big;
 
 -- ----------------------------------------------------------------
+-- Unconstrained numeric: the index's scale follows the finest value
+-- ----------------------------------------------------------------
+CREATE TABLE un (id integer PRIMARY KEY, qi integer, s numeric);
+INSERT INTO un VALUES (1, 1, 1.5), (2, 2, 2.25), (3, 1, 10), (4, 2, 11), (5, 1, 12.5);
+SELECT keanon.watch('un', 's', '{qi}', 2, 0.5);
+INSERT INTO un VALUES (6, 1, 3.000000000001);
+INSERT INTO un VALUES (7, 2, 7.0625), (8, 1, 0.0000000000000001);
+SELECT min_value, max_value FROM keanon.partitions('un') ORDER BY min_value LIMIT 1;
+SELECT keanon.check('un');
+-- in release mode a release's ranges keep their meaning when the scale rises
+CREATE TABLE unr (id integer PRIMARY KEY, qi integer, s numeric);
+INSERT INTO unr SELECT id, qi, s FROM un WHERE id <= 5;
+SELECT keanon.watch('unr', 's', '{qi}', 2, 0.5, mode => 'release');
+SELECT keanon.release('unr');
+INSERT INTO unr VALUES (6, 1, 3.000000000001), (7, 2, 20.5), (8, 1, 21.125);
+SELECT keanon.release('unr');
+SELECT keanon.check('unr');
+DROP TABLE un, unr;
+
+-- ----------------------------------------------------------------
 -- Unlogged tables: the internal tables share their persistence
 -- ----------------------------------------------------------------
 CREATE UNLOGGED TABLE ul (id integer PRIMARY KEY, qi integer, s integer);

@@ -175,6 +175,27 @@ KeanonBeginWrite(Watch *w, bool open_index)
 	w->next_arrival = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 }
 
+/*
+ * An unconstrained numeric column's index keeps as many decimal places as
+ * the finest value needs: raise its scale, before any value of the
+ * statement is converted, to that of the finest value of src
+ */
+static void
+fit_scale(Watch *w, const char *src)
+{
+	bool		isnull;
+	Datum		need;
+
+	if (!w->ki->vt.grows)
+		return;
+	KeanonSpiRun(w->relid, psprintf("SELECT pg_catalog.max(pg_catalog.min_scale(n.%s)) FROM %s n",
+									w->s, src),
+				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	need = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		KeanonIndexFitScale(w->ki, DatumGetInt32(need));
+}
+
 /* Order engine numbers (qsort_arg comparator; arg is the KeKind) */
 static int
 num_cmp_arg(const void *a, const void *b, void *arg)
@@ -449,6 +470,9 @@ KeanonMaintain(TriggerData *trigdata)
 	get_typlenbyval(w.ki->vt.typid, &typlen, &typbyval);
 	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "keanon: could not register transition tables");
+	/* the statement's finest value sets the scale before any is converted */
+	if (TRIGGER_FIRED_BY_INSERT(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
+		fit_scale(&w, "keanon_new");
 
 	changes = NULL;
 	if (TRIGGER_FIRED_BY_DELETE(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
@@ -613,6 +637,7 @@ KeanonFill(Oid relid)
 	 * values, then to write the rows) by plain sequential scans that
 	 * keanon.watch keeps from starting mid-table (synchronize_seqscans).
 	 */
+	fit_scale(&w, KeanonQualifiedName(relid));
 	src = psprintf("(SELECT t.*, row_number() OVER () AS keanon_ordinal "
 				   "FROM %s t WHERE t.%s IS NOT NULL)",
 				   KeanonQualifiedName(relid), w.s);

@@ -77,12 +77,20 @@ KeanonPartitionsFromFlags(KeKind kind, const KeNum *vals, const int64 *counts,
 	}
 }
 
-/* An engine number from its text (as ke_num_format writes it) */
+/*
+ * An engine number from a release's text of it (release_text): a double as
+ * ke_num_format writes it, a numeric in the column's own units, so that a
+ * change of the index's scale cannot shift a release's ranges
+ */
 KeNum
 KeanonNumFromText(const KeanonValueType *vt, const char *text)
 {
 	if (vt->kind == KE_KIND_FLOAT)
 		return ke_num_float(strtod(text, NULL));
+	else if (vt->typid == NUMERICOID)
+		return KeanonDatumToNum(vt, DirectFunctionCall3(numeric_in, CStringGetDatum(text),
+														ObjectIdGetDatum(InvalidOid),
+														Int32GetDatum(-1)));
 	else
 	{
 		ke_int128	v = 0;
@@ -92,6 +100,16 @@ KeanonNumFromText(const KeanonValueType *vt, const char *text)
 			v = v * 10 + (*c - '0');
 		return (KeNum) {.i = neg ? -v : v};
 	}
+}
+
+/* A bound of a released partition as text, in the column's own units */
+static Datum
+release_text(const KeanonValueType *vt, KeNum x, char *buf, size_t len)
+{
+	if (vt->kind == KE_KIND_FLOAT)
+		return CStringGetTextDatum(ke_num_format(vt->kind, x, buf, len));
+	return CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(numeric_out,
+																   KeanonNumToNumeric(vt, x))));
 }
 
 typedef struct RunArrays
@@ -200,7 +218,7 @@ KeanonRelease(Oid relid)
 	ke_constrained_dp(vt->kind, w.k, w.ki->engine ? ke_e(w.ki->engine) : ke_num_zero(vt->kind),
 					  ra.vals, ra.counts, ra.m, cut_after, cut_in,
 					  E, best, argmin, argmin_last, (int64_t *) frontier, end);
-	if (ke_num_is_inf(vt->kind, E[ra.m - 1]))
+	if (end[ra.m - 1] == KE_END_NONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no release of %s can respect its previous release", get_rel_name(relid)),
@@ -231,8 +249,8 @@ KeanonRelease(Oid relid)
 	hi_text = palloc(sizeof(Datum) * np.n);
 	for (int i = 0; i < np.n; i++)
 	{
-		lo_text[i] = CStringGetTextDatum(ke_num_format(vt->kind, np.parts[i].lo, buf, sizeof(buf)));
-		hi_text[i] = CStringGetTextDatum(ke_num_format(vt->kind, np.parts[i].hi, buf, sizeof(buf)));
+		lo_text[i] = release_text(vt, np.parts[i].lo, buf, sizeof(buf));
+		hi_text[i] = release_text(vt, np.parts[i].hi, buf, sizeof(buf));
 	}
 	{
 		Oid			types[8] = {OIDOID, INT8OID, INT8OID, NUMERICOID, NUMERICOID,

@@ -327,7 +327,7 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	ke_release_cuts(vt->kind, vals, m, olo, ohi, nold, cut_after, cut_in);
 	ke_constrained_dp(vt->kind, ki->k, ki->e, vals, counts, m,
 					  cut_after, cut_in, E, best, argmin, argmin_last, (int64_t *) frontier, end);
-	if (ke_num_is_inf(vt->kind, E[m - 1]))
+	if (end[m - 1] == KE_END_NONE)
 		check_failed(relid, "the last release is not a valid safe partitioning", NULL);
 	KeanonPartitionsFromFlags(vt->kind, vals, counts, m, end, &pl);
 
