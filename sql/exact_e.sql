@@ -135,7 +135,7 @@ SELECT keanon.index_check('direct_v2');
 CREATE INDEX direct_d ON direct USING keanon (d) WITH (k = 2, e = '1.01');
 SELECT *, max_value - min_value >= 1.01 AS range_ok FROM keanon.index_partitions('direct_d');
 SELECT keanon.index_check('direct_d');
--- unconstrained numeric: the scale found at build (3) rounds e = 0.2501 up
+-- unconstrained numeric: the index keeps at least 10 places, so e = 0.2501 is held exactly
 CREATE INDEX direct_x ON direct USING keanon (x) WITH (k = 2, e = 0.2501);
 SELECT *, max_value - min_value >= 0.2501 AS range_ok FROM keanon.index_partitions('direct_x');
 SELECT keanon.index_check('direct_x');
