@@ -512,19 +512,11 @@ KeanonIndexClose(KeanonIndex *ki)
 	MemoryContextDelete(ki->cxt);
 }
 
-typedef struct RunArrays
+/* Collect the runs of an engine into arrays (a KeRunFn) */
+bool
+KeanonCollectRunArrays(const KeRunInfo *r, void *arg)
 {
-	KeNum	   *vals;
-	int64	   *counts;
-	size_t		n;
-	size_t		cap;
-} RunArrays;
-
-/* Collect the runs of an engine */
-static bool
-collect_run(const KeRunInfo *r, void *arg)
-{
-	RunArrays  *ra = arg;
+	KeanonRunArrays *ra = arg;
 
 	if (ra->n == ra->cap)
 	{
@@ -561,7 +553,7 @@ void
 KeanonIndexFitScale(KeanonIndex *ki, int scale)
 {
 	MemoryContext old;
-	RunArrays	ra = {0};
+	KeanonRunArrays ra = {0};
 	KeanonValueType vt = ki->vt;
 	const char *name = RelationGetRelationName(ki->index);
 	ke_int128	factor = 1;
@@ -584,7 +576,7 @@ KeanonIndexFitScale(KeanonIndex *ki, int scale)
 	for (int i = 0; i < 34; i++)
 		limit *= 10;
 	if (ki->engine != NULL)
-		ke_foreach_run(ki->engine, collect_run, &ra);
+		ke_foreach_run(ki->engine, KeanonCollectRunArrays, &ra);
 	for (size_t i = 0; i < ra.n; i++)
 	{
 		ke_int128	v = ra.vals[i].i;

@@ -192,6 +192,15 @@ typedef struct KeanonValues
 	double		heap_tuples;
 } KeanonValues;
 
+/* the runs of an engine, collected by KeanonCollectRunArrays */
+typedef struct KeanonRunArrays
+{
+	KeNum	   *vals;
+	int64	   *counts;
+	size_t		n;
+	size_t		cap;
+} KeanonRunArrays;
+
 /* ----------------------------------------------------------------
  * Prototypes
  * ----------------------------------------------------------------
@@ -247,6 +256,7 @@ extern void KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t 
 extern void KeanonCheckStatus(KeStatus st, Relation index);
 extern bool KeanonFluxBeyondClog(const KeanonMetaPageData *meta);
 extern void KeanonIndexFitScale(KeanonIndex *ki, int scale);
+extern bool KeanonCollectRunArrays(const KeRunInfo *r, void *arg);
 extern void KeanonMetaValueType(const KeanonMetaPageData *meta, Oid index,
 								KeanonValueType *vt);
 extern void KeanonFluxSetOldest(KeanonMetaPageData *meta);

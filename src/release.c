@@ -112,34 +112,6 @@ release_text(const KeanonValueType *vt, KeNum x, char *buf, size_t len)
 																   KeanonNumToNumeric(vt, x))));
 }
 
-typedef struct RunArrays
-{
-	KeNum	   *vals;
-	int64	   *counts;
-	size_t		m;
-	size_t		cap;
-} RunArrays;
-
-/* Collect runs into arrays (a KeRunFn) */
-static bool
-collect_run_arrays(const KeRunInfo *r, void *arg)
-{
-	RunArrays  *ra = arg;
-
-	if (ra->m == ra->cap)
-	{
-		ra->cap = ra->cap * 2 + 64;
-		ra->vals = ra->vals ? repalloc_huge(ra->vals, sizeof(KeNum) * ra->cap)
-			: palloc(sizeof(KeNum) * ra->cap);
-		ra->counts = ra->counts ? repalloc_huge(ra->counts, sizeof(int64) * ra->cap)
-			: palloc(sizeof(int64) * ra->cap);
-	}
-	ra->vals[ra->m] = r->value;
-	ra->counts[ra->m] = r->count;
-	ra->m++;
-	return true;
-}
-
 /*
  * Publish a release: the least sum-error (k,e)-partitioning of the current
  * rows that keeps every partition of the previous release whole.  The
@@ -151,7 +123,7 @@ KeanonRelease(Oid relid)
 {
 	Watch		w;
 	const KeanonValueType *vt;
-	RunArrays	ra = {0};
+	KeanonRunArrays ra = {0};
 	KeNum	   *olo,
 			   *ohi,
 			   *E,
@@ -187,13 +159,13 @@ KeanonRelease(Oid relid)
 
 	/* the current runs, and the previous release's partitions */
 	if (w.ki->engine != NULL)
-		ke_foreach_run(w.ki->engine, collect_run_arrays, &ra);
-	if (ra.m == 0 || w.ki->engine == NULL || !ke_sum_error(w.ki->engine, &unconstrained))
+		ke_foreach_run(w.ki->engine, KeanonCollectRunArrays, &ra);
+	if (ra.n == 0 || w.ki->engine == NULL || !ke_sum_error(w.ki->engine, &unconstrained))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no valid (k,e)-partitioning of %s exists: nothing to release",
 						get_rel_name(relid)),
-				 errdetail("It has %zu distinct sensitive values; k = %d.", ra.m, w.k)));
+				 errdetail("It has %zu distinct sensitive values; k = %d.", ra.n, w.k)));
 	sql = psprintf("SELECT lo, hi FROM %s ORDER BY hi", w.parts);
 	KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	nold = (size_t) SPI_processed;
@@ -206,25 +178,25 @@ KeanonRelease(Oid relid)
 	}
 
 	/* the constrained optimum */
-	cut_after = palloc(sizeof(bool) * ra.m);
-	cut_in = palloc(sizeof(bool) * ra.m);
-	E = palloc(sizeof(KeNum) * ra.m);
-	best = palloc(sizeof(KeNum) * ra.m);
-	argmin = palloc(sizeof(KeNum) * ra.m);
-	frontier = palloc(sizeof(int64) * ra.m);
-	argmin_last = palloc(sizeof(int) * ra.m);
-	end = palloc(sizeof(int) * ra.m);
-	ke_release_cuts(vt->kind, ra.vals, ra.m, olo, ohi, nold, cut_after, cut_in);
+	cut_after = palloc(sizeof(bool) * ra.n);
+	cut_in = palloc(sizeof(bool) * ra.n);
+	E = palloc(sizeof(KeNum) * ra.n);
+	best = palloc(sizeof(KeNum) * ra.n);
+	argmin = palloc(sizeof(KeNum) * ra.n);
+	frontier = palloc(sizeof(int64) * ra.n);
+	argmin_last = palloc(sizeof(int) * ra.n);
+	end = palloc(sizeof(int) * ra.n);
+	ke_release_cuts(vt->kind, ra.vals, ra.n, olo, ohi, nold, cut_after, cut_in);
 	ke_constrained_dp(vt->kind, w.k, w.ki->engine ? ke_e(w.ki->engine) : ke_num_zero(vt->kind),
-					  ra.vals, ra.counts, ra.m, cut_after, cut_in,
+					  ra.vals, ra.counts, ra.n, cut_after, cut_in,
 					  E, best, argmin, argmin_last, (int64_t *) frontier, end);
-	if (end[ra.m - 1] == KE_END_NONE)
+	if (end[ra.n - 1] == KE_END_NONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no release of %s can respect its previous release", get_rel_name(relid)),
 				 errdetail("Every (k,e)-partitioning of the current rows would split a partition of the previous release."),
 				 errhint("Wait for more rows, or unwatch and watch the table again to start a new series of releases.")));
-	KeanonPartitionsFromFlags(vt->kind, ra.vals, ra.counts, ra.m, end, &np);
+	KeanonPartitionsFromFlags(vt->kind, ra.vals, ra.counts, ra.n, end, &np);
 
 	/* every row, in (value, arrival) order, goes to its partition */
 	sql = psprintf("SELECT ctid, %s FROM %s ORDER BY %s, keanon_arrival", w.s, w.rows, w.s);
@@ -261,7 +233,7 @@ KeanonRelease(Oid relid)
 		values[0] = ObjectIdGetDatum(relid);
 		values[1] = Int64GetDatum(nrows);
 		values[2] = Int64GetDatum(np.n);
-		values[3] = KeanonNumToNumeric(vt, E[ra.m - 1]);
+		values[3] = KeanonNumToNumeric(vt, E[ra.n - 1]);
 		values[4] = KeanonNumToNumeric(vt, unconstrained);
 		values[5] = PointerGetDatum(construct_array(lo_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
 		values[6] = PointerGetDatum(construct_array(hi_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
