@@ -484,6 +484,8 @@ BEGIN
 	END IF;
 	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, rows_name, keylist);
 	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, rows_name);
+	-- the rows showing a value, for a row leaving a large partition
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub)', nsp, rows_name);
 
 	EXECUTE format('CREATE TRIGGER keanon_lock BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
 				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);

@@ -224,6 +224,27 @@ SELECT keanon.check('unr');
 DROP TABLE un, unr;
 
 -- ----------------------------------------------------------------
+-- A row leaving a huge partition finds a row showing its value by index
+-- ----------------------------------------------------------------
+-- one value in 100,000 rows, each other value in 3; a row of value 1
+-- leaves the dominant value's partition (its run keeps 2 rows: the O(1)
+-- leave), and the rows read to do it are few, not the partition's
+CREATE TABLE dom (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO dom SELECT i, i % 7, 0 FROM generate_series(1, 100000) i;
+INSERT INTO dom SELECT 100000 + i, i % 7, (i - 1) / 3 + 1 FROM generate_series(1, 30) i;
+SELECT keanon.watch('dom', 's', '{qi}', 3, 0);
+SELECT n > 100000 AS dominant_partition FROM keanon.partitions('dom') WHERE min_value = 0;
+SELECT pg_stat_force_next_flush();
+SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS read0
+FROM pg_stat_user_tables WHERE relid = 'dom_keanon_rows'::regclass \gset
+DELETE FROM dom WHERE id = 100001;
+SELECT pg_stat_force_next_flush();
+SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) - :read0 < 1000 AS few_rows_read
+FROM pg_stat_user_tables WHERE relid = 'dom_keanon_rows'::regclass;
+SELECT keanon.check('dom');
+DROP TABLE dom;
+
+-- ----------------------------------------------------------------
 -- Unlogged tables: the internal tables share their persistence
 -- ----------------------------------------------------------------
 CREATE UNLOGGED TABLE ul (id integer PRIMARY KEY, qi integer, s integer);
