@@ -81,15 +81,23 @@ SET ROLE keanon_attack_reader;
 SELECT see('ord_anon');
 RESET ROLE;
 SELECT * FROM order_attack('ord');
--- an index scan of the rows table, by partition and slot
+-- an index scan of the rows table, by partition and published value, then
+-- (that index set aside) by partition and slot
 SET ROLE keanon_attack_reader;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT row_number() OVER (), tag, s, keanon_pid FROM ord_anon WHERE keanon_pid > 0;
 SELECT see('ord_anon', filter => 'keanon_pid > 0');
+RESET ROLE;
+SELECT * FROM order_attack('ord');
+DROP INDEX ord_keanon_rows_keanon_pid_keanon_pub_idx;
+SET ROLE keanon_attack_reader;
+EXPLAIN (COSTS OFF) SELECT row_number() OVER (), tag, s, keanon_pid FROM ord_anon WHERE keanon_pid > 0;
+SELECT see('ord_anon', filter => 'keanon_pid > 0');
+RESET ROLE;
+CREATE INDEX ON ord_keanon_rows (keanon_pid, keanon_pub);
 RESET enable_seqscan;
 RESET enable_bitmapscan;
-RESET ROLE;
 SELECT * FROM order_attack('ord');
 -- ordered by every column the reader sees
 SET ROLE keanon_attack_reader;

@@ -40,6 +40,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -227,6 +228,69 @@ returned_changes(Watch *w, KeChange *changes, int at, int64 delta)
 		at++;
 	}
 	return at;
+}
+
+/*
+ * Run a DELETE ... RETURNING of the rows table (value, pid, slot, pub)
+ * through a cursor, a batch at a time: a statement deleting millions of
+ * rows holds their values as changes, not their tuples (the portal keeps
+ * the returned rows in a tuplestore bounded by work_mem).  The first row's
+ * place goes to *first (valid when it was published) and its value to
+ * *first_d: what the O(1) paths need when it is the only one.
+ */
+static KeChange *
+departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow *first, Datum *first_d)
+{
+	Portal		portal;
+	KeChange   *changes;
+	int64		cap = 1024;
+	int64		n = 0;
+	int16		typlen;
+	bool		typbyval;
+
+	get_typlenbyval(w->ki->vt.typid, &typlen, &typbyval);
+	changes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * cap);
+	first->valid = false;
+	portal = SPI_cursor_open(NULL, KeanonPlan(w->relid, sql, 0, NULL, false), NULL, NULL, false);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 10000);
+		if (SPI_processed == 0)
+			break;
+		if (n + (int64) SPI_processed >= INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many rows changed in %s by one statement", get_rel_name(w->relid))));
+		if (n + (int64) SPI_processed + 1 > cap)
+		{
+			cap = (n + (int64) SPI_processed + 1) * 2;
+			changes = repalloc_huge(changes, sizeof(KeChange) * cap);
+		}
+		if (n == 0)
+		{
+			HeapTuple	t = SPI_tuptable->vals[0];
+			TupleDesc	d = SPI_tuptable->tupdesc;
+			bool		isnull;
+			bool		pubnull;
+			Datum		pub;
+
+			*first_d = datumCopy(SPI_getbinval(t, d, 1, &isnull), typbyval, typlen);
+			first->pid = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+			first->valid = !isnull;
+			first->slot = DatumGetInt32(SPI_getbinval(t, d, 3, &isnull));
+			pub = SPI_getbinval(t, d, 4, &pubnull);
+			if (pubnull)
+				first->valid = false;
+			else
+				first->pub = datumCopy(pub, typbyval, typlen);
+			first->num = KeanonDatumToNum(&w->ki->vt, *first_d);
+		}
+		n = returned_changes(w, changes, (int) n, -1);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	*nchanges = (int) n;
+	return changes;
 }
 
 /*
@@ -488,36 +552,20 @@ KeanonMaintain(TriggerData *trigdata)
 						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
 						   w.rows, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
 						   KeanonNameList(w.keys, "n."), KeanonNameList(w.keys, "o."), w.s, w.s, w.s);
-		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE_RETURNING);
-		changes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (SPI_processed + 1));
-		nchanges = returned_changes(&w, changes, 0, -1);
+		changes = departed_rows(&w, sql, &nchanges, &gone, &del_d);
 		ndel = nchanges;
 		if (ndel == 1)
 		{
-			HeapTuple	t = SPI_tuptable->vals[0];
-			TupleDesc	d = SPI_tuptable->tupdesc;
-			bool		isnull;
-
 			del_v = changes[0].value;
-			del_d = datumCopy(SPI_getbinval(t, d, 1, &isnull), typbyval, typlen);
-			del_pid = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
-			del_had_pid = !isnull;
-			del_slot = DatumGetInt32(SPI_getbinval(t, d, 3, &isnull));
-			del_pub = SPI_getbinval(t, d, 4, &isnull);
-			if (isnull)
-				del_had_pid = false;
-			else
-				del_pub = datumCopy(del_pub, typbyval, typlen);
-			if (del_had_pid)
-			{
-				gone.valid = true;
-				gone.pid = del_pid;
-				gone.slot = del_slot;
-				gone.pub = del_pub;
-				gone.num = del_v;
+			del_had_pid = gone.valid;
+			del_pid = gone.pid;
+			del_slot = gone.slot;
+			del_pub = gone.pub;
+			if (gone.valid)
 				w.gone = &gone;
-			}
 		}
+		else
+			gone.valid = false;
 	}
 	if (TRIGGER_FIRED_BY_INSERT(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
 	{

@@ -39,7 +39,8 @@ is( $node->safe_psql(
 		q{SELECT string_agg(c.relname || ':' || c.relpersistence::text, ',' ORDER BY c.relname)
 		  FROM pg_class c WHERE c.relname LIKE 'ul\_keanon%'}),
 	'ul_keanon_idx:u,ul_keanon_parts:u,ul_keanon_parts_hi_idx:u,ul_keanon_parts_pkey:u,'
-	  . 'ul_keanon_rows:u,ul_keanon_rows_keanon_pid_keanon_slot_idx:u,ul_keanon_rows_pkey:u',
+	  . 'ul_keanon_rows:u,ul_keanon_rows_keanon_pid_keanon_pub_idx:u,'
+	  . 'ul_keanon_rows_keanon_pid_keanon_slot_idx:u,ul_keanon_rows_pkey:u',
 	'the internal tables and index of an unlogged table are unlogged');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM ul_anon}),
 	'261', 'all rows published before the crash');
