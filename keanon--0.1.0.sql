@@ -539,19 +539,16 @@ RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $drop_internal$
+DECLARE
+	obj oid;
 BEGIN
-	IF EXISTS (SELECT 1 FROM pg_class WHERE oid = view) THEN
-		EXECUTE format('DROP VIEW %s', view::regclass);
-	END IF;
-	IF EXISTS (SELECT 1 FROM pg_class WHERE oid = parts_table) THEN
-		EXECUTE format('DROP TABLE %s', parts_table::regclass);
-	END IF;
-	IF EXISTS (SELECT 1 FROM pg_class WHERE oid = rows_table) THEN
-		EXECUTE format('DROP TABLE %s', rows_table::regclass);
-	END IF;
-	IF release_table IS NOT NULL AND EXISTS (SELECT 1 FROM pg_class WHERE oid = release_table) THEN
-		EXECUTE format('DROP TABLE %s', release_table::regclass);
-	END IF;
+	FOREACH obj IN ARRAY ARRAY[view, parts_table, rows_table, release_table] LOOP
+		IF EXISTS (SELECT 1 FROM pg_class WHERE oid = obj) THEN
+			EXECUTE format('DROP %s %s',
+						   CASE (SELECT relkind FROM pg_class WHERE oid = obj) WHEN 'v' THEN 'VIEW' ELSE 'TABLE' END,
+						   obj::regclass);
+		END IF;
+	END LOOP;
 END;
 $drop_internal$;
 COMMENT ON FUNCTION keanon.drop_internal(oid, oid, oid, oid) IS

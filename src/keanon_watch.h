@@ -84,7 +84,6 @@ extern void KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope);
 extern void KeanonCatalogBegin(KeanonOwnerScope *scope);
 extern void KeanonRoleBegin(Oid role, KeanonOwnerScope *scope);
 extern void KeanonOwnerEnd(KeanonOwnerScope *scope);
-extern Oid	KeanonOwnerCaller(const KeanonOwnerScope *scope);
 
 /* spi_plans.c */
 extern void KeanonPlansInit(void);

@@ -78,10 +78,3 @@ KeanonOwnerEnd(KeanonOwnerScope *scope)
 	AtEOXact_GUC(false, scope->nest_level);
 	SetUserIdAndSecContext(scope->save_user, scope->save_sec);
 }
-
-/* The role that called, while a scope is open */
-Oid
-KeanonOwnerCaller(const KeanonOwnerScope *scope)
-{
-	return scope->save_user;
-}
