@@ -24,6 +24,8 @@ OBJS = \
 	src/am_validate.o \
 	src/am_values.o \
 	src/maintain.o \
+	src/deferred.o \
+	src/worker.o \
 	src/permute.o \
 	src/reassign.o \
 	src/release.o \

@@ -148,6 +148,7 @@ CREATE TABLE keanon.watches (
 	rows_table regclass NOT NULL,
 	parts_table regclass NOT NULL,
 	release_table regclass,
+	pending_table regclass,
 	generation bigint NOT NULL DEFAULT 0,
 	next_pid bigint NOT NULL DEFAULT 0,
 	next_arrival bigint NOT NULL DEFAULT 0
@@ -184,20 +185,21 @@ GRANT SELECT ON keanon.releases TO PUBLIC;
 
 CREATE FUNCTION keanon.register_watch(tab regclass, sensitive name, quasi_identifiers name[],
 	key_columns name[], k integer, e numeric, mode text, view regclass, rows_table regclass,
-	parts_table regclass, release_table regclass)
+	parts_table regclass, release_table regclass, pending_table regclass)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'keanon_register_watch'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION keanon.register_watch(regclass, name, name[], name[], integer, numeric, text, regclass, regclass, regclass, regclass) IS
+COMMENT ON FUNCTION keanon.register_watch(regclass, name, name[], name[], integer, numeric, text, regclass, regclass, regclass, regclass, regclass) IS
 'part of keanon.watch: record a new watch in keanon.watches, after checking that the caller owns the table and that each internal object is a relation of the table''s owner in its schema; the internal objects then depend on the table and on the extension; returns the watch''s number';
 
 CREATE FUNCTION keanon.forget_watch(tab oid,
-	OUT view oid, OUT rows_table oid, OUT parts_table oid, OUT release_table oid)
+	OUT view oid, OUT rows_table oid, OUT parts_table oid, OUT release_table oid,
+	OUT pending_table oid)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'keanon_forget_watch'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.forget_watch(oid) IS
-'part of keanon.unwatch and of dropping a watched table: remove its watch and releases from keanon''s catalog (the caller must own the table, unless it is gone); returns the internal objects the watch had';
+'part of keanon.unwatch and of dropping a watched table: remove its watch and releases from keanon''s catalog (the caller must own the table, unless it is gone); returns the internal objects the watch had (view, rows, partitions, release and pending tables)';
 
 CREATE FUNCTION keanon.rename_watched_column(tab regclass, old name, new name)
 RETURNS void
@@ -219,6 +221,29 @@ AS 'MODULE_PATHNAME', 'keanon_lock_watch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.lock_watch() IS
 'BEFORE statement trigger of watched tables: takes the writers'' lock before any row is locked, and refuses a stale REPEATABLE READ or SERIALIZABLE snapshot';
+
+CREATE FUNCTION keanon.note_change()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_note_change'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.note_change() IS
+'row trigger of deferred watches: notes the key of each row inserted, deleted or changed in a watched column in the watch''s pending list, inside the writer''s transaction, for keanon.flush to apply';
+
+CREATE FUNCTION keanon.flush(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_flush'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.flush(regclass) IS
+'apply the committed pending changes of a deferred watch to its partitioning and published view now, as its background worker does; owner only; returns the rows whose keys were applied (0 for other modes)';
+
+CREATE FUNCTION keanon.status(tab regclass,
+	OUT mode text, OUT pending bigint, OUT oldest_pending timestamptz, OUT lag interval,
+	OUT published bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'keanon_status'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.status(regclass) IS
+'the state of a watch: its mode, the changes committed and not yet published (deferred mode), when the oldest of them was written and how long ago, and the rows published; readable by whoever may read the view';
 
 CREATE FUNCTION keanon.republish(tab regclass)
 RETURNS bigint
@@ -265,6 +290,7 @@ DECLARE
 	keylist text;
 	wno integer;
 	release_name text;
+	pending_name text;
 	persistence text;
 	owner_name name;
 	base text;
@@ -274,10 +300,10 @@ BEGIN
 		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
-	IF mode IS NULL OR mode NOT IN ('live', 'release') THEN
+	IF mode IS NULL OR mode NOT IN ('live', 'release', 'deferred') THEN
 		RAISE EXCEPTION 'unknown watch mode "%"', mode
 			USING ERRCODE = 'invalid_parameter_value',
-				  HINT = 'Use mode => ''live'' or mode => ''release''.';
+				  HINT = 'Use mode => ''live'', mode => ''deferred'' or mode => ''release''.';
 	END IF;
 	IF k < 2 OR k > 1000000 THEN
 		RAISE EXCEPTION 'k must be between 2 and 1000000' USING ERRCODE = 'invalid_parameter_value',
@@ -396,9 +422,10 @@ BEGIN
 		parts_name := base || '_keanon_parts';
 		idx_name := base || '_keanon_idx';
 		release_name := base || '_keanon_release';
+		pending_name := base || '_keanon_pending';
 		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 							  WHERE n.nspname = nsp
-								AND c.relname IN (rows_name, parts_name, idx_name, release_name));
+								AND c.relname IN (rows_name, parts_name, idx_name, release_name, pending_name));
 		attempt := attempt + 1;
 		base := left(rel, 36) || '_' || attempt;
 	END LOOP;
@@ -462,6 +489,18 @@ BEGIN
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
 
+	IF mode = 'deferred' THEN
+		-- the keys of rows changed and not yet applied; written by keanon's
+		-- row trigger as whoever writes the table, read by keanon.flush
+		EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_at timestamptz NOT NULL) USING heap',
+					   persistence, nsp, pending_name,
+					   (SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+							FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+						FROM unnest(keys) WITH ORDINALITY u(c, o)));
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, pending_name,
+					   format('keanon: keys of the rows of %s changed and not yet published; private, never grant it', tab));
+	END IF;
+
 	-- a member of the owning role makes the objects; the owner holds them
 	IF current_user <> owner_name THEN
 		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, rows_name, owner_name);
@@ -470,13 +509,17 @@ BEGIN
 		IF mode = 'release' THEN
 			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, release_name, owner_name);
 		END IF;
+		IF mode = 'deferred' THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
+		END IF;
 	END IF;
 
 	wno := keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
 		format('%I.%I', nsp, view_name)::regclass,
 		format('%I.%I', nsp, rows_name)::regclass,
 		format('%I.%I', nsp, parts_name)::regclass,
-		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END);
+		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END,
+		CASE WHEN mode = 'deferred' THEN format('%I.%I', nsp, pending_name)::regclass END);
 
 	-- the rows, written once and placed, then the rows table's indexes
 	IF keanon.fill(tab) >= 100000 THEN
@@ -487,14 +530,22 @@ BEGIN
 	-- the rows showing a value, for a row leaving a large partition
 	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub)', nsp, rows_name);
 
-	EXECUTE format('CREATE TRIGGER keanon_lock BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
-				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);
-	EXECUTE format('CREATE TRIGGER keanon_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS keanon_new '
-				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
-	EXECUTE format('CREATE TRIGGER keanon_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS keanon_old '
-				   'NEW TABLE AS keanon_new FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
-	EXECUTE format('CREATE TRIGGER keanon_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS keanon_old '
-				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	IF mode = 'deferred' THEN
+		-- writers only note the keys they change: no lock shared by writers
+		EXECUTE format('CREATE TRIGGER keanon_lock BEFORE TRUNCATE ON %s '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_note AFTER INSERT OR UPDATE OR DELETE ON %s '
+					   'FOR EACH ROW EXECUTE FUNCTION keanon.note_change()', tab);
+	ELSE
+		EXECUTE format('CREATE TRIGGER keanon_lock BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS keanon_new '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS keanon_old '
+					   'NEW TABLE AS keanon_new FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS keanon_old '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	END IF;
 	EXECUTE format('CREATE TRIGGER keanon_truncate AFTER TRUNCATE ON %s '
 				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
 	-- never fires: it ties the watched columns to the watch, so that
@@ -505,9 +556,14 @@ BEGIN
 				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
 				   tab);
 	-- also under session_replication_role = replica and logical replication apply
-	EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_insert, '
-				   'ENABLE ALWAYS TRIGGER keanon_update, ENABLE ALWAYS TRIGGER keanon_delete, '
-				   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
+	IF mode = 'deferred' THEN
+		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_note, '
+					   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
+	ELSE
+		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_insert, '
+					   'ENABLE ALWAYS TRIGGER keanon_update, ENABLE ALWAYS TRIGGER keanon_delete, '
+					   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
+	END IF;
 
 	RETURN format('%I.%I', nsp, view_name)::regclass;
 END;
@@ -534,7 +590,8 @@ COMMENT ON FUNCTION keanon.unwatch(regclass) IS
 'stop watching a table: drops its published view, triggers and keanon''s internal tables';
 
 -- The internal objects of a forgotten watch that still exist
-CREATE FUNCTION keanon.drop_internal(view oid, rows_table oid, parts_table oid, release_table oid)
+CREATE FUNCTION keanon.drop_internal(view oid, rows_table oid, parts_table oid, release_table oid,
+	pending_table oid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -542,7 +599,7 @@ AS $drop_internal$
 DECLARE
 	obj oid;
 BEGIN
-	FOREACH obj IN ARRAY ARRAY[view, parts_table, rows_table, release_table] LOOP
+	FOREACH obj IN ARRAY ARRAY[view, parts_table, rows_table, release_table, pending_table] LOOP
 		IF EXISTS (SELECT 1 FROM pg_class WHERE oid = obj) THEN
 			EXECUTE format('DROP %s %s',
 						   CASE (SELECT relkind FROM pg_class WHERE oid = obj) WHEN 'v' THEN 'VIEW' ELSE 'TABLE' END,
@@ -551,7 +608,7 @@ BEGIN
 	END LOOP;
 END;
 $drop_internal$;
-COMMENT ON FUNCTION keanon.drop_internal(oid, oid, oid, oid) IS
+COMMENT ON FUNCTION keanon.drop_internal(oid, oid, oid, oid, oid) IS
 'part of keanon.unwatch and of dropping a watched table: drop those of a forgotten watch''s internal objects that still exist, with the caller''s rights';
 
 -- The end of a watch: its triggers, its catalog rows, its internal objects
@@ -565,11 +622,11 @@ DECLARE
 	trig name;
 BEGIN
 	FOREACH trig IN ARRAY ARRAY['keanon_lock', 'keanon_insert', 'keanon_update', 'keanon_delete',
-								'keanon_truncate', 'keanon_columns']::name[] LOOP
+								'keanon_note', 'keanon_truncate', 'keanon_columns']::name[] LOOP
 		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', trig, tab);
 	END LOOP;
 	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
-		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
+		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table);
 	END LOOP;
 END;
 $end_watch$;
@@ -620,6 +677,9 @@ BEGIN
 							USING ERRCODE = 'reserved_name';
 					END IF;
 					EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.rows_table, cols[i], newname);
+					IF w.pending_table IS NOT NULL AND cols[i] = ANY (w.key_columns) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.pending_table, cols[i], newname);
+					END IF;
 					IF cols[i] = w.sensitive OR cols[i] = ANY (w.quasi_identifiers) THEN
 						EXECUTE format('ALTER VIEW %s RENAME COLUMN %I TO %I', w.view, cols[i], newname);
 						IF w.release_table IS NOT NULL THEN
@@ -662,7 +722,7 @@ BEGIN
 		WHERE c.oid = w.relid;
 		IF (SELECT relowner FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
 		   (SELECT relowner FROM pg_class WHERE oid = w.rows_table) THEN
-			FOREACH obj IN ARRAY ARRAY[w.rows_table, w.parts_table, w.release_table]::regclass[] LOOP
+			FOREACH obj IN ARRAY ARRAY[w.rows_table, w.parts_table, w.release_table, w.pending_table]::regclass[] LOOP
 				IF obj IS NOT NULL THEN
 					EXECUTE format('ALTER TABLE %s OWNER TO %I', obj, owner_name);
 				END IF;
@@ -706,12 +766,12 @@ BEGIN
 		-- it, but for a restored database, whose dependencies a dump does
 		-- not keep
 		FOR w IN SELECT * FROM keanon.forget_watch(obj.objid) LOOP
-			PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table);
+			PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table);
 		END LOOP;
 		-- an internal object of a table still watched: the watch ends
 		FOR w IN SELECT x.relid FROM keanon.watches x
 				 WHERE obj.objid IN (x.view::oid, x.rows_table::oid, x.parts_table::oid,
-									 coalesce(x.release_table::oid, 0))
+									 coalesce(x.release_table::oid, 0), coalesce(x.pending_table::oid, 0))
 				   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid) LOOP
 			RAISE NOTICE 'the watch of % ended: its internal object % was dropped',
 				w.relid, obj.object_identity;

@@ -91,7 +91,7 @@ depend_on_table(Oid objid, Oid relid)
 
 /*
  * keanon.register_watch(tab, sensitive, quasi_identifiers, key_columns, k,
- * e, mode, view, rows_table, parts_table, release_table): part of
+ * e, mode, view, rows_table, parts_table, release_table, pending_table): part of
  * keanon.watch, record a new watch; returns its number
  */
 Datum
@@ -101,14 +101,16 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 	HeapTuple	tup;
 	Oid			owner;
 	Oid			nsp;
-	Oid			objs[4];
-	char		kinds[4] = {RELKIND_VIEW, RELKIND_RELATION, RELKIND_RELATION, RELKIND_RELATION};
-	const char *what[4] = {"view", "rows table", "partitions table", "release table"};
+	Oid			objs[5];
+	char		kinds[5] = {RELKIND_VIEW, RELKIND_RELATION, RELKIND_RELATION, RELKIND_RELATION,
+	RELKIND_RELATION};
+	const char *what[5] = {"view", "rows table", "partitions table", "release table",
+	"pending table"};
 	KeanonOwnerScope cat;
-	Oid			types[11] = {OIDOID, NAMEOID, NAMEARRAYOID, NAMEARRAYOID, INT4OID, NUMERICOID,
-	TEXTOID, OIDOID, OIDOID, OIDOID, OIDOID};
-	Datum		values[11];
-	char		nulls[11];
+	Oid			types[12] = {OIDOID, NAMEOID, NAMEARRAYOID, NAMEARRAYOID, INT4OID, NUMERICOID,
+	TEXTOID, OIDOID, OIDOID, OIDOID, OIDOID, OIDOID};
+	Datum		values[12];
+	char		nulls[12];
 	bool		isnull;
 	int64		wno;
 
@@ -116,7 +118,21 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("keanon.register_watch needs every argument but the release table")));
+					 errmsg("keanon.register_watch needs every argument but the release and pending tables")));
+	{
+		char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(6));
+		bool		deferred = strcmp(mode, "deferred") == 0;
+		bool		release = strcmp(mode, "release") == 0;
+
+		if (!deferred && !release && strcmp(mode, "live") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown watch mode \"%s\"", mode)));
+		if (release == PG_ARGISNULL(10) || deferred == PG_ARGISNULL(11))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a watch has a release table in release mode alone, and a pending table in deferred mode alone")));
+	}
 	relid = PG_GETARG_OID(0);
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tup))
@@ -135,14 +151,14 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 	{
 		objs[i] = PG_ARGISNULL(7 + i) ? InvalidOid : PG_GETARG_OID(7 + i);
 		if (OidIsValid(objs[i]))
 			check_internal_object(objs[i], kinds[i], nsp, owner, what[i]);
 	}
 
-	for (int i = 0; i < 11; i++)
+	for (int i = 0; i < 12; i++)
 	{
 		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
@@ -155,10 +171,10 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 	if (SPI_execute("LOCK TABLE keanon.watches IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "keanon: could not lock keanon.watches");
 	if (SPI_execute_with_args("SELECT 1 FROM keanon.watches w WHERE w.relid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-							  "OR w.relid OPERATOR(pg_catalog.=) ANY (ARRAY[$8, $9, $10, $11]::pg_catalog.regclass[]) "
-							  "OR ARRAY[w.view, w.rows_table, w.parts_table, w.release_table] "
-							  "OPERATOR(pg_catalog.&&) ARRAY[$1, $8, $9, $10, $11]::pg_catalog.regclass[]",
-							  11, types, values, nulls, true, 0) != SPI_OK_SELECT)
+							  "OR w.relid OPERATOR(pg_catalog.=) ANY (ARRAY[$8, $9, $10, $11, $12]::pg_catalog.regclass[]) "
+							  "OR ARRAY[w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table] "
+							  "OPERATOR(pg_catalog.&&) ARRAY[$1, $8, $9, $10, $11, $12]::pg_catalog.regclass[]",
+							  12, types, values, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed > 0)
 		ereport(ERROR,
@@ -182,29 +198,30 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 	types[4] = INT4OID;
 	values[4] = PG_GETARG_DATUM(4);
 	{
-		Oid			itypes[12];
-		Datum		ivalues[12];
-		char		inulls[12];
+		Oid			itypes[13];
+		Datum		ivalues[13];
+		char		inulls[13];
 
 		memcpy(itypes, types, sizeof(types));
 		memcpy(ivalues, values, sizeof(values));
 		memcpy(inulls, nulls, sizeof(nulls));
-		itypes[11] = INT8OID;
-		ivalues[11] = Int64GetDatum(wno);
-		inulls[11] = ' ';
+		itypes[12] = INT8OID;
+		ivalues[12] = Int64GetDatum(wno);
+		inulls[12] = ' ';
 		if (SPI_execute_with_args("INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, "
 								  "key_columns, k, e, mode, view, rows_table, parts_table, release_table, "
-								  "next_pid, next_arrival) "
-								  "VALUES ($1::pg_catalog.regclass, $12::pg_catalog.int4, $2, $3, $4, $5, $6, $7, "
+								  "pending_table, next_pid, next_arrival) "
+								  "VALUES ($1::pg_catalog.regclass, $13::pg_catalog.int4, $2, $3, $4, $5, $6, $7, "
 								  "$8::pg_catalog.regclass, $9::pg_catalog.regclass, $10::pg_catalog.regclass, "
-								  "$11::pg_catalog.regclass, ($12 OPERATOR(pg_catalog.*) 1000000000000), 0)",
-								  12, itypes, ivalues, inulls, false, 0) != SPI_OK_INSERT)
+								  "$11::pg_catalog.regclass, $12::pg_catalog.regclass, "
+								  "($13 OPERATOR(pg_catalog.*) 1000000000000), 0)",
+								  13, itypes, ivalues, inulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "keanon: could not record the watch of %s", get_rel_name(relid));
 	}
 	KeanonOwnerEnd(&cat);
 	SPI_finish();
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (OidIsValid(objs[i]))
 			depend_on_table(objs[i], relid);
 	PG_RETURN_INT32((int32) wno);
@@ -238,16 +255,17 @@ keanon_forget_watch(PG_FUNCTION_ARGS)
 		elog(ERROR, "keanon: could not forget the releases of a watch");
 	if (SPI_execute_with_args("DELETE FROM keanon.watches WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
 							  "RETURNING view::pg_catalog.oid, rows_table::pg_catalog.oid, "
-							  "parts_table::pg_catalog.oid, release_table::pg_catalog.oid",
+							  "parts_table::pg_catalog.oid, release_table::pg_catalog.oid, "
+							  "pending_table::pg_catalog.oid",
 							  1, types, values, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "keanon: could not forget a watch");
 	KeanonOwnerEnd(&cat);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		out[4];
-		bool		outnull[4];
+		Datum		out[5];
+		bool		outnull[5];
 
-		for (int c = 0; c < 4; c++)
+		for (int c = 0; c < 5; c++)
 			out[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &outnull[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, outnull);
 	}

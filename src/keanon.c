@@ -33,4 +33,5 @@ _PG_init(void)
 	KeanonEngineAllocator();
 	KeanonWatchCacheInit();
 	KeanonPlansInit();
+	KeanonWorkerInit();
 }

@@ -53,6 +53,12 @@ typedef struct Watch
 	List	   *qis;			/* quoted quasi-identifiers */
 	int			k;
 	bool		release_mode;	/* publishes only at keanon.release() */
+	bool		deferred;		/* writers append to the pending list */
+	Oid			pending_oid;	/* the pending list (deferred mode) */
+	char	   *pending;
+	int			nkeys;			/* the watched columns' numbers in the table: */
+	int			nwatched;		/* the keys first, then the other watched */
+	AttrNumber *watched_attnums;	/* columns (quasi-identifiers, sensitive) */
 	Oid			release_oid;	/* the last release's rows (release mode) */
 	char	   *release;
 	int64		next_pid;
@@ -96,6 +102,7 @@ extern int	KeanonSpiRun(Oid relid, const char *sql, int nargs, Oid *types, Datum
 /* watch_cache.c */
 extern void KeanonWatchCacheInit(void);
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
+extern bool KeanonWatchCached(Oid relid, Watch *w);
 extern char *KeanonQualifiedName(Oid relid);
 extern char *KeanonNameList(List *names, const char *prefix);
 extern List *KeanonUnionNames(List *a, List *b);
@@ -103,11 +110,20 @@ extern Oid	KeanonRelOwner(Oid relid);
 
 /* maintain.c */
 extern void KeanonMaintain(TriggerData *trigdata);
+extern void KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
+								const char *oldrel, const char *newrel);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);
 extern int64 KeanonFill(Oid relid);
 extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
+
+/* deferred.c */
+extern int64 KeanonFlush(Oid relid);
+
+/* worker.c */
+extern void KeanonWorkerInit(void);
+extern void KeanonWorkerPoke(void);
 
 /* reassign.c */
 extern bool KeanonCollectPartition(const KePartition *p, void *arg);

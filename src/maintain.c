@@ -479,12 +479,60 @@ publish_into_empty(Watch *w)
 		KeanonReassign(w, true, dummy, true, dummy, NULL, 0);
 }
 
-/* Maintenance for one statement on a watched table (SPI connected) */
+/*
+ * Maintenance for one statement on a watched table (SPI connected): the
+ * trigger's transition tables are registered under their own names
+ */
 void
 KeanonMaintain(TriggerData *trigdata)
 {
-	Watch		w;
 	TriggerEvent ev = trigdata->tg_event;
+	Watch		w;
+
+	/* a statement that changed no row changes nothing, not even the generation */
+	if (!TRIGGER_FIRED_BY_TRUNCATE(ev) &&
+		(trigdata->tg_newtable == NULL || tuplestore_tuple_count(trigdata->tg_newtable) == 0) &&
+		(trigdata->tg_oldtable == NULL || tuplestore_tuple_count(trigdata->tg_oldtable) == 0))
+		return;
+
+	/*
+	 * TRUNCATE empties the internal tables alike: the keanon index, being on
+	 * the rows table, is rebuilt empty with it, and an abort brings all
+	 * three back together.  No row is read, whatever the table's size.  A
+	 * release watch keeps publishing its last release; a deferred watch's
+	 * pending changes go too.
+	 */
+	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
+	{
+		KeanonWatchLoad(RelationGetRelid(trigdata->tg_relation), &w, false);
+		KeanonBeginWrite(&w, false);
+		KeanonSpiRun(w.relid, psprintf("TRUNCATE %s%s%s%s%s", w.rows,
+									   w.release_mode ? "" : ", ", w.release_mode ? "" : w.parts,
+									   w.pending ? ", " : "", w.pending ? w.pending : ""),
+					 0, NULL, NULL, NULL, SPI_OK_UTILITY);
+		KeanonSaveWatch(&w);
+		return;
+	}
+
+	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "keanon: could not register transition tables");
+	KeanonMaintainDelta(RelationGetRelid(trigdata->tg_relation),
+						TRIGGER_FIRED_BY_INSERT(ev), TRIGGER_FIRED_BY_UPDATE(ev),
+						TRIGGER_FIRED_BY_DELETE(ev), "keanon_old", "keanon_new");
+}
+
+/*
+ * Apply one change of a watched table (SPI connected, the relations named
+ * oldrel and newrel registered as the rows before and after, with the
+ * table's key, quasi-identifier and sensitive columns): an INSERT's new
+ * rows, a DELETE's old ones, or an UPDATE's both, which is also how a
+ * deferred watch applies its pending changes (deferred.c).
+ */
+void
+KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
+					const char *oldrel, const char *newrel)
+{
+	Watch		w;
 	char	   *sql;
 	KeChange   *changes = NULL;
 	int			nchanges = 0;
@@ -506,52 +554,29 @@ KeanonMaintain(TriggerData *trigdata)
 	int16		typlen;
 	bool		typbyval;
 
-	/* a statement that changed no row changes nothing, not even the generation */
-	if (!TRIGGER_FIRED_BY_TRUNCATE(ev) &&
-		(trigdata->tg_newtable == NULL || tuplestore_tuple_count(trigdata->tg_newtable) == 0) &&
-		(trigdata->tg_oldtable == NULL || tuplestore_tuple_count(trigdata->tg_oldtable) == 0))
-		return;
-
-	KeanonWatchLoad(RelationGetRelid(trigdata->tg_relation), &w, false);
-
-	/*
-	 * TRUNCATE empties the internal tables alike: the keanon index, being on
-	 * the rows table, is rebuilt empty with it, and an abort brings all
-	 * three back together.  No row is read, whatever the table's size.  A
-	 * release watch keeps publishing its last release.
-	 */
-	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
-	{
-		KeanonBeginWrite(&w, false);
-		KeanonSpiRun(w.relid, psprintf("TRUNCATE %s%s%s", w.rows,
-									   w.release_mode ? "" : ", ", w.release_mode ? "" : w.parts),
-					 0, NULL, NULL, NULL, SPI_OK_UTILITY);
-		KeanonSaveWatch(&w);
-		return;
-	}
-
+	KeanonWatchLoad(relid, &w, false);
 	KeanonBeginWrite(&w, true);
 	get_typlenbyval(w.ki->vt.typid, &typlen, &typbyval);
-	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "keanon: could not register transition tables");
 	/* the statement's finest value sets the scale before any is converted */
-	if (TRIGGER_FIRED_BY_INSERT(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
-		fit_scale(&w, "keanon_new");
+	if (by_insert || by_update)
+		fit_scale(&w, newrel);
 
 	changes = NULL;
-	if (TRIGGER_FIRED_BY_DELETE(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
+	if (by_delete || by_update)
 	{
-		if (TRIGGER_FIRED_BY_DELETE(ev))
-			sql = psprintf("DELETE FROM %s r USING keanon_old o WHERE (%s) = (%s) "
+		if (by_delete)
+			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
 						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
-						   w.rows, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."), w.s);
+						   w.rows, oldrel, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
+						   w.s);
 		else
-			sql = psprintf("DELETE FROM %s r USING keanon_old o WHERE (%s) = (%s) "
-						   "AND NOT EXISTS (SELECT 1 FROM keanon_new n WHERE (%s) = (%s) "
+			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
+						   "AND NOT EXISTS (SELECT 1 FROM %s n WHERE (%s) = (%s) "
 						   "AND n.%s IS NOT DISTINCT FROM o.%s) "
 						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
-						   w.rows, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
-						   KeanonNameList(w.keys, "n."), KeanonNameList(w.keys, "o."), w.s, w.s, w.s);
+						   w.rows, oldrel, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
+						   newrel, KeanonNameList(w.keys, "n."), KeanonNameList(w.keys, "o."),
+						   w.s, w.s, w.s);
 		changes = departed_rows(&w, sql, &nchanges, &gone, &del_d);
 		ndel = nchanges;
 		if (ndel == 1)
@@ -567,12 +592,12 @@ KeanonMaintain(TriggerData *trigdata)
 		else
 			gone.valid = false;
 	}
-	if (TRIGGER_FIRED_BY_INSERT(ev) || TRIGGER_FIRED_BY_UPDATE(ev))
+	if (by_insert || by_update)
 	{
 		/* an UPDATE's rows that kept their key and value stay as they are */
-		src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM keanon_new n "
-					   "WHERE n.%s IS NOT NULL%s)", w.s,
-					   TRIGGER_FIRED_BY_UPDATE(ev)
+		src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
+					   "WHERE n.%s IS NOT NULL%s)", newrel, w.s,
+					   by_update
 					   ? psprintf(" AND NOT EXISTS (SELECT 1 FROM %s x WHERE (%s) = (%s))",
 								  w.rows, KeanonNameList(w.keys, "x."), KeanonNameList(w.keys, "n."))
 					   : "");
@@ -584,11 +609,11 @@ KeanonMaintain(TriggerData *trigdata)
 			ins_d = fresh.value[0];
 		}
 	}
-	if (TRIGGER_FIRED_BY_UPDATE(ev) && w.qis != NIL)
+	if (by_update && w.qis != NIL)
 	{
-		sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM keanon_new n WHERE (%s) = (%s) "
+		sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM %s n WHERE (%s) = (%s) "
 					   "AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
-					   w.rows, KeanonNameList(w.qis, ""), KeanonNameList(w.qis, "n."),
+					   w.rows, KeanonNameList(w.qis, ""), KeanonNameList(w.qis, "n."), newrel,
 					   KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "n."),
 					   KeanonNameList(w.qis, "r."), KeanonNameList(w.qis, "n."));
 		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
@@ -646,6 +671,8 @@ KeanonRepublish(Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table %s is watched in release mode", get_rel_name(relid)),
 				 errhint("Publish with keanon.release().")));
+	/* a deferred watch republishes what its pending changes make of it */
+	KeanonFlush(relid);
 	KeanonBeginWrite(&w, true);
 	if (!ke_sum_error(w.ki->engine, &dummy))
 		KeanonSuppressAll(&w);

@@ -389,6 +389,8 @@ keanon_check(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, &w, false);
+	/* a deferred watch is checked as of its latest flush, made here */
+	KeanonFlush(relid);
 
 	/*
 	 * 1. the index against a recomputation over the rows.  The index holds
@@ -413,14 +415,24 @@ keanon_check(PG_FUNCTION_ARGS)
 	{
 		StringInfoData keys;
 
+		/*
+		 * rows changed since the flush (their keys pending, in the same
+		 * snapshot as the table) are not published yet
+		 */
+		char	   *not_pending = w.pending == NULL ? "" :
+			psprintf(" AND NOT EXISTS (SELECT 1 FROM %s p WHERE (%s) = (%s))", w.pending,
+					 KeanonNameList(w.keys, "p."), KeanonNameList(w.keys, "x."));
+
 		initStringInfo(&keys);
 		foreach(lc, w.keys)
 			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", (char *) lfirst(lc));
-		sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s WHERE %s IS NOT NULL) a "
-					   "FULL JOIN %s b USING (%s) WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+
+		sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s x WHERE x.%s IS NOT NULL%s) a "
+					   "FULL JOIN (SELECT * FROM %s x WHERE true%s) b USING (%s) "
+					   "WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
 					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												  get_rel_name(relid)),
-					   w.s, w.rows, keys.data, a_cols.data, b_cols.data);
+					   w.s, not_pending, w.rows, not_pending, keys.data, a_cols.data, b_cols.data);
 	}
 	bad = count_query(sql);
 	if (bad != 0)

@@ -172,12 +172,33 @@ watch_cache_put(const Watch *w)
 	e->w.rows = MemoryContextStrdup(watch_cache_cxt, w->rows);
 	e->w.parts = MemoryContextStrdup(watch_cache_cxt, w->parts);
 	e->w.release = w->release ? MemoryContextStrdup(watch_cache_cxt, w->release) : NULL;
+	e->w.pending = w->pending ? MemoryContextStrdup(watch_cache_cxt, w->pending) : NULL;
+	e->w.watched_attnums = MemoryContextAlloc(watch_cache_cxt, sizeof(AttrNumber) * w->nwatched);
+	memcpy(e->w.watched_attnums, w->watched_attnums, sizeof(AttrNumber) * w->nwatched);
 	e->w.keys = copy_names(w->keys, watch_cache_cxt);
 	e->w.qis = copy_names(w->qis, watch_cache_cxt);
 	e->w.ki = NULL;
 	e->w.fresh = NULL;
 	e->w.gone = NULL;
 	e->w.all_placed = false;
+}
+
+/*
+ * The cached watch of relid, if it is cached: no statement runs, so a row
+ * trigger can ask on every row
+ */
+bool
+KeanonWatchCached(Oid relid, Watch *w)
+{
+	WatchCacheEntry *e;
+
+	if (watch_cache == NULL)
+		return false;
+	e = hash_search(watch_cache, &relid, HASH_FIND, NULL);
+	if (e == NULL)
+		return false;
+	*w = e->w;
+	return true;
 }
 
 /* An internal object of relid's watch must exist and share its owner */
@@ -230,7 +251,9 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
 				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
 				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'), "
-				 "next_pid, next_arrival, mode, release_table::oid FROM keanon.watches w "
+				 "next_pid, next_arrival, mode, release_table::oid, pending_table::oid, "
+				 "key_columns OPERATOR(pg_catalog.||) quasi_identifiers OPERATOR(pg_catalog.||) sensitive "
+				 "FROM keanon.watches w "
 				 "WHERE relid = $1::oid::regclass",
 				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
@@ -259,10 +282,46 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 errhint("Unwatch and watch the table again.")));
 	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
-	w->release_mode = strcmp(TextDatumGetCString(SPI_getbinval(tup, desc, 11, &isnull)),
-							 "release") == 0;
+	{
+		char	   *mode = TextDatumGetCString(SPI_getbinval(tup, desc, 11, &isnull));
+
+		w->release_mode = strcmp(mode, "release") == 0;
+		w->deferred = strcmp(mode, "deferred") == 0;
+	}
 	w->release_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
 	w->release = isnull ? NULL : KeanonQualifiedName(w->release_oid);
+	w->pending_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 13, &isnull));
+	if (isnull)
+		w->pending_oid = InvalidOid;
+	if (w->deferred != OidIsValid(w->pending_oid))
+		elog(ERROR, "keanon: the watch of %s has a pending list only in deferred mode",
+			 get_rel_name(relid));
+	w->pending = OidIsValid(w->pending_oid) ? KeanonQualifiedName(w->pending_oid) : NULL;
+	/* the watched columns by number, keys first, each once */
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 14, &isnull)), NAMEOID,
+						  NAMEDATALEN, false, TYPALIGN_CHAR, &elems, &nulls, &n);
+		w->nkeys = list_length(w->keys);
+		w->nwatched = 0;
+		w->watched_attnums = palloc(sizeof(AttrNumber) * n);
+		for (int i = 0; i < n; i++)
+		{
+			AttrNumber	att = get_attnum(relid, NameStr(*DatumGetName(elems[i])));
+			bool		seen = false;
+
+			if (att == InvalidAttrNumber)
+				elog(ERROR, "keanon: watched column \"%s\" of %s is missing",
+					 NameStr(*DatumGetName(elems[i])), get_rel_name(relid));
+			for (int j = 0; j < w->nwatched; j++)
+				seen |= w->watched_attnums[j] == att;
+			if (!seen)
+				w->watched_attnums[w->nwatched++] = att;
+		}
+	}
 	/* only keanon writes its catalog, but what it says is checked anyway */
 	{
 		Oid			owner = KeanonRelOwner(relid);
@@ -272,6 +331,8 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 		check_owned_by(relid, w->view_oid, owner);
 		if (OidIsValid(w->release_oid))
 			check_owned_by(relid, w->release_oid, owner);
+		if (OidIsValid(w->pending_oid))
+			check_owned_by(relid, w->pending_oid, owner);
 		if (IndexGetRelation(w->index_oid, false) != w->rows_oid)
 			check_owned_by(relid, InvalidOid, owner);
 	}

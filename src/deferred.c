@@ -1,0 +1,382 @@
+/*
+ * deferred.c
+ *		Deferred watches: writers note what they changed, a flush applies it.
+ *
+ * A live watch maintains the partitioning inside every writer's statement,
+ * under a lock that serializes the writers of the table to their commits.
+ * A deferred watch (mode => 'deferred') takes that work out of the
+ * writers' way:
+ *
+ *	- a writer's row trigger (keanon.note_change) only appends the key of
+ *	  each row it inserts, deletes or changes in a watched column to the
+ *	  watch's pending list (<table>_keanon_pending), a plain heap insert in
+ *	  the writer's own transaction: no watch-wide lock, no statement run, so
+ *	  writers of one table run side by side as they would unwatched;
+ *	- a flush (keanon.flush, the background worker of worker.c, and
+ *	  keanon.check first of all) takes the watch's lock, then one snapshot
+ *	  S, and in S reads the pending keys, deletes those entries and reads
+ *	  the table's rows of those keys.  Every change committed before S has
+ *	  its entry visible in S (the same transaction wrote both), and no
+ *	  change committed after S or still in progress does, so the rows table
+ *	  becomes the table as of S: the publication is always that of a
+ *	  committed state of the table, never of uncommitted data.  The change
+ *	  itself is applied as one batch, exactly as a live watch applies an
+ *	  UPDATE statement (KeanonMaintainDelta): rows whose key went or whose
+ *	  value changed leave, rows whose key came or whose value changed
+ *	  arrive, in the order their entries were written, and quasi-identifier
+ *	  changes are copied.
+ *
+ * A flush is one transaction: the pending entries it deletes, the rows it
+ * writes and the index it changes commit or vanish together (the index
+ * repairs itself after an abort, see am_index.c), so after a crash nothing
+ * is applied twice and nothing is lost.  Applying a key twice would do no
+ * harm anyway: a flush copies the key's current state.
+ *
+ * Lock order: the keanon lock of the watch's index (as every live writer),
+ * then the internal tables.  Writers of a deferred watch take only
+ * RowExclusiveLock on the pending list.
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/queryenvironment.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "keanon_watch.h"
+
+PG_FUNCTION_INFO_V1(keanon_note_change);
+PG_FUNCTION_INFO_V1(keanon_flush);
+PG_FUNCTION_INFO_V1(keanon_status);
+
+/* the names under which a flush shows its change to KeanonMaintainDelta */
+#define KEANON_PENDING_OLD "keanon_pending_old"
+#define KEANON_PENDING_NEW "keanon_pending_new"
+
+/* What the row trigger keeps for the rest of its statement */
+typedef struct NoteState
+{
+	Oid			relid;
+	Oid			pending_oid;
+	int			nkeys;
+	int			nwatched;
+	AttrNumber	attnums[FLEXIBLE_ARRAY_MEMBER];
+} NoteState;
+
+/* The state of the row trigger for relid, from the watch */
+static NoteState *
+note_state(FunctionCallInfo fcinfo, Oid relid)
+{
+	Watch		w;
+	NoteState  *st;
+
+	if (!KeanonWatchCached(relid, &w))
+	{
+		KeanonOwnerScope os;
+
+		KeanonOwnerBegin(relid, &os);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "keanon: SPI_connect failed");
+		KeanonWatchLoad(relid, &w, false);
+		st = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+								offsetof(NoteState, attnums) + sizeof(AttrNumber) * w.nwatched);
+		memcpy(st->attnums, w.watched_attnums, sizeof(AttrNumber) * w.nwatched);
+		SPI_finish();
+		KeanonOwnerEnd(&os);
+	}
+	else
+	{
+		st = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+								offsetof(NoteState, attnums) + sizeof(AttrNumber) * w.nwatched);
+		memcpy(st->attnums, w.watched_attnums, sizeof(AttrNumber) * w.nwatched);
+	}
+	if (!w.deferred)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.note_change() fires only on tables watched in deferred mode")));
+	st->relid = relid;
+	st->pending_oid = w.pending_oid;
+	st->nkeys = w.nkeys;
+	st->nwatched = w.nwatched;
+	fcinfo->flinfo->fn_extra = st;
+	/* a statement on a deferred watch makes sure a worker will apply it */
+	KeanonWorkerPoke();
+	return st;
+}
+
+/* Whether columns from..to of the watched ones are alike in both rows */
+static bool
+columns_alike(const NoteState *st, TupleTableSlot *a, TupleTableSlot *b, int from, int to)
+{
+	TupleDesc	desc = a->tts_tupleDescriptor;
+
+	for (int i = from; i < to; i++)
+	{
+		AttrNumber	att = st->attnums[i];
+		Form_pg_attribute attr = TupleDescAttr(desc, att - 1);
+		bool		an,
+					bn;
+		Datum		ad = slot_getattr(a, att, &an);
+		Datum		bd = slot_getattr(b, att, &bn);
+
+		if (an != bn)
+			return false;
+		if (!an && !datum_image_eq(ad, bd, attr->attbyval, attr->attlen))
+			return false;
+	}
+	return true;
+}
+
+/* Append the key of a row to the pending list */
+static void
+note_key(const NoteState *st, Relation pending, TupleTableSlot *slot)
+{
+	Datum		values[INDEX_MAX_KEYS + 1];
+	bool		nulls[INDEX_MAX_KEYS + 1];
+	HeapTuple	tup;
+
+	for (int i = 0; i < st->nkeys; i++)
+		values[i] = slot_getattr(slot, st->attnums[i], &nulls[i]);
+	values[st->nkeys] = TimestampTzGetDatum(GetCurrentStatementStartTimestamp());
+	nulls[st->nkeys] = false;
+	tup = heap_form_tuple(RelationGetDescr(pending), values, nulls);
+	simple_heap_insert(pending, tup);
+	heap_freetuple(tup);
+}
+
+/*
+ * The row trigger of deferred watches: note the key of each row inserted,
+ * deleted, or changed in a watched column (both keys when the key changed)
+ */
+Datum
+keanon_note_change(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	NoteState  *st;
+	Relation	pending;
+	Oid			relid;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.note_change() must be called as a trigger")));
+	if (!TRIGGER_FIRED_AFTER(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.note_change() must be fired AFTER INSERT, UPDATE or DELETE, FOR EACH ROW")));
+	relid = RelationGetRelid(td->tg_relation);
+	st = (NoteState *) fcinfo->flinfo->fn_extra;
+	if (st == NULL || st->relid != relid)
+		st = note_state(fcinfo, relid);
+
+	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
+		columns_alike(st, td->tg_trigslot, td->tg_newslot, 0, st->nwatched))
+		return PointerGetDatum(NULL);
+
+	/* no privilege on the list is asked of the writer: keanon writes it */
+	pending = table_open(st->pending_oid, RowExclusiveLock);
+	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
+	{
+		note_key(st, pending, td->tg_newslot);
+		if (!columns_alike(st, td->tg_trigslot, td->tg_newslot, 0, st->nkeys))
+			note_key(st, pending, td->tg_trigslot);
+	}
+	else
+		note_key(st, pending, td->tg_trigslot);
+	table_close(pending, NoLock);
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * Run a query of relid's watch in snapshot snap and keep its rows in a
+ * tuplestore, shown to later statements as the relation name
+ */
+static int64
+register_result(Oid relid, const char *sql, Snapshot snap, const char *name)
+{
+	EphemeralNamedRelation enr;
+	Tuplestorestate *ts;
+	int			rc;
+
+	rc = SPI_execute_snapshot(KeanonPlan(relid, sql, 0, NULL, false), NULL, NULL, snap,
+							  InvalidSnapshot, false, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "keanon: SPI error %s running \"%s\"", SPI_result_code_string(rc), sql);
+	ts = tuplestore_begin_heap(false, false, work_mem);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		tuplestore_puttuple(ts, SPI_tuptable->vals[i]);
+	enr = palloc0(sizeof(EphemeralNamedRelationData));
+	enr->md.name = pstrdup(name);
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = (double) SPI_processed;
+	enr->reldata = ts;
+	SPI_freetuptable(SPI_tuptable);
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "keanon: could not register %s", name);
+	return (int64) enr->md.enrtuples;
+}
+
+/*
+ * Apply the committed pending changes of a deferred watch (SPI connected,
+ * as the table's owner); returns the pending entries applied, 0 for a watch
+ * of another mode
+ */
+int64
+KeanonFlush(Oid relid)
+{
+	Watch		w;
+	Snapshot	snap;
+	List	   *cols;
+	char	   *table;
+	int64		entries;
+	int64		nold,
+				nnew;
+	int			rc;
+	bool		isnull;
+
+	KeanonWatchLoad(relid, &w, false);
+	if (!w.deferred)
+		return 0;
+	KeanonIndexLockForWrite(w.index_oid);
+
+	/* one snapshot, taken under the lock, for the list and the table */
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	rc = SPI_execute_snapshot(KeanonPlan(relid, psprintf("SELECT pg_catalog.count(*) FROM %s", w.pending),
+										 0, NULL, false),
+							  NULL, NULL, snap, InvalidSnapshot, true, false, 0);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not count the pending changes of %s", get_rel_name(relid));
+	entries = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (entries == 0)
+	{
+		UnregisterSnapshot(snap);
+		return 0;
+	}
+
+	/* the rows after: the table's rows of the pending keys, oldest entry first */
+	table = KeanonQualifiedName(relid);
+	cols = KeanonUnionNames(KeanonUnionNames(w.keys, w.qis), list_make1(w.s));
+	nnew = register_result(relid,
+						   psprintf("SELECT %s FROM (SELECT %s, pg_catalog.min(keanon_at) AS keanon_at "
+									"FROM %s GROUP BY %s) p JOIN %s t ON (%s) = (%s) ORDER BY p.keanon_at",
+									KeanonNameList(cols, "t."), KeanonNameList(w.keys, ""), w.pending,
+									KeanonNameList(w.keys, ""), table,
+									KeanonNameList(w.keys, "t."), KeanonNameList(w.keys, "p.")),
+						   snap, KEANON_PENDING_NEW);
+	/* the rows before, from the rows table; the entries go in the same snapshot */
+	nold = register_result(relid,
+						   psprintf("WITH p AS (DELETE FROM %s RETURNING %s) "
+									"SELECT %s, r.%s FROM %s r WHERE (%s) IN (SELECT %s FROM p)",
+									w.pending, KeanonNameList(w.keys, ""),
+									KeanonNameList(w.keys, "r."), w.s, w.rows,
+									KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "")),
+						   snap, KEANON_PENDING_OLD);
+	UnregisterSnapshot(snap);
+
+	if (nold > 0 || nnew > 0)
+		KeanonMaintainDelta(relid, false, true, false, KEANON_PENDING_OLD, KEANON_PENDING_NEW);
+	SPI_unregister_relation(KEANON_PENDING_OLD);
+	SPI_unregister_relation(KEANON_PENDING_NEW);
+	return entries;
+}
+
+/* keanon.flush(tab): apply a deferred watch's committed changes now */
+Datum
+keanon_flush(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	KeanonOwnerScope os;
+	int64		n;
+
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	KeanonOwnerBegin(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	n = KeanonFlush(relid);
+	SPI_finish();
+	KeanonOwnerEnd(&os);
+	PG_RETURN_INT64(n);
+}
+
+/*
+ * keanon.status(tab): mode, pending changes, the oldest one's time and age,
+ * rows published.  Whoever may read the view may ask.
+ */
+Datum
+keanon_status(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	KeanonOwnerScope os;
+	Watch		w;
+	TupleDesc	desc;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
+	char	   *sql;
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
+	Datum		result;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "keanon: keanon.status must return a record");
+	KeanonOwnerBegin(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonWatchLoad(relid, &w, false);
+	KeanonOwnerEnd(&os);
+	if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
+				 errdetail("The status of a watched table requires SELECT on its view.")));
+	KeanonOwnerBegin(relid, &os);
+	if (w.deferred)
+		KeanonWorkerPoke();
+	if (w.deferred)
+		sql = psprintf("SELECT (SELECT pg_catalog.count(*) FROM (SELECT DISTINCT %s FROM %s) d), "
+					   "(SELECT pg_catalog.min(keanon_at) FROM %s), "
+					   "(SELECT pg_catalog.sum(n)::pg_catalog.int8 FROM %s)",
+					   KeanonNameList(w.keys, ""), w.pending, w.pending, w.parts);
+	else
+		sql = psprintf("SELECT 0::pg_catalog.int8, NULL::pg_catalog.timestamptz, "
+					   "(SELECT pg_catalog.sum(n)::pg_catalog.int8 FROM %s)", w.parts);
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not read the status of %s", get_rel_name(relid));
+	/* the result outlives SPI */
+	spi = MemoryContextSwitchTo(caller);
+	values[0] = CStringGetTextDatum(w.deferred ? "deferred" : w.release_mode ? "release" : "live");
+	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &nulls[1]);
+	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &nulls[2]);
+	nulls[3] = nulls[2];
+	if (!nulls[2])
+		values[3] = DirectFunctionCall2(timestamp_mi,
+										TimestampTzGetDatum(GetCurrentTimestamp()), values[2]);
+	values[4] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &nulls[4]);
+	if (nulls[4])
+	{
+		values[4] = Int64GetDatum(0);
+		nulls[4] = false;
+	}
+	result = HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+	MemoryContextSwitchTo(spi);
+	SPI_finish();
+	KeanonOwnerEnd(&os);
+	PG_RETURN_DATUM(result);
+}

@@ -1,0 +1,247 @@
+/*
+ * worker.c
+ *		The background worker that applies the pending changes of deferred
+ *		watches, one per database, started on demand.
+ *
+ * keanon is not preloaded, so its worker is a dynamic background worker:
+ * whoever writes to a deferred watch (keanon.note_change, at most once a
+ * second per backend) or asks for its status makes sure one runs in the
+ * database, and starts it otherwise.  The worker connects as the bootstrap
+ * superuser, not as the writer that started it, and does nothing but
+ * flush: every flush runs as the watched table's owner, sandboxed
+ * (owner.c), like any other maintenance.
+ *
+ * Every keanon.flush_naptime the worker flushes each deferred watch of its
+ * database, each in a transaction of its own; an error in one is logged and
+ * the others go on.  It exits when its database has no deferred watch left
+ * (or no keanon), when keanon.worker is turned off, or when asked to
+ * (SIGTERM); a crash ends it with the server, and the next writer starts a
+ * new one.
+ *
+ * One worker per database: it holds a session lock that SQL cannot take
+ * (an advisory lock tag whose last field no SQL function produces) for
+ * its life.  A second worker started in a race finds it taken and exits;
+ * a writer that can take it for a moment knows none runs.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "keanon_watch.h"
+
+PGDLLEXPORT void keanon_worker_main(Datum arg);
+
+/* the worker's lock: advisory locks taken by SQL carry 1 or 2 in field 4 */
+#define KEANON_WORKER_KEY1 0x6b65616e
+#define KEANON_WORKER_KEY2 0x776f726b
+#define KEANON_WORKER_KIND 3
+
+/* how often a backend may look for the worker, in milliseconds */
+#define KEANON_POKE_INTERVAL 1000
+
+static int	flush_naptime = 200;
+static bool worker_enabled = true;
+
+/* The tag of the lock the worker of a database holds */
+static void
+worker_locktag(LOCKTAG *tag, Oid dboid)
+{
+	SET_LOCKTAG_ADVISORY(*tag, dboid, KEANON_WORKER_KEY1, KEANON_WORKER_KEY2,
+						 KEANON_WORKER_KIND);
+}
+
+/* The worker's settings (from _PG_init) */
+void
+KeanonWorkerInit(void)
+{
+	DefineCustomIntVariable("keanon.flush_naptime",
+							"Time between the rounds of keanon's background worker.",
+							"Each round applies the committed pending changes of every deferred watch of the database.",
+							&flush_naptime, 200, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("keanon.worker",
+							 "Whether deferred watches are applied by keanon's background worker.",
+							 "When off, no worker starts and a running one exits; keanon.flush applies the pending changes.",
+							 &worker_enabled, true, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("keanon");
+}
+
+/*
+ * Make sure a worker runs in this database, starting one if none does;
+ * cheap enough for every statement on a deferred watch
+ */
+void
+KeanonWorkerPoke(void)
+{
+	static TimestampTz last = 0;
+	TimestampTz now;
+	LOCKTAG		tag;
+	BackgroundWorker bgw;
+
+	if (!worker_enabled || RecoveryInProgress())
+		return;
+	now = GetCurrentTimestamp();
+	if (last != 0 && !TimestampDifferenceExceeds(last, now, KEANON_POKE_INTERVAL))
+		return;
+	last = now;
+	worker_locktag(&tag, MyDatabaseId);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return;
+	LockRelease(&tag, ExclusiveLock, false);
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "keanon");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "keanon_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "keanon worker for database %u", MyDatabaseId);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "keanon worker");
+	bgw.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+	bgw.bgw_notify_pid = 0;
+	if (!RegisterDynamicBackgroundWorker(&bgw, NULL))
+		ereport(LOG,
+				(errmsg("keanon could not start its background worker for database %u",
+						MyDatabaseId),
+				 errhint("Raise max_worker_processes, or apply deferred watches with keanon.flush().")));
+}
+
+/*
+ * The deferred watches of the database, in cxt; false when keanon is not
+ * (or no longer) installed
+ */
+static bool
+deferred_watches(MemoryContext cxt, List **relids)
+{
+	bool		installed;
+
+	*relids = NIL;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	installed = OidIsValid(get_namespace_oid("keanon", true)) &&
+		OidIsValid(get_relname_relid("watches", get_namespace_oid("keanon", true)));
+	if (installed)
+	{
+		if (SPI_execute("SELECT relid::pg_catalog.oid FROM keanon.watches "
+						"WHERE mode OPERATOR(pg_catalog.=) 'deferred' ORDER BY watch_no",
+						true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "keanon: could not read keanon.watches");
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			*relids = lappend_oid(*relids,
+								  DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+																 SPI_tuptable->tupdesc, 1, &isnull)));
+			MemoryContextSwitchTo(old);
+		}
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return installed;
+}
+
+/* Flush one watch in a transaction of its own; an error is logged */
+static void
+flush_one(Oid relid, MemoryContext cxt)
+{
+	PG_TRY();
+	{
+		KeanonOwnerScope os;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "keanon: flushing a deferred watch");
+		/* a watch ended since the list was read is passed over */
+		if (get_rel_name(relid) != NULL)
+		{
+			KeanonOwnerBegin(relid, &os);
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "keanon: SPI_connect failed");
+			(void) KeanonFlush(relid);
+			SPI_finish();
+			KeanonOwnerEnd(&os);
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* Main of the worker of one database (the argument is its OID) */
+void
+keanon_worker_main(Datum arg)
+{
+	Oid			dboid = DatumGetObjectId(arg);
+	LOCKTAG		tag;
+	MemoryContext round_cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname("keanon worker");
+
+	worker_locktag(&tag, dboid);
+	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		proc_exit(0);
+
+	round_cxt = AllocSetContextCreate(TopMemoryContext, "keanon worker round",
+									  ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		List	   *relids;
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (!worker_enabled)
+			break;
+		MemoryContextReset(round_cxt);
+		MemoryContextSwitchTo(round_cxt);
+		if (!deferred_watches(round_cxt, &relids) || relids == NIL)
+			break;
+		foreach(lc, relids)
+			flush_one(lfirst_oid(lc), round_cxt);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 flush_naptime, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	proc_exit(0);
+}
