@@ -43,11 +43,11 @@ DATA = keanon--0.1.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle
+REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle deferred
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
-ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename
+ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename watch_deferred
 ISOLATION_OPTS = --inputdir=test/isolation
 
 # TAP tests (PostgreSQL::Test::Cluster), by name: streaming replication,

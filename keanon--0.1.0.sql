@@ -621,9 +621,13 @@ DECLARE
 	w record;
 	trig name;
 BEGIN
-	FOREACH trig IN ARRAY ARRAY['keanon_lock', 'keanon_insert', 'keanon_update', 'keanon_delete',
-								'keanon_note', 'keanon_truncate', 'keanon_columns']::name[] LOOP
-		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', trig, tab);
+	-- those of the mode it had (a deferred watch has its own)
+	FOR trig IN SELECT t.tgname FROM pg_trigger t
+				WHERE t.tgrelid = tab AND NOT t.tgisinternal
+				  AND t.tgname = ANY (ARRAY['keanon_lock', 'keanon_insert', 'keanon_update', 'keanon_delete',
+											'keanon_note', 'keanon_truncate', 'keanon_columns']::name[])
+				ORDER BY t.tgname LOOP
+		EXECUTE format('DROP TRIGGER %I ON %s', trig, tab);
 	END LOOP;
 	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
 		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table);

@@ -351,13 +351,13 @@ DELETE FROM keanon.releases;
 SELECT count(*) AS watches_seen FROM keanon.watches;
 -- nor may she register, forget or unwatch another role's table
 SELECT keanon.register_watch('public.victim', 's', '{qi}', '{id}', 2, 0, 'live',
-	'public.victim_anon', 'public.victim_keanon_rows', 'public.victim_keanon_parts', NULL);
+	'public.victim_anon', 'public.victim_keanon_rows', 'public.victim_keanon_parts', NULL, NULL);
 SELECT * FROM keanon.forget_watch('public.victim'::regclass);
 SELECT keanon.unwatch('public.victim');
 -- nor point a watch of her own table at another role's table
 CREATE TABLE eve.mine (id integer PRIMARY KEY, qi integer, s integer);
 SELECT keanon.register_watch('eve.mine', 's', '{qi}', '{id}', 2, 0, 'release',
-	'public.victim_anon', 'public.victim_keanon_rows', 'public.victim_keanon_parts', 'public.victim');
+	'public.victim_anon', 'public.victim_keanon_rows', 'public.victim_keanon_parts', 'public.victim', NULL);
 -- nor take a watched table's writers' lock from a decoy of hers
 CREATE TRIGGER decoy BEFORE INSERT ON eve.mine FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch();
 INSERT INTO eve.mine VALUES (1, 1, 1);

@@ -1,0 +1,341 @@
+--
+-- Deferred watches: writers only note the keys they change; keanon.flush
+-- (and the background worker) applies the committed changes as one batch.
+-- Each section compares with the oracle: keanon.optimal_partitions over
+-- the table's values, and keanon.check.
+--
+CREATE EXTENSION IF NOT EXISTS keanon;
+\set SHOW_CONTEXT never
+SET client_min_messages = notice;
+
+-- the worker stays off until its own section, so that what is pending here
+-- is what this session left pending
+ALTER SYSTEM SET keanon.worker = off;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+SHOW keanon.worker;
+
+-- the published partitions against the oracle over the table's values
+CREATE FUNCTION deferred_matches_oracle(tab regclass, col name, k integer, e bigint)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	vals bigint[];
+BEGIN
+	EXECUTE format('SELECT array_agg(%I) FROM %s WHERE %I IS NOT NULL', col, tab, col) INTO vals;
+	RETURN NOT EXISTS (
+		(SELECT n, distinct_values, min_value, max_value FROM keanon.partitions(tab)
+		 EXCEPT ALL
+		 SELECT n, distinct_values, min_value, max_value FROM keanon.optimal_partitions(coalesce(vals, '{}'), k, e))
+		UNION ALL
+		(SELECT n, distinct_values, min_value, max_value FROM keanon.optimal_partitions(coalesce(vals, '{}'), k, e)
+		 EXCEPT ALL
+		 SELECT n, distinct_values, min_value, max_value FROM keanon.partitions(tab)));
+END;
+$$;
+
+-- The research's salary table, k = 3, e = 2000, in deferred mode
+CREATE TABLE dpeople (id integer PRIMARY KEY, postal_code text, age integer,
+	sex text, salary bigint, note text);
+INSERT INTO dpeople VALUES
+	(1, '50200', 35, 'Male', 14000), (2, '50210', 36, 'Male', 15000),
+	(3, '50230', 40, 'Male', 16000), (4, '50300', 41, 'Female', 25000),
+	(5, '50310', 43, 'Female', 35000), (6, '50330', 47, 'Male', 30000),
+	(7, '50300', 53, 'Male', 40000), (8, '50310', 54, 'Female', 35000),
+	(9, '50330', 58, 'Male', 45000);
+SELECT keanon.watch('dpeople', 'salary', '{postal_code,age,sex}', 3, 2000, mode => 'deferred');
+-- the rows present are published at once, as in live mode
+SELECT mode, pending, oldest_pending, lag, published FROM keanon.status('dpeople');
+SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('dpeople');
+SELECT deferred_matches_oracle('dpeople', 'salary', 3, 2000);
+-- a pending list beside the rows table, and a row trigger in place of the
+-- statement triggers
+SELECT relname FROM pg_class WHERE relname LIKE 'dpeople\_keanon\_%' ORDER BY relname;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'dpeople'::regclass ORDER BY tgname;
+
+-- writes wait in the list; the view does not move
+INSERT INTO dpeople VALUES (10, '50400', 30, 'Female', 67000), (11, '50401', 31, 'Male', 68000);
+UPDATE dpeople SET salary = 17000 WHERE id = 1;
+UPDATE dpeople SET age = 99 WHERE id = 2;
+DELETE FROM dpeople WHERE id = 3;
+-- a change to a column the watch does not publish notes nothing
+UPDATE dpeople SET note = 'seen' WHERE id = 4;
+SELECT pending, oldest_pending <= now() AS oldest_in_past, lag >= '0'::interval AS lag_known, published
+FROM keanon.status('dpeople');
+SELECT count(*) AS rows_published FROM dpeople_anon;
+SELECT age FROM dpeople_anon WHERE age = 99;
+-- the flush applies all five keys at once
+SELECT keanon.flush('dpeople');
+SELECT pending, lag, published FROM keanon.status('dpeople');
+SELECT count(*) AS rows_published FROM dpeople_anon;
+SELECT age FROM dpeople_anon WHERE age = 99;
+SELECT deferred_matches_oracle('dpeople', 'salary', 3, 2000);
+SELECT keanon.check('dpeople');
+-- a flush with nothing pending changes nothing
+SELECT generation AS gen FROM keanon.watches WHERE relid = 'dpeople'::regclass \gset
+SELECT keanon.flush('dpeople');
+SELECT generation = :gen AS unchanged FROM keanon.watches WHERE relid = 'dpeople'::regclass;
+
+-- a key changed: both keys are noted, the row moves with its new key
+UPDATE dpeople SET id = 100 WHERE id = 5;
+SELECT pending FROM keanon.status('dpeople');
+SELECT keanon.flush('dpeople');
+SELECT id, keanon_pid IS NOT NULL AS published FROM dpeople_keanon_rows WHERE id IN (5, 100) ORDER BY id;
+SELECT keanon.check('dpeople');
+
+-- NULL sensitive values are noted, never published; a value arriving later is
+INSERT INTO dpeople VALUES (12, '50500', 60, 'Male', NULL);
+SELECT keanon.flush('dpeople');
+SELECT count(*) FROM dpeople_keanon_rows WHERE id = 12;
+UPDATE dpeople SET salary = 50000 WHERE id = 12;
+SELECT keanon.flush('dpeople');
+SELECT count(*) FROM dpeople_keanon_rows WHERE id = 12;
+SELECT deferred_matches_oracle('dpeople', 'salary', 3, 2000);
+
+-- a row inserted and deleted before a flush leaves nothing behind
+INSERT INTO dpeople VALUES (13, '50600', 61, 'Male', 99000);
+DELETE FROM dpeople WHERE id = 13;
+SELECT keanon.flush('dpeople');
+SELECT count(*) FROM dpeople_keanon_rows WHERE id = 13;
+SELECT keanon.check('dpeople');
+
+-- a savepoint rolled back takes its notes along; an aborted transaction too
+BEGIN;
+INSERT INTO dpeople VALUES (14, '50700', 62, 'Female', 51000);
+SAVEPOINT a;
+INSERT INTO dpeople VALUES (15, '50701', 63, 'Female', 52000);
+ROLLBACK TO SAVEPOINT a;
+COMMIT;
+BEGIN;
+INSERT INTO dpeople VALUES (16, '50702', 64, 'Male', 53000);
+ROLLBACK;
+SELECT pending FROM keanon.status('dpeople');
+SELECT keanon.flush('dpeople');
+SELECT array_agg(id ORDER BY id) FROM dpeople_keanon_rows WHERE id >= 14;
+SELECT keanon.check('dpeople');
+
+-- uncommitted changes of this transaction are not anyone else's: a flush
+-- inside it publishes them only with its commit
+BEGIN;
+INSERT INTO dpeople VALUES (17, '50800', 65, 'Male', 54000);
+SELECT keanon.flush('dpeople');
+ROLLBACK;
+SELECT count(*) FROM dpeople_keanon_rows WHERE id = 17;
+SELECT keanon.check('dpeople');
+
+-- keanon.check flushes first (a change committed after its flush is left
+-- pending and out of its comparison: see the isolation spec watch_deferred)
+INSERT INTO dpeople VALUES (18, '50900', 66, 'Female', 55000);
+SELECT keanon.check('dpeople');
+SELECT pending FROM keanon.status('dpeople');
+
+-- many rows at once, then many changes: one batch each
+INSERT INTO dpeople SELECT i, 'z' || (i % 7), 20 + i % 50, CASE WHEN i % 2 = 0 THEN 'Male' ELSE 'Female' END,
+	(pg_catalog.hashint4(i) & 65535) * 3
+FROM generate_series(1000, 2999) i;
+SELECT keanon.flush('dpeople');
+UPDATE dpeople SET salary = salary + 7 WHERE id % 3 = 0;
+DELETE FROM dpeople WHERE id % 5 = 0;
+UPDATE dpeople SET sex = 'X' WHERE id % 11 = 0;
+SELECT keanon.flush('dpeople') > 0 AS applied;
+SELECT deferred_matches_oracle('dpeople', 'salary', 3, 2000);
+SELECT keanon.check('dpeople');
+-- republish draws afresh over what the pending changes make of the table
+INSERT INTO dpeople VALUES (19, '51000', 67, 'Male', 56000);
+SELECT keanon.republish('dpeople') = (SELECT count(*) FROM dpeople WHERE salary IS NOT NULL) AS all_published;
+SELECT pending FROM keanon.status('dpeople');
+SELECT keanon.check('dpeople');
+
+-- TRUNCATE empties the pending list with the rest
+INSERT INTO dpeople VALUES (20, '51100', 68, 'Male', 57000);
+TRUNCATE dpeople;
+SELECT pending, published FROM keanon.status('dpeople');
+SELECT count(*) FROM dpeople_keanon_pending;
+INSERT INTO dpeople VALUES (1, 'a', 1, 'M', 10), (2, 'b', 2, 'M', 20), (3, 'c', 3, 'F', 30000);
+SELECT keanon.flush('dpeople');
+SELECT deferred_matches_oracle('dpeople', 'salary', 3, 2000);
+SELECT keanon.check('dpeople');
+
+-- ----------------------------------------------------------------
+-- Bad input, each refused with its errcode and nothing changed
+-- ----------------------------------------------------------------
+\set VERBOSITY sqlstate
+SELECT keanon.watch('dpeople', 'salary', '{age}', 3, 2000, mode => 'later');
+\set VERBOSITY default
+SELECT keanon.watch('dpeople', 'salary', '{age}', 3, 2000, mode => 'later');
+CREATE TABLE dnot (id integer PRIMARY KEY, v integer);
+SELECT keanon.flush('dnot');
+SELECT keanon.status('dnot');
+-- a live watch has nothing pending: flush does nothing
+SELECT keanon.watch('dnot', 'v', '{id}', 2, 0);
+SELECT keanon.flush('dnot');
+SELECT mode, pending, oldest_pending, lag FROM keanon.status('dnot');
+-- the row trigger refuses to be anything else
+CREATE TRIGGER wrong AFTER INSERT ON dnot FOR EACH STATEMENT EXECUTE FUNCTION keanon.note_change();
+INSERT INTO dnot VALUES (1, 1);
+DROP TRIGGER wrong ON dnot;
+CREATE TRIGGER wrong AFTER INSERT ON dnot FOR EACH ROW EXECUTE FUNCTION keanon.note_change();
+INSERT INTO dnot VALUES (2, 2);
+DROP TRIGGER wrong ON dnot;
+SELECT keanon.note_change();
+SELECT keanon.unwatch('dnot');
+DROP TABLE dnot;
+-- register_watch keeps modes and their tables together
+SELECT keanon.register_watch('dpeople', 'salary', '{age}', '{id}', 3, 2000, 'deferred',
+	'dpeople_anon', 'dpeople_keanon_rows', 'dpeople_keanon_parts', NULL, NULL);
+
+-- ----------------------------------------------------------------
+-- Attacks by the roles keanon does not trust
+-- ----------------------------------------------------------------
+CREATE ROLE keanon_dwriter;
+CREATE ROLE keanon_dreader;
+GRANT INSERT, UPDATE, DELETE, SELECT ON dpeople TO keanon_dwriter;
+GRANT SELECT ON dpeople_anon TO keanon_dreader;
+CREATE SCHEMA dwriter_schema AUTHORIZATION keanon_dwriter;
+-- look-alikes of what a flush, status or the trigger call, in the
+-- attacker's schema, first on every search_path below
+CREATE TABLE dcalls (n integer);
+GRANT INSERT ON dcalls TO PUBLIC;
+CREATE FUNCTION dwriter_schema.count(anyelement) RETURNS bigint LANGUAGE sql
+	AS 'INSERT INTO public.dcalls VALUES (1); SELECT 0::bigint';
+CREATE FUNCTION dwriter_schema.min(timestamptz) RETURNS timestamptz LANGUAGE sql
+	AS 'INSERT INTO public.dcalls VALUES (1); SELECT now()';
+CREATE FUNCTION dwriter_schema.now() RETURNS timestamptz LANGUAGE sql
+	AS 'INSERT INTO public.dcalls VALUES (1); SELECT pg_catalog.now()';
+CREATE FUNCTION dwriter_schema.int4eq_evil(integer, integer) RETURNS boolean LANGUAGE sql
+	AS 'INSERT INTO public.dcalls VALUES (1); SELECT $1 OPERATOR(pg_catalog.=) $2';
+CREATE OPERATOR dwriter_schema.= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = dwriter_schema.int4eq_evil);
+ALTER FUNCTION dwriter_schema.count(anyelement) OWNER TO keanon_dwriter;
+ALTER FUNCTION dwriter_schema.min(timestamptz) OWNER TO keanon_dwriter;
+ALTER FUNCTION dwriter_schema.now() OWNER TO keanon_dwriter;
+ALTER FUNCTION dwriter_schema.int4eq_evil(integer, integer) OWNER TO keanon_dwriter;
+
+-- the writer writes under its own search_path; it reaches nothing else
+SET ROLE keanon_dwriter;
+SET search_path = dwriter_schema, public;
+INSERT INTO dpeople VALUES (4, 'd', 4, 'F', 40000), (5, 'e', 5, 'M', 50000);
+UPDATE dpeople SET salary = 11 WHERE id = 1;
+DELETE FROM dpeople WHERE id = 2;
+-- the pending list, the rows table, the flush and the trigger are not its own
+SELECT * FROM dpeople_keanon_pending;
+INSERT INTO dpeople_keanon_pending VALUES (1, now());
+DELETE FROM dpeople_keanon_pending;
+SELECT keanon.flush('dpeople');
+SELECT * FROM keanon.status('dpeople') WHERE false;
+RESET search_path;
+RESET ROLE;
+-- the owner flushes and checks with the attacker's schema first: no
+-- look-alike runs
+SET search_path = dwriter_schema, public;
+SELECT keanon.flush('dpeople');
+SELECT pending FROM keanon.status('dpeople');
+SELECT keanon.check('dpeople');
+RESET search_path;
+SELECT count(*) AS lookalike_calls FROM dcalls;
+-- PUBLIC holds nothing on the pending list
+SELECT relname, relacl FROM pg_class WHERE oid = 'dpeople_keanon_pending'::regclass;
+-- a reader of the view may ask for the status, not flush; no one else may
+SET ROLE keanon_dreader;
+SELECT mode, pending FROM keanon.status('dpeople');
+SELECT keanon.flush('dpeople');
+RESET ROLE;
+CREATE ROLE keanon_dstranger;
+SET ROLE keanon_dstranger;
+SELECT keanon.status('dpeople');
+RESET ROLE;
+
+-- The order rows come back in says nothing about their true values: rows
+-- loaded in value order and applied by one flush come back in a random
+-- order.  The attack hands each partition's published values, sorted, to
+-- its rows in the order the view returns them; at chance, the hits are
+-- sum_v c_v^2 / n per partition, and more than mean + 6 sqrt(mean) + 6
+-- means the order leaks (see attack.sql).
+CREATE TABLE dord (id integer PRIMARY KEY, tag integer, s integer);
+SELECT keanon.watch('dord', 's', '{tag}', 5, 50, mode => 'deferred');
+INSERT INTO dord SELECT i, i, v
+FROM (SELECT i, (pg_catalog.hashint4(i) & 65535) AS v FROM generate_series(1, 1200) i) x
+ORDER BY v, i;
+SELECT keanon.flush('dord');
+CREATE FUNCTION dorder_attack(ordered boolean) RETURNS TABLE (rows_seen bigint, at_chance boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+	hits bigint;
+	expect numeric;
+BEGIN
+	CREATE TEMP TABLE dseen AS
+	SELECT row_number() OVER () AS pos, tag, pub, pid
+	FROM (SELECT tag, s AS pub, keanon_pid AS pid FROM dord_anon) v;
+	IF ordered THEN
+		-- the test can tell: a list in true-value order leaks
+		DELETE FROM dseen;
+		INSERT INTO dseen SELECT row_number() OVER (ORDER BY keanon_pid, s, id), tag, keanon_pub, keanon_pid
+		FROM dord_keanon_rows;
+	END IF;
+	WITH g AS (SELECT tag, pid, row_number() OVER (PARTITION BY pid ORDER BY pos) AS rp FROM dseen),
+		 pv AS (SELECT pid, pub, row_number() OVER (PARTITION BY pid ORDER BY pub) AS rk FROM dseen)
+	SELECT count(*) FILTER (WHERE pv.pub = t.s) INTO hits
+	FROM g JOIN pv ON pv.pid = g.pid AND pv.rk = g.rp JOIN dord t ON t.id = g.tag;
+	SELECT sum(c * c / n::numeric) INTO expect
+	FROM (SELECT pid, pub, count(*) AS c, sum(count(*)) OVER (PARTITION BY pid) AS n
+		  FROM dseen GROUP BY pid, pub) x;
+	RETURN QUERY SELECT (SELECT count(*) FROM dseen), hits <= expect + 6 * sqrt(expect) + 6;
+	DROP TABLE dseen;
+END;
+$$;
+SELECT * FROM dorder_attack(true);
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT * FROM dorder_attack(false);
+-- and after a second batch in value order joins the first
+INSERT INTO dord SELECT i, i, v
+FROM (SELECT i, (pg_catalog.hashint4(i) & 65535) AS v FROM generate_series(1201, 2000) i) x
+ORDER BY v, i;
+SELECT keanon.flush('dord');
+SELECT * FROM dorder_attack(false);
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SELECT keanon.check('dord');
+
+-- ----------------------------------------------------------------
+-- The background worker applies what writers commit
+-- ----------------------------------------------------------------
+ALTER SYSTEM RESET keanon.worker;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+SHOW keanon.worker;
+INSERT INTO dord SELECT i, i, (pg_catalog.hashint4(i) & 65535) FROM generate_series(2001, 2300) i;
+-- wait (at most a minute) for it to apply them
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		EXIT WHEN (SELECT pending FROM keanon.status('dord')) = 0;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END;
+$$;
+SELECT pending, published FROM keanon.status('dord');
+SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
+SELECT keanon.check('dord');
+
+-- unwatching removes the pending list and the row trigger
+SELECT keanon.unwatch('dord');
+SELECT count(*) FROM pg_class WHERE relname LIKE 'dord\_keanon\_%';
+SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dord'::regclass AND NOT tgisinternal;
+-- dropping the pending list ends the watch
+DROP TABLE dpeople_keanon_pending;
+SELECT count(*) FROM keanon.watches WHERE relid = 'dpeople'::regclass;
+-- with no deferred watch left, the worker exits
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'keanon worker');
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END;
+$$;
+SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
+
+DROP TABLE dpeople, dord, dcalls;
+DROP FUNCTION deferred_matches_oracle(regclass, name, integer, bigint);
+DROP FUNCTION dorder_attack(boolean);
+DROP SCHEMA dwriter_schema CASCADE;
+DROP ROLE keanon_dwriter, keanon_dreader, keanon_dstranger;
