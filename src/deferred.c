@@ -41,6 +41,8 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -306,6 +308,11 @@ keanon_flush(PG_FUNCTION_ARGS)
 
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot flush a watch during recovery"),
+				 errdetail("A standby publishes what its primary flushed.")));
 	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");

@@ -10,6 +10,8 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -389,8 +391,12 @@ keanon_check(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, &w, false);
-	/* a deferred watch is checked as of its latest flush, made here */
-	KeanonFlush(relid);
+	/*
+	 * a deferred watch is checked as of its latest flush, made here unless
+	 * nothing may be written (a standby checks what its primary flushed)
+	 */
+	if (!RecoveryInProgress() && !XactReadOnly)
+		KeanonFlush(relid);
 
 	/*
 	 * 1. the index against a recomputation over the rows.  The index holds
