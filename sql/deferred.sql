@@ -4,12 +4,15 @@
 -- Each section compares with the oracle: keanon.optimal_partitions over
 -- the table's values, and keanon.check.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS keanon;
 \set SHOW_CONTEXT never
 SET client_min_messages = notice;
 
 -- the worker stays off until its own section, so that what is pending here
--- is what this session left pending
+-- is what this session left pending (keanon's settings exist once it is
+-- loaded)
+LOAD 'keanon';
 ALTER SYSTEM SET keanon.worker = off;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.3);
@@ -139,6 +142,47 @@ UPDATE dpeople SET sex = 'X' WHERE id % 11 = 0;
 SELECT keanon.flush('dpeople') > 0 AS applied;
 SELECT deferred_matches_oracle('dpeople', 'salary', 3, 2000);
 SELECT keanon.check('dpeople');
+-- Batches far smaller than their table (a flush, a multi-row statement of
+-- a live watch) are applied change by change and republished range by
+-- range: after every round of scattered inserts, deletes and updates, with
+-- repeated values (split runs), each watch agrees with a recomputation
+-- from scratch (keanon.check raises otherwise) and with the oracle
+CREATE TABLE scat (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO scat SELECT i, i % 10, (pg_catalog.hashint4(i) & 1023) * 7 FROM generate_series(1, 4000) i;
+CREATE TABLE scat_live (LIKE scat INCLUDING ALL);
+INSERT INTO scat_live SELECT * FROM scat;
+SELECT keanon.watch('scat', 'v', '{g}', 4, 30, mode => 'deferred');
+SELECT keanon.watch('scat_live', 'v', '{g}', 4, 30);
+SELECT setseed(0.25);
+DO $$
+DECLARE
+	bad integer := 0;
+BEGIN
+	FOR r IN 1 .. 20 LOOP
+		INSERT INTO scat SELECT 100000 + r * 1000 + i, i % 10, (random() * 7200)::integer
+		FROM generate_series(1, 40) i;
+		DELETE FROM scat WHERE id IN (SELECT id FROM scat ORDER BY random() LIMIT 30);
+		UPDATE scat SET v = (random() * 7200)::integer
+		WHERE id IN (SELECT id FROM scat ORDER BY random() LIMIT 30);
+		UPDATE scat SET v = v + 1 WHERE id IN (SELECT id FROM scat ORDER BY random() LIMIT 5);
+		PERFORM keanon.flush('scat');
+		INSERT INTO scat_live SELECT 100000 + r * 1000 + i, i % 10, (random() * 7200)::integer
+		FROM generate_series(1, 40) i;
+		DELETE FROM scat_live WHERE id IN (SELECT id FROM scat_live ORDER BY random() LIMIT 30);
+		UPDATE scat_live SET v = (random() * 7200)::integer
+		WHERE id IN (SELECT id FROM scat_live ORDER BY random() LIMIT 30);
+		IF NOT (keanon.check('scat') AND keanon.check('scat_live')
+				AND deferred_matches_oracle('scat', 'v', 4, 30)
+				AND deferred_matches_oracle('scat_live', 'v', 4, 30)) THEN
+			bad := bad + 1;
+		END IF;
+	END LOOP;
+	RAISE NOTICE 'scattered rounds differing from the oracle: %', bad;
+END;
+$$;
+SELECT (SELECT count(*) FROM scat) AS rows_deferred, (SELECT count(*) FROM scat_live) AS rows_live;
+DROP TABLE scat, scat_live;
+
 -- republish draws afresh over what the pending changes make of the table
 INSERT INTO dpeople VALUES (19, '51000', 67, 'Male', 56000);
 SELECT keanon.republish('dpeople') = (SELECT count(*) FROM dpeople WHERE salary IS NOT NULL) AS all_published;

@@ -67,6 +67,8 @@ typedef struct Watch
 	struct FreshRows *fresh;	/* a statement's rows not yet written */
 	struct GoneRow *gone;		/* the one row a statement deleted */
 	bool		all_placed;		/* no table row waits unplaced */
+	struct KeanonRange *ranges; /* where a batch applied change by change */
+	int			nranges;		/* may have moved partitions */
 } Watch;
 
 /* partitions collected from the engine */

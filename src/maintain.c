@@ -204,12 +204,65 @@ num_cmp_arg(const void *a, const void *b, void *arg)
 	return ke_num_cmp(*(const KeKind *) arg, *(const KeNum *) a, *(const KeNum *) b);
 }
 
-/* Apply the batch of changes to the engine */
+/*
+ * a batch this many times smaller than the table is applied change by
+ * change (see apply_changes)
+ */
+#define KEANON_SCATTERED_BATCH 16
+
+/* Note the range where the last change may have moved partitions */
+static void
+note_range(Watch *w, KeNum v)
+{
+	const KeChangeInfo *ci = ke_last_change(w->ki->engine);
+	KeanonRange *r = &w->ranges[w->nranges++];
+
+	r->lo_unb = r->hi_unb = false;
+	r->lo = r->hi = v;
+	if (ci->any)
+	{
+		KeKind		kind = w->ki->vt.kind;
+
+		if (ci->lo_unbounded)
+			r->lo_unb = true;
+		else if (ke_num_cmp(kind, ci->lo, v) < 0)
+			r->lo = ci->lo;
+		if (ci->hi_unbounded)
+			r->hi_unb = true;
+		else if (ke_num_cmp(kind, ci->hi, v) > 0)
+			r->hi = ci->hi;
+	}
+}
+
+/*
+ * Apply the batch of changes to the engine.  A batch much smaller than
+ * the table (a deferred watch's flush, a multi-row statement) is applied
+ * change by change, its arrivals first, noting where each may have moved
+ * partitions: republication then reads the rows of those ranges alone,
+ * not of the whole span between the smallest and the largest value.
+ */
 static void
 apply_changes(Watch *w, KeChange *changes, int n)
 {
-	if (n > 0)
+	w->ranges = NULL;
+	w->nranges = 0;
+	if (n == 0)
+		return;
+	if (n <= 2 || w->release_mode || !w->all_placed ||
+		(int64) n * KEANON_SCATTERED_BATCH > ke_nrows(w->ki->engine))
+	{
 		KeanonIndexApply(w->ki, changes, n);
+		return;
+	}
+	w->ranges = palloc(sizeof(KeanonRange) * n);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++)
+		{
+			if ((changes[i].delta > 0) != (pass == 0))
+				continue;
+			KeanonIndexApply(w->ki, &changes[i], 1);
+			note_range(w, changes[i].value);
+		}
 }
 
 /* Collect the value column of a RETURNING result into changes */

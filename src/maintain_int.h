@@ -9,6 +9,15 @@
 
 #include "keanon_watch.h"
 
+/* a range of values, either end unbounded */
+typedef struct KeanonRange
+{
+	bool		lo_unb;
+	KeNum		lo;
+	bool		hi_unb;
+	KeNum		hi;
+} KeanonRange;
+
 /* a row of the rows table being placed */
 typedef struct PlacedRow
 {
@@ -81,6 +90,8 @@ extern void KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins,
 extern PlacedRow *KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows);
 extern void KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 						   const KeNum *cv, int ncv);
+extern void KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv,
+								 int ncv);
 extern void KeanonSuppressAll(Watch *w);
 extern void KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows,
 							OldParts *op);

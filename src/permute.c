@@ -599,6 +599,12 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 		KeanonSuppressAll(w);
 		return;
 	}
+	/* a batch applied change by change: the ranges each may have moved */
+	if (w->nranges > 0)
+	{
+		KeanonReassignRanges(w, w->ranges, w->nranges, cv, ncv);
+		return;
+	}
 	if (!ci->boundaries_changed && nins + ndel == 1)
 	{
 		if (nins == 1 && (join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))

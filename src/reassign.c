@@ -646,6 +646,134 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 	}
 }
 
+/* The old partitions of a reassignment: the published ones it replaces */
+typedef struct OldList
+{
+	Datum	   *pids;
+	KePartition *parts;
+	int			n;
+	int			cap;
+} OldList;
+
+/*
+ * Grow a range until its old partitions (published) and new ones (the
+ * engine's) cover the same rows, and append both to np and old
+ */
+static void
+grow_range(Watch *w, KeanonRange *r, KeanonPartList *np, OldList *old)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	int			np0 = np->n;
+	int			old0 = old->n;
+	char	   *sql;
+
+	for (;;)
+	{
+		bool		grew = false;
+		Oid			rtypes[2] = {vt->typid, vt->typid};
+		Datum		rvals[2];
+		char		rnulls[2] = {' ', ' '};
+
+		np->n = np0;
+		old->n = old0;
+		ke_foreach_partition_range(w->ki->engine, r->lo_unb, r->lo, r->hi_unb, r->hi,
+								   KeanonCollectPartition, np);
+		rvals[0] = r->lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, r->lo);
+		rvals[1] = r->hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, r->hi);
+		if (r->lo_unb)
+			rnulls[0] = 'n';
+		if (r->hi_unb)
+			rnulls[1] = 'n';
+		/*
+		 * Partitions are disjoint and their ends distinct: those overlapping
+		 * [lo, hi] end inside it, but for one that starts inside and ends
+		 * past it.  Written so that each part is an index range scan.
+		 */
+		{
+			const char *after = r->hi_unb ? "" :
+				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
+				"FROM %1$s WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
+			const char *cond = r->lo_unb && r->hi_unb ? "true" :
+				r->lo_unb ? "hi <= $2" : r->hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
+
+			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
+									"FROM %%1$s WHERE %s%s", cond, after), w->parts);
+		}
+		KeanonSpiRun(w->relid, sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
+		if (old->n + (int) SPI_processed > old->cap)
+		{
+			old->cap = (old->n + (int) SPI_processed) * 2 + 16;
+			old->pids = old->pids ? repalloc_huge(old->pids, sizeof(Datum) * old->cap)
+				: palloc(sizeof(Datum) * old->cap);
+			old->parts = old->parts ? repalloc_huge(old->parts, sizeof(KePartition) * old->cap)
+				: palloc(sizeof(KePartition) * old->cap);
+		}
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[i];
+			TupleDesc	d = SPI_tuptable->tupdesc;
+			bool		isnull;
+			KePartition *o = &old->parts[old->n];
+			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull));
+			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull));
+
+			memset(o, 0, sizeof(KePartition));
+			old->pids[old->n] = SPI_getbinval(t, d, 1, &isnull);
+			o->lo = plo;
+			o->hi = phi;
+			o->lo_last_only = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
+			o->hi_split = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
+			o->n = DatumGetInt64(SPI_getbinval(t, d, 6, &isnull));
+			old->n++;
+			if (!r->lo_unb && ke_num_cmp(kind, plo, r->lo) < 0)
+			{
+				r->lo = plo;
+				grew = true;
+			}
+			if (!r->hi_unb && ke_num_cmp(kind, phi, r->hi) > 0)
+			{
+				r->hi = phi;
+				grew = true;
+			}
+		}
+		for (int i = np0; i < np->n; i++)
+		{
+			if (!r->lo_unb && ke_num_cmp(kind, np->parts[i].lo, r->lo) < 0)
+			{
+				r->lo = np->parts[i].lo;
+				grew = true;
+			}
+			if (!r->hi_unb && ke_num_cmp(kind, np->parts[i].hi, r->hi) > 0)
+			{
+				r->hi = np->parts[i].hi;
+				grew = true;
+			}
+		}
+		if (!grew)
+			break;
+	}
+}
+
+/* Order ranges by their low end, unbounded first (qsort_arg; arg: KeKind) */
+static int
+span_cmp(const void *a, const void *b, void *arg)
+{
+	const KeanonRange *x = a;
+	const KeanonRange *y = b;
+
+	if (x->lo_unb || y->lo_unb)
+		return (int) y->lo_unb - (int) x->lo_unb;
+	return ke_num_cmp(*(const KeKind *) arg, x->lo, y->lo);
+}
+
+/* Whether range b (starting at or after a) overlaps range a */
+static bool
+spans_overlap(KeKind kind, const KeanonRange *a, const KeanonRange *b)
+{
+	return a->hi_unb || b->lo_unb || ke_num_le(kind, b->lo, a->hi);
+}
+
 /*
  * Reassign the rows of the old partitions in the engine-reported range (and
  * the rows not yet placed) to the new partitions there, and permute each
@@ -654,14 +782,34 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
  */
 void
 KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
-		 const KeNum *cv, int ncv)
+			   const KeNum *cv, int ncv)
+{
+	KeanonRange r;
+
+	r.lo_unb = lo_unb;
+	r.lo = lo;
+	r.hi_unb = hi_unb;
+	r.hi = hi;
+	KeanonReassignRanges(w, &r, 1, cv, ncv);
+}
+
+/*
+ * The same over several ranges (every row placed): each grows until its
+ * old and new partitions agree, ranges that come to overlap merge, and
+ * the partitions between them, which no change reached, stay as they are.
+ * A batch of changes scattered over a large table so reads the rows of the
+ * partitions it changed, not those of the whole span.
+ */
+void
+KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv, int ncv)
 {
 	const KeanonValueType *vt = &w->ki->vt;
 	KeKind		kind = vt->kind;
 	KeanonPartList np = {0};
-	Datum	   *old_pids = NULL;
-	KePartition *old_parts = NULL;
-	int			nold = 0;
+	OldList		old = {0};
+	Datum	   *old_pids;
+	KePartition *old_parts;
+	int			nold;
 	PlacedRow  *rows;
 	int64		nrows;
 	int64		want = 0;
@@ -671,86 +819,34 @@ KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 	Oid			types[4];
 	Datum		values[8];
 
-	for (;;)
+	Assert(nranges == 1 || w->all_placed);
+	qsort_arg(ranges, nranges, sizeof(KeanonRange), span_cmp, &kind);
+	for (int i = 0; i < nranges;)
 	{
-		bool		grew = false;
-		Oid			rtypes[2] = {vt->typid, vt->typid};
-		Datum		rvals[2];
-		char		rnulls[2] = {' ', ' '};
+		KeanonRange cur = ranges[i++];
+		int			np0 = np.n;
+		int			old0 = old.n;
 
-		np.n = 0;
-		ke_foreach_partition_range(w->ki->engine, lo_unb, lo, hi_unb, hi,
-								   KeanonCollectPartition, &np);
-		rvals[0] = lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, lo);
-		rvals[1] = hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, hi);
-		if (lo_unb)
-			rnulls[0] = 'n';
-		if (hi_unb)
-			rnulls[1] = 'n';
-		/*
-		 * Partitions are disjoint and their ends distinct: those overlapping
-		 * [lo, hi] end inside it, but for one that starts inside and ends
-		 * past it.  Written so that each part is an index range scan.
-		 */
+		for (;;)
 		{
-			const char *after = hi_unb ? "" :
-				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
-				"FROM %1$s WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
-			const char *cond = lo_unb && hi_unb ? "true" :
-				lo_unb ? "hi <= $2" : hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
-
-			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
-									"FROM %%1$s WHERE %s%s", cond, after), w->parts);
+			grow_range(w, &cur, &np, &old);
+			if (i >= nranges || !spans_overlap(kind, &cur, &ranges[i]))
+				break;
+			/* the next range reached: take it in and grow again */
+			for (; i < nranges && spans_overlap(kind, &cur, &ranges[i]); i++)
+			{
+				if (ranges[i].hi_unb)
+					cur.hi_unb = true;
+				else if (!cur.hi_unb && ke_num_cmp(kind, ranges[i].hi, cur.hi) > 0)
+					cur.hi = ranges[i].hi;
+			}
+			np.n = np0;
+			old.n = old0;
 		}
-		KeanonSpiRun(w->relid, sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
-		nold = (int) SPI_processed;
-		if (old_pids)
-			pfree(old_pids);
-		if (old_parts)
-			pfree(old_parts);
-		old_pids = palloc(sizeof(Datum) * Max(nold, 1));
-		old_parts = palloc0(sizeof(KePartition) * Max(nold, 1));
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	t = SPI_tuptable->vals[i];
-			TupleDesc	d = SPI_tuptable->tupdesc;
-			bool		isnull;
-			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull));
-			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull));
-
-			old_pids[i] = SPI_getbinval(t, d, 1, &isnull);
-			old_parts[i].lo = plo;
-			old_parts[i].hi = phi;
-			old_parts[i].lo_last_only = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
-			old_parts[i].hi_split = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
-			old_parts[i].n = DatumGetInt64(SPI_getbinval(t, d, 6, &isnull));
-			if (!lo_unb && ke_num_cmp(kind, plo, lo) < 0)
-			{
-				lo = plo;
-				grew = true;
-			}
-			if (!hi_unb && ke_num_cmp(kind, phi, hi) > 0)
-			{
-				hi = phi;
-				grew = true;
-			}
-		}
-		for (int i = 0; i < np.n; i++)
-		{
-			if (!lo_unb && ke_num_cmp(kind, np.parts[i].lo, lo) < 0)
-			{
-				lo = np.parts[i].lo;
-				grew = true;
-			}
-			if (!hi_unb && ke_num_cmp(kind, np.parts[i].hi, hi) > 0)
-			{
-				hi = np.parts[i].hi;
-				grew = true;
-			}
-		}
-		if (!grew)
-			break;
 	}
+	old_pids = old.pids;
+	old_parts = old.parts;
+	nold = old.n;
 
 	/*
 	 * A partition the range took in at its edges may be untouched: the same
