@@ -295,3 +295,23 @@ DROP OWNED BY keanon_clerk;
 DROP ROLE keanon_analyst;
 DROP ROLE keanon_clerk;
 DROP TABLE nokey, staff, "Odd ""Table""; DROP TABLE people; --";
+
+-- A statement's new rows are paired with their places by number, numbered
+-- once: a large UPDATE whose plan reorders rows (a hash join spilling to
+-- batches, here forced) after small ones whose plans were kept still
+-- publishes each row in its own partition
+CREATE TABLE upd (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO upd SELECT i, i % 10, (pg_catalog.hashint4(i) & 65535) FROM generate_series(1, 20000) i;
+SELECT keanon.watch('upd', 'v', '{g}', 4, 30);
+UPDATE upd SET v = v + 1 WHERE id = 1;
+UPDATE upd SET v = v + 1 WHERE id IN (2, 3);
+UPDATE upd SET v = v + 1 WHERE id IN (4, 5, 6);
+SET work_mem = '64kB';
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+UPDATE upd SET v = (pg_catalog.hashint4(id + 7) & 65535) WHERE id % 3 = 0;
+RESET work_mem;
+RESET enable_mergejoin;
+RESET enable_nestloop;
+SELECT keanon.check('upd');
+DROP TABLE upd;

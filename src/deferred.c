@@ -58,7 +58,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "keanon_watch.h"
+#include "maintain_int.h"
 
 PG_FUNCTION_INFO_V1(keanon_note_change);
 PG_FUNCTION_INFO_V1(keanon_flush);
@@ -204,37 +204,6 @@ keanon_note_change(PG_FUNCTION_ARGS)
 }
 
 /*
- * Run a query of relid's watch in snapshot snap and keep its rows in a
- * tuplestore, shown to later statements as the relation name
- */
-static int64
-register_result(Oid relid, const char *sql, Snapshot snap, const char *name)
-{
-	EphemeralNamedRelation enr;
-	Tuplestorestate *ts;
-	int			rc;
-
-	rc = SPI_execute_snapshot(KeanonPlan(relid, sql, 0, NULL, false), NULL, NULL, snap,
-							  InvalidSnapshot, false, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "keanon: SPI error %s running \"%s\"", SPI_result_code_string(rc), sql);
-	ts = tuplestore_begin_heap(false, false, work_mem);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		tuplestore_puttuple(ts, SPI_tuptable->vals[i]);
-	enr = palloc0(sizeof(EphemeralNamedRelationData));
-	enr->md.name = pstrdup(name);
-	enr->md.reliddesc = InvalidOid;
-	enr->md.tupdesc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
-	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
-	enr->md.enrtuples = (double) SPI_processed;
-	enr->reldata = ts;
-	SPI_freetuptable(SPI_tuptable);
-	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
-		elog(ERROR, "keanon: could not register %s", name);
-	return (int64) enr->md.enrtuples;
-}
-
-/*
  * Apply the committed pending changes of a deferred watch (SPI connected,
  * as the table's owner); returns the pending entries applied, 0 for a watch
  * of another mode
@@ -249,6 +218,8 @@ KeanonFlush(Oid relid)
 	int64		entries;
 	int64		nold,
 				nnew;
+	Tuplestorestate *old_store;
+	Tuplestorestate *new_store;
 	int			rc;
 	bool		isnull;
 
@@ -274,27 +245,29 @@ KeanonFlush(Oid relid)
 	/* the rows after: the table's rows of the pending keys, oldest entry first */
 	table = KeanonQualifiedName(relid);
 	cols = KeanonUnionNames(KeanonUnionNames(w.keys, w.qis), list_make1(w.s));
-	nnew = register_result(relid,
+	nnew = KeanonMaterializeStore(relid,
 						   psprintf("SELECT %s FROM (SELECT %s, pg_catalog.min(keanon_at) AS keanon_at "
 									"FROM %s GROUP BY %s) p JOIN %s t ON (%s) = (%s) ORDER BY p.keanon_at",
 									KeanonNameList(cols, "t."), KeanonNameList(w.keys, ""), w.pending,
 									KeanonNameList(w.keys, ""), table,
 									KeanonNameList(w.keys, "t."), KeanonNameList(w.keys, "p.")),
-						   snap, KEANON_PENDING_NEW);
+						   snap, KEANON_PENDING_NEW, &new_store);
 	/* the rows before, from the rows table; the entries go in the same snapshot */
-	nold = register_result(relid,
+	nold = KeanonMaterializeStore(relid,
 						   psprintf("WITH p AS (DELETE FROM %s RETURNING %s) "
 									"SELECT %s, r.%s FROM %s r WHERE (%s) IN (SELECT %s FROM p)",
 									w.pending, KeanonNameList(w.keys, ""),
 									KeanonNameList(w.keys, "r."), w.s, w.rows,
 									KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "")),
-						   snap, KEANON_PENDING_OLD);
+						   snap, KEANON_PENDING_OLD, &old_store);
 	UnregisterSnapshot(snap);
 
 	if (nold > 0 || nnew > 0)
 		KeanonMaintainDelta(relid, false, true, false, KEANON_PENDING_OLD, KEANON_PENDING_NEW);
 	SPI_unregister_relation(KEANON_PENDING_OLD);
 	SPI_unregister_relation(KEANON_PENDING_NEW);
+	tuplestore_end(old_store);
+	tuplestore_end(new_store);
 	return entries;
 }
 

@@ -41,6 +41,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/portal.h"
+#include "utils/queryenvironment.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -195,6 +196,74 @@ fit_scale(Watch *w, const char *src)
 	need = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)
 		KeanonIndexFitScale(w->ki, DatumGetInt32(need));
+}
+
+/*
+ * Keep the rows of a query in a tuplestore registered as relation name
+ * (SPI connected), run in snapshot snap if given: later statements read
+ * the very rows, with the very values of any row_number() in them, that
+ * the query returned once, whatever plan they get.  Returns how many.
+ */
+int64
+KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name)
+{
+	return KeanonMaterializeStore(relid, sql, snap, name, NULL);
+}
+
+/* The same, giving the tuplestore to end (tuplestore_end) once unregistered */
+int64
+KeanonMaterializeStore(Oid relid, const char *sql, Snapshot snap, const char *name,
+					   Tuplestorestate **store)
+{
+	SPIPlanPtr	plan = KeanonPlan(relid, sql, 0, NULL, false);
+	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
+	Tuplestorestate *ts = tuplestore_begin_heap(false, false, work_mem);
+	TupleDesc	desc = NULL;
+	int64		n = 0;
+
+	if (snap != InvalidSnapshot)
+	{
+		int			rc = SPI_execute_snapshot(plan, NULL, NULL, snap, InvalidSnapshot,
+											  false, false, 0);
+
+		if (rc != SPI_OK_SELECT && rc != SPI_OK_DELETE_RETURNING)
+			elog(ERROR, "keanon: SPI error %s running \"%s\"", SPI_result_code_string(rc), sql);
+		for (uint64 i = 0; i < SPI_processed; i++)
+			tuplestore_puttuple(ts, SPI_tuptable->vals[i]);
+		n = (int64) SPI_processed;
+		desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	else
+	{
+		/* a batch at a time: the tuplestore, not memory, holds many rows */
+		Portal		portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+
+		for (;;)
+		{
+			SPI_cursor_fetch(portal, true, 10000);
+			if (desc == NULL)
+				desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+			if (SPI_processed == 0)
+				break;
+			for (uint64 i = 0; i < SPI_processed; i++)
+				tuplestore_puttuple(ts, SPI_tuptable->vals[i]);
+			n += (int64) SPI_processed;
+			SPI_freetuptable(SPI_tuptable);
+		}
+		SPI_cursor_close(portal);
+	}
+	enr->md.name = pstrdup(name);
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = (double) n;
+	enr->reldata = ts;
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "keanon: could not register %s", name);
+	if (store != NULL)
+		*store = ts;
+	return n;
 }
 
 /* Order engine numbers (qsort_arg comparator; arg is the KeKind) */
@@ -604,6 +673,8 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	bool		qi_changed = false;
 	KeNum		dummy;
 	char	   *src = NULL;
+	char	   *fresh_name = NULL;
+	Tuplestorestate *fresh_store = NULL;
 	int16		typlen;
 	bool		typbyval;
 
@@ -645,16 +716,33 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		else
 			gone.valid = false;
 	}
+	if (by_insert)
+	{
+		/* scanned alone, the new rows come in the same order every time */
+		src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
+					   "WHERE n.%s IS NOT NULL)", newrel, w.s);
+		changes = fresh_collect(&w, &fresh, src, changes, &nchanges);
+	}
+	else if (by_update)
+	{
+		/*
+		 * an UPDATE's rows that kept their key and value stay as they are;
+		 * the others are numbered once and kept, since two runs of the
+		 * anti-join could return them in two orders
+		 */
+		fresh_name = psprintf("%s_fresh", newrel);
+		KeanonMaterializeStore(w.relid,
+						  psprintf("SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
+								   "WHERE n.%s IS NOT NULL AND NOT EXISTS "
+								   "(SELECT 1 FROM %s x WHERE (%s) = (%s))",
+								   newrel, w.s, w.rows, KeanonNameList(w.keys, "x."),
+								   KeanonNameList(w.keys, "n.")),
+						  InvalidSnapshot, fresh_name, &fresh_store);
+		src = fresh_name;
+		changes = fresh_collect(&w, &fresh, src, changes, &nchanges);
+	}
 	if (by_insert || by_update)
 	{
-		/* an UPDATE's rows that kept their key and value stay as they are */
-		src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
-					   "WHERE n.%s IS NOT NULL%s)", newrel, w.s,
-					   by_update
-					   ? psprintf(" AND NOT EXISTS (SELECT 1 FROM %s x WHERE (%s) = (%s))",
-								  w.rows, KeanonNameList(w.keys, "x."), KeanonNameList(w.keys, "n."))
-					   : "");
-		changes = fresh_collect(&w, &fresh, src, changes, &nchanges);
 		nins = (int) Min(fresh.n, INT_MAX);
 		if (nins == 1)
 		{
@@ -701,6 +789,11 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	}
 	if (src != NULL)
 		fresh_write(&w, src);
+	if (fresh_name != NULL)
+	{
+		SPI_unregister_relation(fresh_name);
+		tuplestore_end(fresh_store);
+	}
 	/* no generation bump, hence no serialization failure, for no change */
 	if (ndel > 0 || fresh.n > 0 || qi_changed)
 		KeanonSaveWatch(&w);

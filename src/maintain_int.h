@@ -7,6 +7,8 @@
 #ifndef KEANON_MAINTAIN_INT_H
 #define KEANON_MAINTAIN_INT_H
 
+#include "utils/tuplestore.h"
+
 #include "keanon_watch.h"
 
 /* a range of values, either end unbounded */
@@ -78,6 +80,9 @@ typedef struct OldParts
 
 /* maintain.c */
 extern void KeanonBeginWrite(Watch *w, bool open_index);
+extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name);
+extern int64 KeanonMaterializeStore(Oid relid, const char *sql, Snapshot snap, const char *name,
+									Tuplestorestate **store);
 extern void KeanonSaveWatch(Watch *w);
 
 /* permute.c */

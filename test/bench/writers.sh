@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Writers of a watched table against the same table with a plain btree
+# index on the sensitive column, side by side in one throwaway cluster:
+# a live watch and a deferred one.  Run as root after `make install`.
+# CSV on stdout:
+#   test,fsync,clients,btree,live,deferred,unit,live_ratio,deferred_ratio
+# ratios are keanon's cost over the btree twin's: latency ratios for tps
+# (btree tps / keanon tps), time ratios for loads.
+#
+# For each fsync setting of FSYNC_LIST (default "off on"; off measures the
+# CPU alone) and 1 and 4 clients, pgbench runs single-row autocommit
+# INSERTs for SECONDS_PER_RUN seconds (default 10) into each of three
+# tables of ROWS rows (default 100000, uniform values, k = 5, e = 100),
+# ROUNDS times in alternation (default 2; the median tps is reported).
+# While the deferred table takes writes, keanon's worker publishes them; a
+# sampler reads keanon.status every 100 ms and reports the publication lag
+# (the age of the oldest change not yet published) as its mean and maximum
+# over the 1-client runs, and the time the worker then takes to catch up.
+# Then BULK_ROWS rows (default 1000000) are loaded by INSERT ... SELECT and
+# by COPY into each table holding as many rows already: for the deferred
+# table, the load itself and the load followed by its flush.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+rows=${ROWS:-100000}
+secs=${SECONDS_PER_RUN:-10}
+rounds=${ROUNDS:-2}
+bulk=${BULK_ROWS:-1000000}
+fsync_list=${FSYNC_LIST:-"off on"}
+export BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-2GB}
+# shellcheck source=pg_cluster.sh
+. "$here/pg_cluster.sh"
+
+work=$bench_tmp/scripts
+mkdir -p "$work"
+chown postgres: "$work"
+
+tables="b_t l_t d_t"
+make_tables() {
+	bench_sql -c "DROP TABLE IF EXISTS b_t, l_t, d_t CASCADE" \
+		-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+		-c "INSERT INTO b_t (g, v) SELECT i % 100, (random() * 1000000000)::integer FROM generate_series(1, $1) i" \
+		-c "CREATE INDEX b_t_v ON b_t (v)" \
+		-c "CREATE TABLE l_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+		-c "INSERT INTO l_t (g, v) SELECT g, v FROM b_t" \
+		-c "SELECT keanon.watch('l_t', 'v', '{g}', 5, 100)" \
+		-c "CREATE TABLE d_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+		-c "INSERT INTO d_t (g, v) SELECT g, v FROM b_t" \
+		-c "SELECT keanon.watch('d_t', 'v', '{g}', 5, 100, mode => 'deferred')" \
+		-c "VACUUM ANALYZE" -c "CHECKPOINT"
+}
+tps() {
+	runuser -u postgres -- pgbench -h "$PGHOST" -p "$PGPORT" -n -T "$secs" -c "$2" -j "$2" \
+		-f "$1" postgres 2>/dev/null | awk '/^tps/ { print $3 }'
+}
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# b / a, for a time or a latency (a the btree's)
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "" }'
+}
+sql_seconds() {
+	local s e
+	s=$(date +%s.%N)
+	bench_psql -c "$1" >/dev/null
+	e=$(date +%s.%N)
+	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }'
+}
+# wait until the deferred table has nothing pending; prints the seconds
+drain() {
+	local s e
+	s=$(date +%s.%N)
+	bench_sql -c "DO \$\$ BEGIN WHILE (SELECT pending FROM keanon.status('d_t')) > 0 LOOP
+		PERFORM pg_sleep(0.05); END LOOP; END \$\$"
+	e=$(date +%s.%N)
+	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", b - a }'
+}
+
+bench_sql -c "CREATE EXTENSION keanon" \
+	-c "CREATE TABLE lag_samples (fsync text, at timestamptz, lag interval, pending bigint)"
+for t in $tables; do
+	printf '\\set v random(0, 1000000000)\nINSERT INTO %s (g, v) VALUES (:v %% 100, :v);\n' $t >"$work/ins_$t.sql"
+done
+
+echo "test,fsync,clients,btree,live,deferred,unit,live_ratio,deferred_ratio"
+for fsync in $fsync_list; do
+	bench_sql -c "ALTER SYSTEM SET fsync = $fsync" -c "SELECT pg_reload_conf()"
+	make_tables "$rows"
+	for c in 1 4; do
+		declare -A got=()
+		for ((r = 1; r <= rounds; r++)); do
+			for t in $tables; do
+				sampler=
+				if [ $t = d_t ] && [ $c = 1 ]; then
+					# the lag while one client writes
+					bench_psql -c "DO \$\$ BEGIN FOR i IN 1 .. $((secs * 10)) LOOP
+						INSERT INTO lag_samples SELECT '$fsync', clock_timestamp(), coalesce(lag, '0'), pending
+						FROM keanon.status('d_t');
+						COMMIT; PERFORM pg_sleep(0.1); END LOOP; END \$\$" >/dev/null &
+					sampler=$!
+				fi
+				got[$t]="${got[$t]:-} $(tps "$work/ins_$t.sql" $c)"
+				[ -n "$sampler" ] && wait "$sampler"
+				d=$(drain)
+				[ $t = d_t ] && echo "catch_up_after_run,$fsync,$c,,,$d,s,,"
+			done
+		done
+		b=$(echo "${got[b_t]}" | tr ' ' '\n' | grep . | median)
+		l=$(echo "${got[l_t]}" | tr ' ' '\n' | grep . | median)
+		d=$(echo "${got[d_t]}" | tr ' ' '\n' | grep . | median)
+		echo "insert_tps,$fsync,$c,$b,$l,$d,tps,$(ratio "$l" "$b"),$(ratio "$d" "$b")"
+		unset got
+	done
+	bench_psql -At -c "SELECT 'lag_1_client,$fsync,1,,,' || round(extract(epoch FROM avg(lag))::numeric, 3) || ',s_mean,,'
+		FROM lag_samples WHERE fsync = '$fsync'"
+	bench_psql -At -c "SELECT 'lag_1_client,$fsync,1,,,' || round(extract(epoch FROM max(lag))::numeric, 3) || ',s_max,,'
+		FROM lag_samples WHERE fsync = '$fsync'"
+	bench_psql -At -c "SELECT 'check,$fsync,,,' || keanon.check('l_t') || ',' || keanon.check('d_t') || ',,,'"
+done
+
+# loads into full tables (fsync as last set)
+bench_sql -c "COPY (SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i) TO '$work/bulk.tsv'"
+for how in insert copy; do
+	make_tables "$bulk"
+	bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELECT pg_reload_conf()"
+	if [ $how = insert ]; then
+		load="SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i"
+		bs=$(sql_seconds "INSERT INTO b_t (g, v) $load")
+		ls=$(sql_seconds "INSERT INTO l_t (g, v) $load")
+		ds=$(sql_seconds "INSERT INTO d_t (g, v) $load")
+	else
+		bs=$(sql_seconds "COPY b_t (g, v) FROM '$work/bulk.tsv'")
+		ls=$(sql_seconds "COPY l_t (g, v) FROM '$work/bulk.tsv'")
+		ds=$(sql_seconds "COPY d_t (g, v) FROM '$work/bulk.tsv'")
+	fi
+	fs=$(sql_seconds "SELECT keanon.flush('d_t')")
+	echo "bulk_${how}_into_full,,1,$bs,$ls,$ds,s,$(ratio "$bs" "$ls"),$(ratio "$bs" "$ds")"
+	echo "bulk_${how}_into_full_with_flush,,1,$bs,$ls,$(awk -v a="$ds" -v b="$fs" 'BEGIN { printf "%.3f", a + b }'),s,$(ratio "$bs" "$ls"),$(ratio "$bs" "$(awk -v a="$ds" -v b="$fs" 'BEGIN { print a + b }')")"
+	bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM RESET keanon.worker" -c "SELECT pg_reload_conf()"
+	bench_psql -At -c "SELECT 'check,bulk_$how,,,' || keanon.check('l_t') || ',' || keanon.check('d_t') || ',,,'"
+done
