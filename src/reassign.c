@@ -978,15 +978,34 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 			op.last[i] = -1;
 		}
 	}
-	for (int64 r = 0; r < nrows; r++)
 	{
-		int			x;
+		/* an old partition's rows are consecutive in (value, arrival) order */
+		bool	   *left = palloc0(sizeof(bool) * Max(nold, 1));
+		int			prev = -1;
 
-		if (rows[r].fresh >= 0 || rows[r].pid == 0 || (x = old_index(&op, rows[r].pid)) < 0)
-			continue;
-		if (op.first[x] < 0)
-			op.first[x] = r;
-		op.last[x] = r;
+		for (int64 r = 0; r < nrows; r++)
+		{
+			int			x;
+
+			if (rows[r].fresh >= 0 || rows[r].pid == 0 || (x = old_index(&op, rows[r].pid)) < 0)
+				continue;
+			if (x != prev)
+			{
+				if (left[x])
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("keanon watch of %s is inconsistent: the rows of partition %lld are not consecutive",
+									get_rel_name(w->relid), (long long) op.pid[x]),
+							 errhint("keanon.republish() rebuilds the publication from the table.")));
+				if (prev >= 0)
+					left[prev] = true;
+				prev = x;
+			}
+			if (op.first[x] < 0)
+				op.first[x] = r;
+			op.last[x] = r;
+		}
+		pfree(left);
 	}
 	op.gone.valid = false;
 	/* the departed row counts if its partition is among those replaced */
