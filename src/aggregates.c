@@ -704,17 +704,7 @@ compute_bounds(HitState *st, Bounds *b)
 		RangeEnds	range;
 		bool		first_watch = !b->any;
 
-		KeanonOwnerBegin(relid, &os);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "keanon: SPI_connect failed");
-		KeanonWatchLoad(relid, &w, false);
-		KeanonOwnerEnd(&os);
-		if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
-			pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
-					 errdetail("Bound aggregates over keanon_pid read the partitions of the view they come from.")));
+		KeanonWatchForReader(relid, &w, "Bound aggregates over keanon_pid read the partitions of the view they come from.");
 		KeanonOwnerBegin(relid, &os);
 		KeanonIndexValueType(w.index_oid, &vt);
 		if (first_watch)

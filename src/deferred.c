@@ -315,17 +315,7 @@ keanon_status(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "keanon: keanon.status must return a record");
-	KeanonOwnerBegin(relid, &os);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "keanon: SPI_connect failed");
-	KeanonWatchLoad(relid, &w, false);
-	KeanonOwnerEnd(&os);
-	if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
-				 errdetail("The status of a watched table requires SELECT on its view.")));
+	KeanonWatchForReader(relid, &w, "The status of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
 	if (w.deferred)
 		KeanonWorkerPoke();

@@ -105,6 +105,7 @@ extern int	KeanonSpiRun(Oid relid, const char *sql, int nargs, Oid *types, Datum
 extern void KeanonWatchCacheInit(void);
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern bool KeanonWatchCached(Oid relid, Watch *w);
+extern void KeanonWatchForReader(Oid relid, Watch *w, const char *what);
 extern char *KeanonQualifiedName(Oid relid);
 extern char *KeanonNameList(List *names, const char *prefix);
 extern List *KeanonUnionNames(List *a, List *b);

@@ -233,18 +233,7 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 
-	/* the watch is visible to its owner only */
-	KeanonOwnerBegin(relid, &os);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "keanon: SPI_connect failed");
-	KeanonWatchLoad(relid, &w, false);
-	KeanonOwnerEnd(&os);
-	if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
-				 errdetail("The privacy report of a watched table requires SELECT on its view.")));
+	KeanonWatchForReader(relid, &w, "The privacy report of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
 
 	sql = psprintf("SELECT keanon_pid, vals::pg_catalog.numeric[], cnts FROM %s "

@@ -156,17 +156,7 @@ keanon_partitions(PG_FUNCTION_ARGS)
 	char	   *sql;
 
 	InitMaterializedSRF(fcinfo, 0);
-	KeanonOwnerBegin(relid, &os);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "keanon: SPI_connect failed");
-	KeanonWatchLoad(relid, &w, false);
-	KeanonOwnerEnd(&os);
-	if (pg_class_aclcheck(w.view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for view %s", get_rel_name(w.view_oid)),
-				 errdetail("Reading the partitions of a watched table requires SELECT on its view.")));
+	KeanonWatchForReader(relid, &w, "Reading the partitions of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
 	sql = psprintf("SELECT keanon_pid, n, pg_catalog.cardinality(vals)::pg_catalog.int8, lo::pg_catalog.numeric, hi::pg_catalog.numeric, "
 				   "(hi::pg_catalog.numeric OPERATOR(pg_catalog.-) lo::pg_catalog.numeric) FROM %s ORDER BY lo, hi, hi_split", w.parts);

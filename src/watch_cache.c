@@ -18,6 +18,8 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
@@ -343,6 +345,30 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->gone = NULL;
 	w->all_placed = false;
 	watch_cache_put(w);
+}
+
+/*
+ * Load the watch of relid for a reader (SPI connected on return, running as
+ * the caller): whoever may read its view, or the table, may read what it
+ * publishes; anyone else gets what (the detail) refused
+ */
+void
+KeanonWatchForReader(Oid relid, Watch *w, const char *what)
+{
+	KeanonOwnerScope os;
+
+	/* the watch is visible to its owner only */
+	KeanonOwnerBegin(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonWatchLoad(relid, w, false);
+	KeanonOwnerEnd(&os);
+	if (pg_class_aclcheck(w->view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for view %s", get_rel_name(w->view_oid)),
+				 errdetail("%s", what)));
 }
 
 /* The owner of a relation */

@@ -11,9 +11,12 @@
  * flush: every flush runs as the watched table's owner, sandboxed
  * (owner.c), like any other maintenance.
  *
- * Every keanon.flush_naptime the worker flushes each deferred watch of its
- * database, each in a transaction of its own; an error in one is logged and
- * the others go on.  It exits when its database has no deferred watch left
+ * The worker flushes each deferred watch of its database, each in a
+ * transaction of its own (an error in one is logged and the others go on),
+ * and starts again at once when a round found changes, or after
+ * keanon.flush_naptime when none did: under a steady stream of writes each
+ * round applies what came during the last, so the lag stays near two
+ * rounds' time.  It exits when its database has no deferred watch left
  * (or no keanon), when keanon.worker is turned off, or when asked to
  * (SIGTERM); a crash ends it with the server, and the next writer starts a
  * new one.
@@ -164,10 +167,15 @@ deferred_watches(MemoryContext cxt, List **relids)
 	return installed;
 }
 
-/* Flush one watch in a transaction of its own; an error is logged */
-static void
+/*
+ * Flush one watch in a transaction of its own; an error is logged.
+ * Returns the pending entries applied.
+ */
+static int64
 flush_one(Oid relid, MemoryContext cxt)
 {
+	volatile int64 applied = 0;
+
 	PG_TRY();
 	{
 		KeanonOwnerScope os;
@@ -182,7 +190,7 @@ flush_one(Oid relid, MemoryContext cxt)
 			KeanonOwnerBegin(relid, &os);
 			if (SPI_connect() != SPI_OK_CONNECT)
 				elog(ERROR, "keanon: SPI_connect failed");
-			(void) KeanonFlush(relid);
+			applied = KeanonFlush(relid);
 			SPI_finish();
 			KeanonOwnerEnd(&os);
 		}
@@ -198,6 +206,7 @@ flush_one(Oid relid, MemoryContext cxt)
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);
+	return applied;
 }
 
 /* Main of the worker of one database (the argument is its OID) */
@@ -224,6 +233,7 @@ keanon_worker_main(Datum arg)
 	{
 		List	   *relids;
 		ListCell   *lc;
+		bool		busy = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -238,10 +248,14 @@ keanon_worker_main(Datum arg)
 		if (!deferred_watches(round_cxt, &relids) || relids == NIL)
 			break;
 		foreach(lc, relids)
-			flush_one(lfirst_oid(lc), round_cxt);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 flush_naptime, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+			busy |= flush_one(lfirst_oid(lc), round_cxt) > 0;
+		/* while changes keep coming, the next round starts at once */
+		if (!busy)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 flush_naptime, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
 	}
 	proc_exit(0);
 }

@@ -18,7 +18,8 @@
 # over the 1-client runs, and the time the worker then takes to catch up.
 # Then BULK_ROWS rows (default 1000000) are loaded by INSERT ... SELECT and
 # by COPY into each table holding as many rows already: for the deferred
-# table, the load itself and the load followed by its flush.
+# table, the load itself and the load followed by its flush.  PARTS
+# (default "insert bulk") runs a subset.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rows=${ROWS:-100000}
@@ -26,6 +27,8 @@ secs=${SECONDS_PER_RUN:-10}
 rounds=${ROUNDS:-2}
 bulk=${BULK_ROWS:-1000000}
 fsync_list=${FSYNC_LIST:-"off on"}
+parts=${PARTS:-"insert bulk"}
+has_part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 export BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-2GB}
 # shellcheck source=pg_cluster.sh
 . "$here/pg_cluster.sh"
@@ -84,6 +87,7 @@ done
 
 echo "test,fsync,clients,btree,live,deferred,unit,live_ratio,deferred_ratio"
 for fsync in $fsync_list; do
+	has_part insert || break
 	bench_sql -c "ALTER SYSTEM SET fsync = $fsync" -c "SELECT pg_reload_conf()"
 	make_tables "$rows"
 	for c in 1 4; do
@@ -119,8 +123,9 @@ for fsync in $fsync_list; do
 done
 
 # loads into full tables (fsync as last set)
-bench_sql -c "COPY (SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i) TO '$work/bulk.tsv'"
+has_part bulk && bench_sql -c "COPY (SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i) TO '$work/bulk.tsv'"
 for how in insert copy; do
+	has_part bulk || break
 	make_tables "$bulk"
 	bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELECT pg_reload_conf()"
 	if [ $how = insert ]; then
