@@ -13,10 +13,10 @@
  *
  * The worker flushes each deferred watch of its database, each in a
  * transaction of its own (an error in one is logged and the others go on),
- * and starts again at once when a round found changes, or after
- * keanon.flush_naptime when none did: under a steady stream of writes each
- * round applies what came during the last, so the lag stays near two
- * rounds' time.  It exits when its database has no deferred watch left
+ * and starts again after a quarter of keanon.flush_naptime when a round
+ * found changes, or after the whole nap when none did: under a steady
+ * stream of writes each round applies what came during the last and the
+ * short nap, so the lag stays near two rounds' time.  It exits when its database has no deferred watch left
  * (or no keanon), when keanon.worker is turned off, or when asked to
  * (SIGTERM); a crash ends it with the server, and the next writer starts a
  * new one.
@@ -249,13 +249,13 @@ keanon_worker_main(Datum arg)
 			break;
 		foreach(lc, relids)
 			busy |= flush_one(lfirst_oid(lc), round_cxt) > 0;
-		/* while changes keep coming, the next round starts at once */
-		if (!busy)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 flush_naptime, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-		}
+		/*
+		 * while changes keep coming, the next round starts soon: a quarter
+		 * of the nap lets a round gather enough to be worth its commit
+		 */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 busy ? flush_naptime / 4 : flush_naptime, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 	}
 	proc_exit(0);
 }
