@@ -342,6 +342,8 @@ SELECT keanon.check('dord');
 -- ----------------------------------------------------------------
 -- The background worker applies what writers commit
 -- ----------------------------------------------------------------
+-- the pending rows, read directly: keanon.status would start a worker too
+CREATE VIEW dord_keanon_pending_count AS SELECT count(*) AS pending FROM dord_keanon_pending;
 ALTER SYSTEM RESET keanon.worker;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.3);
@@ -359,8 +361,32 @@ $$;
 SELECT pending, published FROM keanon.status('dord');
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
 SELECT keanon.check('dord');
+-- idle for 10 seconds, it exits (so as not to keep DROP DATABASE waiting)
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'keanon worker');
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END;
+$$;
+SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
+-- the next transaction that writes starts one again as it commits
+INSERT INTO dord SELECT i, i, (pg_catalog.hashint4(i) & 65535) FROM generate_series(2301, 2400) i;
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		EXIT WHEN (SELECT pending FROM dord_keanon_pending_count) = 0;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END;
+$$;
+SELECT pending FROM dord_keanon_pending_count;
+SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
+SELECT keanon.check('dord');
 
 -- unwatching removes the pending list and the row trigger
+DROP VIEW dord_keanon_pending_count;
 SELECT keanon.unwatch('dord');
 SELECT count(*) FROM pg_class WHERE relname LIKE 'dord\_keanon\_%';
 SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dord'::regclass AND NOT tgisinternal;

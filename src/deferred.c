@@ -114,8 +114,8 @@ note_state(FunctionCallInfo fcinfo, Oid relid)
 	st->nkeys = w.nkeys;
 	st->nwatched = w.nwatched;
 	fcinfo->flinfo->fn_extra = st;
-	/* a statement on a deferred watch makes sure a worker will apply it */
-	KeanonWorkerPoke();
+	/* once committed, the transaction makes sure a worker will apply it */
+	KeanonWorkerNoteWrite();
 	return st;
 }
 
@@ -286,6 +286,7 @@ keanon_flush(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot flush a watch during recovery"),
 				 errdetail("A standby publishes what its primary flushed.")));
+	KeanonWorkerPoke();
 	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");

@@ -127,6 +127,7 @@ extern int64 KeanonFlush(Oid relid);
 /* worker.c */
 extern void KeanonWorkerInit(void);
 extern void KeanonWorkerPoke(void);
+extern void KeanonWorkerNoteWrite(void);
 
 /* reassign.c */
 extern bool KeanonCollectPartition(const KePartition *p, void *arg);

@@ -4,9 +4,10 @@
  *		watches, one per database, started on demand.
  *
  * keanon is not preloaded, so its worker is a dynamic background worker:
- * whoever writes to a deferred watch (keanon.note_change, at most once a
- * second per backend) or asks for its status makes sure one runs in the
- * database, and starts it otherwise.  The worker connects as the bootstrap
+ * a transaction that wrote to a deferred watch makes sure, once committed,
+ * that one runs in the database, and starts it otherwise; so do
+ * keanon.status and keanon.flush (at most once a second per backend), for
+ * changes left pending by a crash.  The worker connects as the bootstrap
  * superuser, not as the writer that started it, and does nothing but
  * flush: every flush runs as the watched table's owner, sandboxed
  * (owner.c), like any other maintenance.
@@ -16,10 +17,12 @@
  * and starts again after a quarter of keanon.flush_naptime when a round
  * found changes, or after the whole nap when none did: under a steady
  * stream of writes each round applies what came during the last and the
- * short nap, so the lag stays near two rounds' time.  It exits when its database has no deferred watch left
- * (or no keanon), when keanon.worker is turned off, or when asked to
- * (SIGTERM); a crash ends it with the server, and the next writer starts a
- * new one.
+ * short nap, so the lag stays near two rounds' time.  It exits when it
+ * has found nothing to apply for 10 seconds (so that it does not keep DROP
+ * DATABASE, or CREATE DATABASE from it as a template, waiting for long),
+ * when its database has no deferred watch left (or no keanon), when
+ * keanon.worker is turned off, or when asked to (SIGTERM); a crash ends it
+ * with the server, and the next writer starts a new one.
  *
  * One worker per database: it holds a session lock that SQL cannot take
  * (an advisory lock tag whose last field no SQL function produces) for
@@ -60,6 +63,9 @@ PGDLLEXPORT void keanon_worker_main(Datum arg);
 /* how often a backend may look for the worker, in milliseconds */
 #define KEANON_POKE_INTERVAL 1000
 
+/* a worker that found nothing to apply this long exits, in milliseconds */
+#define KEANON_WORKER_IDLE_EXIT 10000
+
 static int	flush_naptime = 200;
 static bool worker_enabled = true;
 
@@ -88,27 +94,20 @@ KeanonWorkerInit(void)
 }
 
 /*
- * Make sure a worker runs in this database, starting one if none does;
- * cheap enough for every statement on a deferred watch
+ * Start a worker in this database unless one runs.  Nothing here raises an
+ * error, so that it may run once a transaction has committed.
  */
-void
-KeanonWorkerPoke(void)
+static void
+start_worker(void)
 {
-	static TimestampTz last = 0;
-	TimestampTz now;
 	LOCKTAG		tag;
 	BackgroundWorker bgw;
 
-	if (!worker_enabled || RecoveryInProgress())
-		return;
-	now = GetCurrentTimestamp();
-	if (last != 0 && !TimestampDifferenceExceeds(last, now, KEANON_POKE_INTERVAL))
-		return;
-	last = now;
 	worker_locktag(&tag, MyDatabaseId);
-	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+	if (LockAcquireExtended(&tag, ExclusiveLock, true, true, false, NULL)
+		!= LOCKACQUIRE_OK)
 		return;
-	LockRelease(&tag, ExclusiveLock, false);
+	LockRelease(&tag, ExclusiveLock, true);
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -125,6 +124,60 @@ KeanonWorkerPoke(void)
 				(errmsg("keanon could not start its background worker for database %u",
 						MyDatabaseId),
 				 errhint("Raise max_worker_processes, or apply deferred watches with keanon.flush().")));
+}
+
+/*
+ * Make sure a worker runs in this database, starting one if none does; at
+ * most once a second per backend (keanon.status and keanon.flush ask, so a
+ * list left pending by a crash finds a worker)
+ */
+void
+KeanonWorkerPoke(void)
+{
+	static TimestampTz last = 0;
+	TimestampTz now;
+
+	if (!worker_enabled || RecoveryInProgress())
+		return;
+	now = GetCurrentTimestamp();
+	if (last != 0 && !TimestampDifferenceExceeds(last, now, KEANON_POKE_INTERVAL))
+		return;
+	last = now;
+	start_worker();
+}
+
+static bool wrote_deferred = false;
+
+/*
+ * After the commit of a transaction that noted changes: a worker that
+ * held its lock then will see them (it flushes once more after letting the
+ * lock go), and when none held it, one starts
+ */
+static void
+worker_xact_callback(XactEvent event, void *arg)
+{
+	if (!wrote_deferred)
+		return;
+	if (event == XACT_EVENT_COMMIT && worker_enabled)
+		start_worker();
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		wrote_deferred = false;
+}
+
+/* This transaction noted changes of a deferred watch */
+void
+KeanonWorkerNoteWrite(void)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		RegisterXactCallback(worker_xact_callback, NULL);
+		registered = true;
+	}
+	wrote_deferred = true;
 }
 
 /*
@@ -216,6 +269,7 @@ keanon_worker_main(Datum arg)
 	Oid			dboid = DatumGetObjectId(arg);
 	LOCKTAG		tag;
 	MemoryContext round_cxt;
+	TimestampTz idle_since;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -229,6 +283,7 @@ keanon_worker_main(Datum arg)
 
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "keanon worker round",
 									  ALLOCSET_DEFAULT_SIZES);
+	idle_since = GetCurrentTimestamp();
 	for (;;)
 	{
 		List	   *relids;
@@ -249,6 +304,23 @@ keanon_worker_main(Datum arg)
 			break;
 		foreach(lc, relids)
 			busy |= flush_one(lfirst_oid(lc), round_cxt) > 0;
+		if (busy)
+			idle_since = GetCurrentTimestamp();
+		else if (TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(),
+											KEANON_WORKER_IDLE_EXIT))
+		{
+			/*
+			 * Idle: let the lock go, then flush once more.  A writer that
+			 * committed before it went found it taken and relies on this
+			 * round; one that commits after starts a new worker.
+			 */
+			LockRelease(&tag, ExclusiveLock, true);
+			MemoryContextReset(round_cxt);
+			if (deferred_watches(round_cxt, &relids))
+				foreach(lc, relids)
+					(void) flush_one(lfirst_oid(lc), round_cxt);
+			break;
+		}
 		/*
 		 * while changes keep coming, the next round starts soon: a quarter
 		 * of the nap lets a round gather enough to be worth its commit
