@@ -199,6 +199,36 @@ SELECT keanon.flush('dpeople');
 SELECT deferred_matches_oracle('dpeople', 'salary', 3, 2000);
 SELECT keanon.check('dpeople');
 
+-- A deferred watch follows the table's life as a live one does: renamed
+-- key and quasi-identifier columns (the pending list's key too), a new
+-- owner (who takes the pending list along), an unlogged table (whose
+-- pending list is unlogged too)
+CREATE ROLE keanon_downer;
+CREATE TABLE dlife (k1 integer, k2 text, q integer, s integer, PRIMARY KEY (k1, k2));
+INSERT INTO dlife SELECT i, 'x' || i, i % 3, i * 10 FROM generate_series(1, 12) i;
+SELECT keanon.watch('dlife', 's', '{q}', 3, 5, mode => 'deferred');
+INSERT INTO dlife VALUES (100, 'new', 1, 999);
+ALTER TABLE dlife RENAME COLUMN k2 TO kk;
+ALTER TABLE dlife RENAME COLUMN q TO qq;
+SELECT attname FROM pg_attribute WHERE attrelid = 'dlife_keanon_pending'::regclass AND attnum > 0 ORDER BY attnum;
+UPDATE dlife SET kk = 'moved' WHERE k1 = 1;
+UPDATE dlife SET qq = 7 WHERE k1 = 2;
+ALTER TABLE dlife OWNER TO keanon_downer;
+SELECT c.relname, r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+WHERE c.relname = 'dlife_keanon_pending';
+SELECT keanon.flush('dlife');
+SELECT k1, kk, qq FROM dlife_keanon_rows WHERE k1 IN (1, 2, 100) ORDER BY k1;
+SELECT keanon.check('dlife');
+DROP TABLE dlife;
+DROP ROLE keanon_downer;
+CREATE UNLOGGED TABLE dunlogged (id integer PRIMARY KEY, q integer, s integer);
+SELECT keanon.watch('dunlogged', 's', '{q}', 2, 0, mode => 'deferred');
+SELECT relpersistence FROM pg_class WHERE relname = 'dunlogged_keanon_pending';
+INSERT INTO dunlogged VALUES (1, 1, 1), (2, 2, 2), (3, 3, 3);
+SELECT keanon.flush('dunlogged');
+SELECT keanon.check('dunlogged');
+DROP TABLE dunlogged;
+
 -- ----------------------------------------------------------------
 -- Bad input, each refused with its errcode and nothing changed
 -- ----------------------------------------------------------------

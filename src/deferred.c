@@ -319,8 +319,6 @@ keanon_status(PG_FUNCTION_ARGS)
 	KeanonWatchForReader(relid, &w, "The status of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
 	if (w.deferred)
-		KeanonWorkerPoke();
-	if (w.deferred)
 		sql = psprintf("SELECT (SELECT pg_catalog.count(*) FROM (SELECT DISTINCT %s FROM %s) d), "
 					   "(SELECT pg_catalog.min(keanon_at) FROM %s), "
 					   "(SELECT pg_catalog.sum(n)::pg_catalog.int8 FROM %s)",
@@ -330,6 +328,10 @@ keanon_status(PG_FUNCTION_ARGS)
 					   "(SELECT pg_catalog.sum(n)::pg_catalog.int8 FROM %s)", w.parts);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not read the status of %s", get_rel_name(relid));
+	/* changes pending with no worker (after a crash, say) find one */
+	if (w.deferred &&
+		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &nulls[1])) > 0)
+		KeanonWorkerPoke();
 	/* the result outlives SPI */
 	spi = MemoryContextSwitchTo(caller);
 	values[0] = CStringGetTextDatum(w.deferred ? "deferred" : w.release_mode ? "release" : "live");
