@@ -32,9 +32,11 @@
  * is applied twice and nothing is lost.  Applying a key twice would do no
  * harm anyway: a flush copies the key's current state.
  *
- * Lock order: the keanon lock of the watch's index (as every live writer),
- * then the internal tables.  Writers of a deferred watch take only
- * RowExclusiveLock on the pending list.
+ * Lock order: the watched table (AccessShareLock: a TRUNCATE, which takes
+ * the table and then, by its trigger, the keanon lock, waits for a flush or
+ * a flush for it, never both for each other), the keanon lock of the
+ * watch's index (as every live writer), then the internal tables.  Writers
+ * of a deferred watch take only RowExclusiveLock on the pending list.
  */
 #include "postgres.h"
 
@@ -48,6 +50,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -226,6 +229,8 @@ KeanonFlush(Oid relid)
 	KeanonWatchLoad(relid, &w, false);
 	if (!w.deferred)
 		return 0;
+	/* the table before the watch, as TRUNCATE takes them (see the lock order) */
+	LockRelationOid(relid, AccessShareLock);
 	KeanonIndexLockForWrite(w.index_oid);
 
 	/* one snapshot, taken under the lock, for the list and the table */
