@@ -267,7 +267,15 @@ KeanonFlush(Oid relid)
 						   snap, KEANON_PENDING_OLD, &old_store);
 	UnregisterSnapshot(snap);
 
-	if (nold > 0 || nnew > 0)
+	/*
+	 * keys none of which is published yet only arrive (as an INSERT's), and
+	 * keys none of which is in the table only leave (as a DELETE's)
+	 */
+	if (nold == 0 && nnew > 0)
+		KeanonMaintainDelta(relid, true, false, false, KEANON_PENDING_OLD, KEANON_PENDING_NEW);
+	else if (nnew == 0 && nold > 0)
+		KeanonMaintainDelta(relid, false, false, true, KEANON_PENDING_OLD, KEANON_PENDING_NEW);
+	else if (nold > 0 || nnew > 0)
 		KeanonMaintainDelta(relid, false, true, false, KEANON_PENDING_OLD, KEANON_PENDING_NEW);
 	SPI_unregister_relation(KEANON_PENDING_OLD);
 	SPI_unregister_relation(KEANON_PENDING_NEW);
