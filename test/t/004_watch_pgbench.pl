@@ -270,7 +270,7 @@ SELECT count(*) FROM (
 	(SELECT age, zip FROM people_anon
 	 EXCEPT ALL SELECT age, zip FROM people WHERE salary IS NOT NULL)) d}),
 	'0',
-	'the view publishes the quasi-identifiers of exactly the rows with a salary'
+		"$mode: the view publishes the quasi-identifiers of exactly the rows with a salary"
 );
 is( $node->safe_psql(
 		'postgres', q{
