@@ -269,22 +269,22 @@ SELECT count(*) FROM (
 	UNION ALL
 	(SELECT age, zip FROM people_anon
 	 EXCEPT ALL SELECT age, zip FROM people WHERE salary IS NOT NULL)) d}),
-	'0',
+		'0',
 		"$mode: the view publishes the quasi-identifiers of exactly the rows with a salary"
-);
-is( $node->safe_psql(
-		'postgres', q{
+	);
+	is( $node->safe_psql(
+			'postgres', q{
 SELECT count(*) FROM (
 	(SELECT salary FROM people WHERE salary IS NOT NULL
 	 EXCEPT ALL SELECT salary FROM people_anon)
 	UNION ALL
 	(SELECT salary FROM people_anon
 	 EXCEPT ALL SELECT salary FROM people WHERE salary IS NOT NULL)) d}),
-	'0', "$mode: the published salaries are the true salaries permuted");
+		'0', "$mode: the published salaries are the true salaries permuted");
 
-# each partition publishes a permutation of its own rows' true salaries
-is( $node->safe_psql(
-		'postgres', q{
+	# each partition publishes a permutation of its own rows' true salaries
+	is( $node->safe_psql(
+			'postgres', q{
 SELECT count(*) FROM keanon.partitions('people') p
 JOIN (SELECT keanon_pid, count(*) AS n, count(DISTINCT salary) AS d,
 			 min(salary) AS mi, max(salary) AS ma
@@ -292,20 +292,21 @@ JOIN (SELECT keanon_pid, count(*) AS n, count(DISTINCT salary) AS d,
 WHERE v.n = p.n AND v.d = p.distinct_values AND v.mi = p.min_value
 	AND v.ma = p.max_value AND p.distinct_values >= 3
 	AND p.max_value - p.min_value >= 100}),
-	$node->safe_psql('postgres',
-		"SELECT count(*) FROM keanon.partitions('people')"), "$mode: every partition is valid and matches its published rows");
+		$node->safe_psql('postgres',
+			"SELECT count(*) FROM keanon.partitions('people')"),
+		"$mode: every partition is valid and matches its published rows");
 
-# the bounds over the whole table, and over every age
-is($node->safe_psql('postgres', 'SELECT bounds_hold(0, 1000)'),
-	't', "$mode: the bounds over all rows contain the truth");
-is( $node->safe_psql(
-		'postgres',
-		'SELECT bool_and(bounds_hold(a, a)) FROM generate_series(18, 80) a'),
-	't', "$mode: the bounds over each age contain the truth");
+	# the bounds over the whole table, and over every age
+	is($node->safe_psql('postgres', 'SELECT bounds_hold(0, 1000)'),
+		't', "$mode: the bounds over all rows contain the truth");
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT bool_and(bounds_hold(a, a)) FROM generate_series(18, 80) a'),
+		't', "$mode: the bounds over each age contain the truth");
 
-# the watch goes on after the run
-$node->safe_psql(
-	'postgres', q{
+	# the watch goes on after the run
+	$node->safe_psql(
+		'postgres', q{
 INSERT INTO people (age, zip, salary) VALUES (40, '12345', 77700), (41, '12346', 77700);
 DELETE FROM people WHERE id IN (SELECT id FROM people ORDER BY id LIMIT 10);
 UPDATE people SET salary = salary + 100 WHERE id % 97 = 0;
