@@ -77,7 +77,23 @@ SELECT 'true value in people', sum(salary)::text FROM people WHERE age BETWEEN 4
 \echo '=== 5. keanon.check compares it all with a recomputation from scratch (t: they agree) ==='
 SELECT keanon.check('people');
 
-\echo '=== 6. A bad parameter is refused with a clear error ==='
+\echo '=== 6. A busy table: deferred mode, where writers only note what they change ==='
+CREATE TABLE orders (id serial PRIMARY KEY, region text, amount integer);
+INSERT INTO orders (region, amount) SELECT 'r' || i % 4, 100 * i FROM generate_series(1, 12) i;
+SELECT keanon.watch('orders', 'amount', '{region}', k => 3, e => 200, mode => 'deferred');
+BEGIN;
+INSERT INTO orders (region, amount) SELECT 'r' || i % 4, 150 * i FROM generate_series(1, 6) i;
+SELECT mode, pending, published FROM keanon.status('orders');
+COMMIT;
+\echo 'The six new rows wait in a pending list, unpublished; writers of a deferred'
+\echo 'table never wait for each other.  Once they commit, keanon''s background worker'
+\echo 'applies them within a fraction of a second; keanon.flush applies them at once:'
+\echo
+SELECT keanon.flush('orders') IS NOT NULL AS flushed;
+SELECT mode, pending, published FROM keanon.status('orders');
+SELECT keanon.check('orders');
+
+\echo '=== 7. A bad parameter is refused with a clear error ==='
 \set ON_ERROR_STOP 0
 SELECT keanon.watch('people', 'salary', '{age}', k => 1, e => 2000);
 \set ON_ERROR_STOP 1
