@@ -18,6 +18,22 @@ SELECT pg_reload_conf();
 SELECT pg_sleep(0.3);
 SHOW keanon.worker;
 
+-- wait (at most a minute) until a condition holds; whether it did
+CREATE FUNCTION deferred_wait(cond text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	ok boolean;
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		PERFORM pg_stat_clear_snapshot();
+		EXECUTE cond INTO ok;
+		EXIT WHEN ok;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+	RETURN ok;
+END;
+$$;
+
 -- the published partitions against the oracle over the table's values
 CREATE FUNCTION deferred_matches_oracle(tab regclass, col name, k integer, e bigint)
 RETURNS boolean LANGUAGE plpgsql AS $$
@@ -379,38 +395,17 @@ SELECT pg_reload_conf();
 SELECT pg_sleep(0.3);
 SHOW keanon.worker;
 INSERT INTO dord SELECT i, i, (pg_catalog.hashint4(i) & 65535) FROM generate_series(2001, 2300) i;
--- wait (at most a minute) for it to apply them
-DO $$
-BEGIN
-	FOR i IN 1 .. 600 LOOP
-		EXIT WHEN (SELECT pending FROM keanon.status('dord')) = 0;
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-END;
-$$;
+-- wait for it to apply them
+SELECT deferred_wait('SELECT (SELECT pending FROM keanon.status(''dord'')) = 0');
 SELECT pending, published FROM keanon.status('dord');
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
 SELECT keanon.check('dord');
 -- idle for 10 seconds, it exits (so as not to keep DROP DATABASE waiting)
-DO $$
-BEGIN
-	FOR i IN 1 .. 600 LOOP
-		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'keanon worker');
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-END;
-$$;
+SELECT deferred_wait('SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = ''keanon worker'')');
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
 -- the next transaction that writes starts one again as it commits
 INSERT INTO dord SELECT i, i, (pg_catalog.hashint4(i) & 65535) FROM generate_series(2301, 2400) i;
-DO $$
-BEGIN
-	FOR i IN 1 .. 600 LOOP
-		EXIT WHEN (SELECT pending FROM dord_keanon_pending_count) = 0;
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-END;
-$$;
+SELECT deferred_wait('SELECT (SELECT pending FROM dord_keanon_pending_count) = 0');
 SELECT pending FROM dord_keanon_pending_count;
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
 SELECT keanon.check('dord');
@@ -424,18 +419,12 @@ SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dord'::regclass AND NOT tgisint
 DROP TABLE dpeople_keanon_pending;
 SELECT count(*) FROM keanon.watches WHERE relid = 'dpeople'::regclass;
 -- with no deferred watch left, the worker exits
-DO $$
-BEGIN
-	FOR i IN 1 .. 600 LOOP
-		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'keanon worker');
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-END;
-$$;
+SELECT deferred_wait('SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = ''keanon worker'')');
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
 
 DROP TABLE dpeople, dord, dcalls;
 DROP FUNCTION deferred_matches_oracle(regclass, name, integer, bigint);
 DROP FUNCTION dorder_attack(boolean);
+DROP FUNCTION deferred_wait(text);
 DROP SCHEMA dwriter_schema CASCADE;
 DROP ROLE keanon_dwriter, keanon_dreader, keanon_dstranger;

@@ -289,24 +289,14 @@ Datum
 keanon_flush(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	KeanonOwnerScope os;
-	int64		n;
 
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot flush a watch during recovery"),
 				 errdetail("A standby publishes what its primary flushed.")));
 	KeanonWorkerPoke();
-	KeanonOwnerBegin(relid, &os);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "keanon: SPI_connect failed");
-	n = KeanonFlush(relid);
-	SPI_finish();
-	KeanonOwnerEnd(&os);
-	PG_RETURN_INT64(n);
+	PG_RETURN_INT64(KeanonOwnerAction(relid, KeanonFlush));
 }
 
 /*

@@ -111,6 +111,9 @@ extern char *KeanonNameList(List *names, const char *prefix);
 extern List *KeanonUnionNames(List *a, List *b);
 extern Oid	KeanonRelOwner(Oid relid);
 
+/* watch.c */
+extern int64 KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid));
+
 /* maintain.c */
 extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,

@@ -105,8 +105,8 @@ require_owner(Oid relid)
 }
 
 /* Run an owner's action on a watched table as its owner, inside SPI */
-static int64
-owner_action(Oid relid, int64 (*action) (Oid relid))
+int64
+KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid))
 {
 	KeanonOwnerScope os;
 	int64		n;
@@ -125,21 +125,21 @@ owner_action(Oid relid, int64 (*action) (Oid relid))
 Datum
 keanon_republish(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(owner_action(PG_GETARG_OID(0), KeanonRepublish));
+	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), KeanonRepublish));
 }
 
 /* keanon.fill(tab): write a new watch's rows; returns how many */
 Datum
 keanon_fill(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(owner_action(PG_GETARG_OID(0), KeanonFill));
+	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), KeanonFill));
 }
 
 /* keanon.release(tab): publish a safe release; returns its number */
 Datum
 keanon_release(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(owner_action(PG_GETARG_OID(0), KeanonRelease));
+	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), KeanonRelease));
 }
 
 /*
