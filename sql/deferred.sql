@@ -272,6 +272,14 @@ DROP TABLE dnot;
 -- register_watch keeps modes and their tables together
 SELECT keanon.register_watch('dpeople', 'salary', '{age}', '{id}', 3, 2000, 'deferred',
 	'dpeople_anon', 'dpeople_keanon_rows', 'dpeople_keanon_parts', NULL, NULL);
+-- the pending list keeps the shape watch() gave it, or nothing is noted
+ALTER TABLE dpeople_keanon_pending ALTER COLUMN id TYPE bigint;
+INSERT INTO dpeople VALUES (90, 'x', 1, 'M', 1);
+ALTER TABLE dpeople_keanon_pending ALTER COLUMN id TYPE integer;
+INSERT INTO dpeople VALUES (90, 'x', 1, 'M', 1);
+DELETE FROM dpeople WHERE id = 90;
+SELECT keanon.flush('dpeople');
+SELECT keanon.check('dpeople');
 
 -- ----------------------------------------------------------------
 -- Attacks by the roles keanon does not trust

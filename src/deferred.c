@@ -45,6 +45,8 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -81,6 +83,39 @@ typedef struct NoteState
 	AttrNumber	attnums[FLEXIBLE_ARRAY_MEMBER];
 } NoteState;
 
+/*
+ * The pending list is a heap table of the key columns' types and a time,
+ * as watch() made it: tuples are formed by its descriptor from the table's
+ * key values, so nothing else may stand in for it
+ */
+static void
+check_pending_shape(Oid relid, Oid pending_oid, const AttrNumber *keys, int nkeys)
+{
+	Relation	pending = table_open(pending_oid, AccessShareLock);
+	TupleDesc	pd = RelationGetDescr(pending);
+	TupleDesc	td;
+	Relation	rel = table_open(relid, NoLock);
+	bool		ok;
+
+	td = RelationGetDescr(rel);
+	ok = pending->rd_rel->relkind == RELKIND_RELATION &&
+		pending->rd_rel->relam == HEAP_TABLE_AM_OID && pd->natts == nkeys + 1 &&
+		TupleDescAttr(pd, nkeys)->atttypid == TIMESTAMPTZOID &&
+		!TupleDescAttr(pd, nkeys)->attisdropped;
+	for (int i = 0; ok && i < nkeys; i++)
+		ok = !TupleDescAttr(pd, i)->attisdropped &&
+			TupleDescAttr(pd, i)->atttypid == TupleDescAttr(td, keys[i] - 1)->atttypid &&
+			TupleDescAttr(pd, i)->atttypmod == TupleDescAttr(td, keys[i] - 1)->atttypmod;
+	table_close(rel, NoLock);
+	table_close(pending, AccessShareLock);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the pending list of the watch of %s does not match the table's key",
+						get_rel_name(relid)),
+				 errhint("Call keanon.unwatch and watch the table again.")));
+}
+
 /* The state of the row trigger for relid, from the watch */
 static NoteState *
 note_state(FunctionCallInfo fcinfo, Oid relid)
@@ -112,6 +147,8 @@ note_state(FunctionCallInfo fcinfo, Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("keanon.note_change() fires only on tables watched in deferred mode")));
+	/* from the copy: opening relations may empty the cache of watches */
+	check_pending_shape(relid, w.pending_oid, st->attnums, w.nkeys);
 	st->relid = relid;
 	st->pending_oid = w.pending_oid;
 	st->nkeys = w.nkeys;
