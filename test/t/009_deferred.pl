@@ -68,9 +68,13 @@ END;
 \$\$;
 });
 
+# a slot keeps the WAL the standby has not replayed across the crashes
+$node->safe_psql('postgres',
+	"SELECT pg_create_physical_replication_slot('standby', true)");
 $node->backup('bkp');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($node, 'bkp', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "primary_slot_name = 'standby'");
 $standby->start;
 
 # What a reader sees: the published rows (as a multiset) and the partitions
