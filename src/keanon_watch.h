@@ -16,6 +16,8 @@
  *							row count and its distinct values with counts
  *	<table>_anon			the published view: quasi-identifiers, published
  *							value, keanon_pid
+ *	<table>_keanon_pending	deferred mode: the keys of rows changed and not
+ *							yet published, with their statements' times
  *
  * Rows belong to partitions by (true value, arrival) order: the engine's
  * partitions are consecutive ranges of that order, so a run of equal values
