@@ -29,6 +29,9 @@
  * keanon.watches (updated, so row-locked), then the internal tables.  Every
  * writer takes them in this order.  Readers of the view take nothing;
  * keanon.check takes a brief ShareLock; bound aggregates take nothing.
+ * Writers of a deferred watch take none of these: their row trigger only
+ * appends to the pending list; a flush takes the watched table
+ * (AccessShareLock), then the keanon lock, then the internal tables.
  */
 #ifndef KEANON_WATCH_H
 #define KEANON_WATCH_H
