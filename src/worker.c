@@ -100,9 +100,18 @@ KeanonWorkerInit(void)
 static void
 start_worker(void)
 {
+	static TimestampTz launched = 0;
+	TimestampTz now = GetCurrentTimestamp();
 	LOCKTAG		tag;
 	BackgroundWorker bgw;
 
+	/*
+	 * a worker this backend started less than a second ago is starting or
+	 * running (it exits only after 10 idle seconds), and its next round
+	 * sees what committed since: do not start one more before it locks
+	 */
+	if (launched != 0 && !TimestampDifferenceExceeds(launched, now, KEANON_POKE_INTERVAL))
+		return;
 	worker_locktag(&tag, MyDatabaseId);
 	if (LockAcquireExtended(&tag, ExclusiveLock, true, true, false, NULL)
 		!= LOCKACQUIRE_OK)
@@ -119,7 +128,9 @@ start_worker(void)
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "keanon worker");
 	bgw.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
 	bgw.bgw_notify_pid = 0;
-	if (!RegisterDynamicBackgroundWorker(&bgw, NULL))
+	if (RegisterDynamicBackgroundWorker(&bgw, NULL))
+		launched = now;
+	else
 		ereport(LOG,
 				(errmsg("keanon could not start its background worker for database %u",
 						MyDatabaseId),
