@@ -45,8 +45,6 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -83,76 +81,40 @@ typedef struct NoteState
 	AttrNumber	attnums[FLEXIBLE_ARRAY_MEMBER];
 } NoteState;
 
-/*
- * The pending list is a heap table of the key columns' types and a time,
- * as watch() made it: tuples are formed by its descriptor from the table's
- * key values, so nothing else may stand in for it
- */
-static void
-check_pending_shape(Oid relid, Oid pending_oid, const AttrNumber *keys, int nkeys)
-{
-	Relation	pending = table_open(pending_oid, AccessShareLock);
-	TupleDesc	pd = RelationGetDescr(pending);
-	TupleDesc	td;
-	Relation	rel = table_open(relid, NoLock);
-	bool		ok;
-
-	td = RelationGetDescr(rel);
-	ok = pending->rd_rel->relkind == RELKIND_RELATION &&
-		pending->rd_rel->relam == HEAP_TABLE_AM_OID && pd->natts == nkeys + 1 &&
-		TupleDescAttr(pd, nkeys)->atttypid == TIMESTAMPTZOID &&
-		!TupleDescAttr(pd, nkeys)->attisdropped;
-	for (int i = 0; ok && i < nkeys; i++)
-		ok = !TupleDescAttr(pd, i)->attisdropped &&
-			TupleDescAttr(pd, i)->atttypid == TupleDescAttr(td, keys[i] - 1)->atttypid &&
-			TupleDescAttr(pd, i)->atttypmod == TupleDescAttr(td, keys[i] - 1)->atttypmod;
-	table_close(rel, NoLock);
-	table_close(pending, AccessShareLock);
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the pending list of the watch of %s does not match the table's key",
-						get_rel_name(relid)),
-				 errhint("Call keanon.unwatch and watch the table again.")));
-}
-
 /* The state of the row trigger for relid, from the watch */
 static NoteState *
 note_state(FunctionCallInfo fcinfo, Oid relid)
 {
 	Watch		w;
 	NoteState  *st;
+	KeanonOwnerScope os;
+	bool		loaded = !KeanonWatchCached(relid, &w);
 
-	if (!KeanonWatchCached(relid, &w))
+	/* loading checks the watch's objects, the pending list's shape too */
+	if (loaded)
 	{
-		KeanonOwnerScope os;
-
 		KeanonOwnerBegin(relid, &os);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "keanon: SPI_connect failed");
 		KeanonWatchLoad(relid, &w, false);
-		st = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
-								offsetof(NoteState, attnums) + sizeof(AttrNumber) * w.nwatched);
-		memcpy(st->attnums, w.watched_attnums, sizeof(AttrNumber) * w.nwatched);
-		SPI_finish();
-		KeanonOwnerEnd(&os);
-	}
-	else
-	{
-		st = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
-								offsetof(NoteState, attnums) + sizeof(AttrNumber) * w.nwatched);
-		memcpy(st->attnums, w.watched_attnums, sizeof(AttrNumber) * w.nwatched);
 	}
 	if (!w.deferred)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("keanon.note_change() fires only on tables watched in deferred mode")));
-	/* from the copy: opening relations may empty the cache of watches */
-	check_pending_shape(relid, w.pending_oid, st->attnums, w.nkeys);
+	/* a copy for the statement: what w points to lives in SPI or the cache */
+	st = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+							offsetof(NoteState, attnums) + sizeof(AttrNumber) * w.nwatched);
+	memcpy(st->attnums, w.watched_attnums, sizeof(AttrNumber) * w.nwatched);
 	st->relid = relid;
 	st->pending_oid = w.pending_oid;
-	st->nkeys = w.nkeys;
+	st->nkeys = list_length(w.keys);
 	st->nwatched = w.nwatched;
+	if (loaded)
+	{
+		SPI_finish();
+		KeanonOwnerEnd(&os);
+	}
 	fcinfo->flinfo->fn_extra = st;
 	/* once committed, the transaction makes sure a worker will apply it */
 	KeanonWorkerNoteWrite();
@@ -287,7 +249,7 @@ KeanonFlush(Oid relid)
 	/* the rows after: the table's rows of the pending keys, oldest entry first */
 	table = KeanonQualifiedName(relid);
 	cols = KeanonUnionNames(KeanonUnionNames(w.keys, w.qis), list_make1(w.s));
-	nnew = KeanonMaterializeStore(relid,
+	nnew = KeanonMaterialize(relid,
 						   psprintf("SELECT %s FROM (SELECT %s, pg_catalog.min(keanon_at) AS keanon_at "
 									"FROM %s GROUP BY %s) p JOIN %s t ON (%s) = (%s) ORDER BY p.keanon_at",
 									KeanonNameList(cols, "t."), KeanonNameList(w.keys, ""), w.pending,
@@ -295,7 +257,7 @@ KeanonFlush(Oid relid)
 									KeanonNameList(w.keys, "t."), KeanonNameList(w.keys, "p.")),
 						   snap, KEANON_PENDING_NEW, &new_store);
 	/* the rows before, from the rows table; the entries go in the same snapshot */
-	nold = KeanonMaterializeStore(relid,
+	nold = KeanonMaterialize(relid,
 						   psprintf("WITH p AS (DELETE FROM %s RETURNING %s) "
 									"SELECT %s, r.%s FROM %s r WHERE (%s) IN (SELECT %s FROM p)",
 									w.pending, KeanonNameList(w.keys, ""),
@@ -368,14 +330,13 @@ keanon_status(PG_FUNCTION_ARGS)
 					   "(SELECT pg_catalog.sum(n)::pg_catalog.int8 FROM %s)", w.parts);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not read the status of %s", get_rel_name(relid));
+	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &nulls[1]);
 	/* changes pending with no worker (after a crash, say) find one */
-	if (w.deferred &&
-		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &nulls[1])) > 0)
+	if (w.deferred && DatumGetInt64(values[1]) > 0)
 		KeanonWorkerPoke();
 	/* the result outlives SPI */
 	spi = MemoryContextSwitchTo(caller);
 	values[0] = CStringGetTextDatum(w.deferred ? "deferred" : w.release_mode ? "release" : "live");
-	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &nulls[1]);
 	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &nulls[2]);
 	nulls[3] = nulls[2];
 	if (!nulls[2])

@@ -61,9 +61,8 @@ typedef struct Watch
 	bool		deferred;		/* writers append to the pending list */
 	Oid			pending_oid;	/* the pending list (deferred mode) */
 	char	   *pending;
-	int			nkeys;			/* the watched columns' numbers in the table: */
-	int			nwatched;		/* the keys first, then the other watched */
-	AttrNumber *watched_attnums;	/* columns (quasi-identifiers, sensitive) */
+	int			nwatched;		/* the watched columns' numbers in the table, */
+	AttrNumber *watched_attnums;	/* the keys first (list_length(keys)) */
 	Oid			release_oid;	/* the last release's rows (release mode) */
 	char	   *release;
 	int64		next_pid;

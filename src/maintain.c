@@ -202,18 +202,12 @@ fit_scale(Watch *w, const char *src)
  * Keep the rows of a query in a tuplestore registered as relation name
  * (SPI connected), run in snapshot snap if given: later statements read
  * the very rows, with the very values of any row_number() in them, that
- * the query returned once, whatever plan they get.  Returns how many.
+ * the query returned once, whatever plan they get.  Returns how many; the
+ * caller ends *store (tuplestore_end) once it unregisters the name.
  */
 int64
-KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name)
-{
-	return KeanonMaterializeStore(relid, sql, snap, name, NULL);
-}
-
-/* The same, giving the tuplestore to end (tuplestore_end) once unregistered */
-int64
-KeanonMaterializeStore(Oid relid, const char *sql, Snapshot snap, const char *name,
-					   Tuplestorestate **store)
+KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name,
+				  Tuplestorestate **store)
 {
 	SPIPlanPtr	plan = KeanonPlan(relid, sql, 0, NULL, false);
 	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
@@ -261,8 +255,7 @@ KeanonMaterializeStore(Oid relid, const char *sql, Snapshot snap, const char *na
 	enr->reldata = ts;
 	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
 		elog(ERROR, "keanon: could not register %s", name);
-	if (store != NULL)
-		*store = ts;
+	*store = ts;
 	return n;
 }
 
@@ -731,7 +724,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		 * anti-join could return them in two orders
 		 */
 		fresh_name = psprintf("%s_fresh", newrel);
-		KeanonMaterializeStore(w.relid,
+		KeanonMaterialize(w.relid,
 						  psprintf("SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
 								   "WHERE n.%s IS NOT NULL AND NOT EXISTS "
 								   "(SELECT 1 FROM %s x WHERE (%s) = (%s))",

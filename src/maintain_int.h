@@ -80,9 +80,8 @@ typedef struct OldParts
 
 /* maintain.c */
 extern void KeanonBeginWrite(Watch *w, bool open_index);
-extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name);
-extern int64 KeanonMaterializeStore(Oid relid, const char *sql, Snapshot snap, const char *name,
-									Tuplestorestate **store);
+extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name,
+							   Tuplestorestate **store);
 extern void KeanonSaveWatch(Watch *w);
 
 /* permute.c */

@@ -14,7 +14,9 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
 #include "catalog/index.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -25,6 +27,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 #include "access/htup_details.h"
 
@@ -203,6 +206,40 @@ KeanonWatchCached(Oid relid, Watch *w)
 	return true;
 }
 
+/*
+ * The pending list is a heap table of the key columns' types and a time,
+ * as watch() made it: the row trigger forms its tuples by the list's
+ * descriptor from the table's key values, so nothing else may stand in
+ * for it.  Checked at each load, which any change to it (a relcache
+ * invalidation) makes happen again.
+ */
+static void
+check_pending_shape(Oid relid, Oid pending_oid, const AttrNumber *keys, int nkeys)
+{
+	Relation	pending = table_open(pending_oid, AccessShareLock);
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	pd = RelationGetDescr(pending);
+	TupleDesc	td = RelationGetDescr(rel);
+	bool		ok;
+
+	ok = pending->rd_rel->relkind == RELKIND_RELATION &&
+		pending->rd_rel->relam == HEAP_TABLE_AM_OID && pd->natts == nkeys + 1 &&
+		TupleDescAttr(pd, nkeys)->atttypid == TIMESTAMPTZOID &&
+		!TupleDescAttr(pd, nkeys)->attisdropped;
+	for (int i = 0; ok && i < nkeys; i++)
+		ok = !TupleDescAttr(pd, i)->attisdropped &&
+			TupleDescAttr(pd, i)->atttypid == TupleDescAttr(td, keys[i] - 1)->atttypid &&
+			TupleDescAttr(pd, i)->atttypmod == TupleDescAttr(td, keys[i] - 1)->atttypmod;
+	table_close(rel, AccessShareLock);
+	table_close(pending, AccessShareLock);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the pending list of the watch of %s does not match the table's key",
+						get_rel_name(relid)),
+				 errhint("Call keanon.unwatch and watch the table again.")));
+}
+
 /* An internal object of relid's watch must exist and share its owner */
 static void
 check_owned_by(Oid relid, Oid objid, Oid owner)
@@ -307,7 +344,6 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 
 		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 14, &isnull)), NAMEOID,
 						  NAMEDATALEN, false, TYPALIGN_CHAR, &elems, &nulls, &n);
-		w->nkeys = list_length(w->keys);
 		w->nwatched = 0;
 		w->watched_attnums = palloc(sizeof(AttrNumber) * n);
 		for (int i = 0; i < n; i++)
@@ -334,7 +370,11 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 		if (OidIsValid(w->release_oid))
 			check_owned_by(relid, w->release_oid, owner);
 		if (OidIsValid(w->pending_oid))
+		{
 			check_owned_by(relid, w->pending_oid, owner);
+			check_pending_shape(relid, w->pending_oid, w->watched_attnums,
+								list_length(w->keys));
+		}
 		if (IndexGetRelation(w->index_oid, false) != w->rows_oid)
 			check_owned_by(relid, InvalidOid, owner);
 	}

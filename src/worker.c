@@ -6,8 +6,9 @@
  * keanon is not preloaded, so its worker is a dynamic background worker:
  * a transaction that wrote to a deferred watch makes sure, once committed,
  * that one runs in the database, and starts it otherwise; so do
- * keanon.status and keanon.flush (at most once a second per backend), for
- * changes left pending by a crash.  The worker connects as the bootstrap
+ * keanon.status (when changes are pending) and keanon.flush, for changes
+ * left pending by a crash.  A backend that started a worker less than a
+ * second ago relies on it rather than start another before it locks.  The worker connects as the bootstrap
  * superuser, not as the writer that started it, and does nothing but
  * flush: every flush runs as the watched table's owner, sandboxed
  * (owner.c), like any other maintenance.
@@ -60,7 +61,7 @@ PGDLLEXPORT void keanon_worker_main(Datum arg);
 #define KEANON_WORKER_KEY2 0x776f726b
 #define KEANON_WORKER_KIND 3
 
-/* how often a backend may look for the worker, in milliseconds */
+/* how long a backend relies on a worker it started, in milliseconds */
 #define KEANON_POKE_INTERVAL 1000
 
 /* a worker that found nothing to apply this long exits, in milliseconds */
@@ -138,23 +139,15 @@ start_worker(void)
 }
 
 /*
- * Make sure a worker runs in this database, starting one if none does; at
- * most once a second per backend (keanon.status and keanon.flush ask, so a
- * list left pending by a crash finds a worker)
+ * Make sure a worker runs in this database, starting one if none does
+ * (keanon.status and keanon.flush ask, so that a list left pending by a
+ * crash finds a worker)
  */
 void
 KeanonWorkerPoke(void)
 {
-	static TimestampTz last = 0;
-	TimestampTz now;
-
-	if (!worker_enabled || RecoveryInProgress())
-		return;
-	now = GetCurrentTimestamp();
-	if (last != 0 && !TimestampDifferenceExceeds(last, now, KEANON_POKE_INTERVAL))
-		return;
-	last = now;
-	start_worker();
+	if (worker_enabled && !RecoveryInProgress())
+		start_worker();
 }
 
 static bool wrote_deferred = false;
@@ -242,22 +235,13 @@ flush_one(Oid relid, MemoryContext cxt)
 
 	PG_TRY();
 	{
-		KeanonOwnerScope os;
-
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "keanon: flushing a deferred watch");
 		/* a watch ended since the list was read is passed over */
 		if (get_rel_name(relid) != NULL)
-		{
-			KeanonOwnerBegin(relid, &os);
-			if (SPI_connect() != SPI_OK_CONNECT)
-				elog(ERROR, "keanon: SPI_connect failed");
-			applied = KeanonFlush(relid);
-			SPI_finish();
-			KeanonOwnerEnd(&os);
-		}
+			applied = KeanonOwnerAction(relid, KeanonFlush);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
