@@ -315,3 +315,17 @@ RESET enable_mergejoin;
 RESET enable_nestloop;
 SELECT keanon.check('upd');
 DROP TABLE upd;
+
+-- A rows table whose partitions no longer hold consecutive rows (here one
+-- row moved, by hand, to the last partition) is refused by the next
+-- reassignment, with the hint that rebuilds it, not carried over
+CREATE TABLE scattered (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO scattered SELECT i, i % 3, i FROM generate_series(1, 40) i;
+SELECT keanon.watch('scattered', 'v', '{g}', 3, 0);
+UPDATE scattered_keanon_rows SET keanon_pid = (SELECT max(keanon_pid) FROM scattered_keanon_parts)
+WHERE v = 1;
+INSERT INTO scattered VALUES (41, 0, 0), (42, 1, 100), (43, 2, 20);
+SELECT keanon.republish('scattered') = 40 AS republished;
+INSERT INTO scattered VALUES (41, 0, 0), (42, 1, 100), (43, 2, 20);
+SELECT keanon.check('scattered');
+DROP TABLE scattered;

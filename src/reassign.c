@@ -989,7 +989,8 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 
 			if (rows[r].fresh >= 0 || rows[r].pid == 0 || (x = old_index(&op, rows[r].pid)) < 0)
 				continue;
-			if (x != prev)
+			/* only a carry-over (cv given) relies on it; republish draws afresh */
+			if (x != prev && cv != NULL)
 			{
 				if (left[x])
 					ereport(ERROR,
