@@ -28,6 +28,7 @@ OBJS = \
 	src/worker.o \
 	src/permute.o \
 	src/reassign.o \
+	src/direct.o \
 	src/release.o \
 	src/owner.o \
 	src/spi_plans.o \

@@ -177,6 +177,16 @@ KeanonBeginWrite(Watch *w, bool open_index)
 	w->next_arrival = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 }
 
+/* End a write begun by KeanonBeginWrite: close what it opened */
+void
+KeanonEndWrite(Watch *w)
+{
+	KeanonRowsTableClose(w);
+	if (w->ki != NULL)
+		KeanonIndexClose(w->ki);
+	w->ki = NULL;
+}
+
 /*
  * An unconstrained numeric column's index keeps as many decimal places as
  * the finest value needs: raise its scale, before any value of the
@@ -790,7 +800,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	/* no generation bump, hence no serialization failure, for no change */
 	if (ndel > 0 || fresh.n > 0 || qi_changed)
 		KeanonSaveWatch(&w);
-	KeanonIndexClose(w.ki);
+	KeanonEndWrite(&w);
 }
 
 /* a watch of this many rows or more reports each phase of its fill */
@@ -821,7 +831,7 @@ KeanonRepublish(Oid relid)
 		published = ke_nrows(w.ki->engine);
 	}
 	KeanonSaveWatch(&w);
-	KeanonIndexClose(w.ki);
+	KeanonEndWrite(&w);
 	return published;
 }
 
@@ -868,6 +878,6 @@ KeanonFill(Oid relid)
 						get_rel_name(relid), (long long) (w.next_pid % 1000000000000LL))));
 	fresh_write(&w, src);
 	KeanonSaveWatch(&w);
-	KeanonIndexClose(w.ki);
+	KeanonEndWrite(&w);
 	return fresh.n;
 }

@@ -80,6 +80,7 @@ typedef struct OldParts
 
 /* maintain.c */
 extern void KeanonBeginWrite(Watch *w, bool open_index);
+extern void KeanonEndWrite(Watch *w);
 extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name,
 							   Tuplestorestate **store);
 extern void KeanonSaveWatch(Watch *w);
@@ -99,5 +100,17 @@ extern void KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, con
 extern void KeanonSuppressAll(Watch *w);
 extern void KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows,
 							OldParts *op);
+
+/* direct.c */
+typedef struct KeanonRowsTable KeanonRowsTable;
+extern bool KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub,
+							bool *pubnull);
+extern void KeanonRowMove(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slot,
+						  const Datum *pub);
+extern void KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slot,
+							   const Datum *pub);
+extern void KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d,
+							  const Datum *add_d);
+extern void KeanonRowsTableClose(Watch *w);
 
 #endif							/* KEANON_MAINTAIN_INT_H */

@@ -126,30 +126,7 @@ static void
 update_summary(Watch *w, int64 pid, KeNum lo, bool has_remove, Datum remove_d,
 			   bool has_add, Datum add_d)
 {
-	const KeanonValueType *vt = &w->ki->vt;
-	Oid			types[5] = {INT8OID, vt->typid, vt->typid, vt->typid, INT8OID};
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	const char *counted =
-		"(SELECT x, sum(c)::bigint AS c FROM (SELECT x, c FROM unnest(vals, cnts) u(x, c) "
-		"UNION ALL SELECT $3, -1 WHERE $3 IS NOT NULL "
-		"UNION ALL SELECT $4, 1 WHERE $4 IS NOT NULL) a GROUP BY x HAVING sum(c) > 0) v";
-	char	   *sql;
-
-	values[0] = Int64GetDatum(pid);
-	values[1] = KeanonNumToDatum(vt, lo);
-	values[2] = remove_d;
-	values[3] = add_d;
-	values[4] = Int64GetDatum((has_add ? 1 : 0) - (has_remove ? 1 : 0));
-	if (!has_remove)
-		nulls[2] = 'n';
-	if (!has_add)
-		nulls[3] = 'n';
-	sql = psprintf("UPDATE %s SET n = n + $5, lo = $2, "
-				   "vals = (SELECT array_agg(x ORDER BY x) FROM %s), "
-				   "cnts = (SELECT array_agg(c ORDER BY x) FROM %s) "
-				   "WHERE keanon_pid = $1", w->parts, counted, counted);
-	KeanonSpiRun(w->relid, sql, 5, types, values, nulls, SPI_OK_UPDATE);
+	KeanonPartChanged(w, pid, lo, has_remove ? &remove_d : NULL, has_add ? &add_d : NULL);
 }
 
 /* The one fresh row of this statement takes slot and published value */
@@ -180,16 +157,16 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 	const KeanonValueType *vt = &w->ki->vt;
 	KeNum		target = KeanonDatumToNum(vt, vd);
 	bool		departing_shows = ke_num_eq(vt->kind, KeanonDatumToNum(vt, dpub), target);
-	Oid			types[2] = {INT8OID, INT4OID};
+	Oid			types[2] = {INT8OID, vt->typid};
 	Datum		values[2];
-	char	   *sql;
 	bool		isnull;
 
-	values[0] = Int64GetDatum(pid);
-	sql = psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2", w->rows);
 	for (int t = 0; t < 32 && n > 0; t++)
 	{
 		int32		j = (int32) KeanonRandomBelow((uint64) n);
+		ItemPointerData tid;
+		Datum		pub;
+		bool		pubnull;
 
 		if (j == dslot)
 		{
@@ -197,16 +174,12 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 				return j;
 			continue;
 		}
-		values[1] = Int32GetDatum(j);
-		KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
-		if (SPI_processed == 1 &&
-			ke_num_eq(vt->kind, target,
-					  KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0],
-														 SPI_tuptable->tupdesc, 1, &isnull))))
+		if (KeanonRowAtSlot(w, pid, j, &tid, &pub, &pubnull) && !pubnull &&
+			ke_num_eq(vt->kind, target, KeanonDatumToNum(vt, pub)))
 			return j;
 	}
 	/* a rare value: list the slots showing it */
-	types[1] = vt->typid;
+	values[0] = Int64GetDatum(pid);
 	values[1] = vd;
 	KeanonSpiRun(w->relid, psprintf("SELECT keanon_slot FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2",
 					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
@@ -223,43 +196,47 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 	}
 }
 
+/* The row at a slot of a partition, which must be there */
+static void
+row_at_slot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub)
+{
+	bool		pubnull;
+
+	if (!KeanonRowAtSlot(w, pid, slot, tid, pub, &pubnull) || (pub != NULL && pubnull))
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 slot, (long long) pid, get_rel_name(w->relid));
+}
+
 /* Make the row at a slot of a partition show value vd */
 static void
 set_published(Watch *w, int64 pid, int32 slot, Datum vd)
 {
-	Oid			types[3] = {INT8OID, INT4OID, w->ki->vt.typid};
-	Datum		values[3];
+	ItemPointerData tid;
 
-	values[0] = Int64GetDatum(pid);
-	values[1] = Int32GetDatum(slot);
-	values[2] = vd;
-	KeanonSpiRun(w->relid, psprintf("UPDATE %s SET keanon_pub = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
-					 w->rows), 3, types, values, NULL, SPI_OK_UPDATE);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
-			 slot, (long long) pid, get_rel_name(w->relid));
+	row_at_slot(w, pid, slot, &tid, NULL);
+	KeanonRowMove(w, &tid, NULL, NULL, &vd);
 }
 
 /* Make the row at a slot of a partition show vd; returns what it showed */
 static Datum
 exchange_published(Watch *w, int64 pid, int32 slot, Datum vd)
 {
-	Oid			types[2] = {INT8OID, INT4OID};
-	Datum		values[2];
+	ItemPointerData tid;
 	Datum		was;
-	bool		isnull;
 
-	values[0] = Int64GetDatum(pid);
-	values[1] = Int32GetDatum(slot);
-	KeanonSpiRun(w->relid, psprintf("SELECT keanon_pub FROM %s WHERE keanon_pid = $1 AND keanon_slot = $2",
-					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
-			 slot, (long long) pid, get_rel_name(w->relid));
-	/* the tuple table lives until SPI_finish */
-	was = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	set_published(w, pid, slot, vd);
+	row_at_slot(w, pid, slot, &tid, &was);
+	KeanonRowMove(w, &tid, NULL, NULL, &vd);
 	return was;
+}
+
+/* Move the row at slot from of a partition to slot to */
+static void
+move_slot(Watch *w, int64 pid, int32 from, int32 to)
+{
+	ItemPointerData tid;
+
+	row_at_slot(w, pid, from, &tid, NULL);
+	KeanonRowMove(w, &tid, NULL, &to, NULL);
 }
 
 /*
@@ -274,20 +251,9 @@ static int32
 random_slot_for_newcomer(Watch *w, int64 pid, int32 n)
 {
 	int32		y = (int32) KeanonRandomBelow((uint64) n + 1);
-	Oid			types[3] = {INT8OID, INT4OID, INT4OID};
-	Datum		values[3];
 
-	if (y == n)
-		return y;
-	values[0] = Int64GetDatum(pid);
-	values[1] = Int32GetDatum(y);
-	values[2] = Int32GetDatum(n);
-	KeanonSpiRun(w->relid,
-				 psprintf("UPDATE %s SET keanon_slot = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
-						  w->rows), 3, types, values, NULL, SPI_OK_UPDATE);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
-			 y, (long long) pid, get_rel_name(w->relid));
+	if (y < n)
+		move_slot(w, pid, y, n);
 	return y;
 }
 
@@ -351,14 +317,13 @@ split_join(Watch *w, KeNum v, Datum vd)
 			   *b;
 	Oid			types[4];
 	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
 	int64		pid_a,
 				pid_b,
 				n_a;
 	int32		old_slot;
 	Datum		old_pub,
-				old_tid,
 				moved_pub;
+	ItemPointerData old_tid;
 	int64		old_arrival;
 	Datum		lo_slot;
 	bool		lo_slot_known;
@@ -439,7 +404,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 		return false;
 	t = SPI_tuptable->vals[0];
 	d = SPI_tuptable->tupdesc;
-	old_tid = SPI_getbinval(t, d, 1, &isnull);
+	old_tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, d, 1, &isnull));
 	old_slot = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
 	old_pub = SPI_getbinval(t, d, 3, &isnull);
 	old_arrival = DatumGetInt64(SPI_getbinval(t, d, 4, &isnull));
@@ -449,18 +414,11 @@ split_join(Watch *w, KeNum v, Datum vd)
 	/* that row joins the earlier partition at a random slot */
 	j = KeanonRandomBelow((uint64) n_a + 1);
 	moved_pub = (int64) j < n_a ? exchange_published(w, pid_a, (int32) j, vd) : vd;
-	types[0] = TIDOID;
-	values[0] = old_tid;
-	types[1] = INT8OID;
-	values[1] = Int64GetDatum(pid_a);
-	types[2] = INT4OID;
-	values[2] = Int32GetDatum(random_slot_for_newcomer(w, pid_a, (int32) n_a));
-	types[3] = vt->typid;
-	values[3] = moved_pub;
-	KeanonSpiRun(w->relid, psprintf("UPDATE %s SET keanon_pid = $2, keanon_slot = $3, keanon_pub = $4 "
-					 "WHERE ctid = $1", w->rows), 4, types, values, nulls, SPI_OK_UPDATE);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: the last row of a split run of %s is missing", get_rel_name(w->relid));
+	{
+		int32		new_slot = random_slot_for_newcomer(w, pid_a, (int32) n_a);
+
+		KeanonRowMove(w, &old_tid, &pid_a, &new_slot, &moved_pub);
+	}
 
 	/* the newcomer takes its place in the later partition */
 	place_fresh_row(w, pid_b, old_slot, old_pub);
@@ -515,15 +473,7 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 			set_published(w, pid, s_slot, pub);
 	}
 	if (slot != n - 1)
-	{
-		types[1] = INT4OID;
-		types[2] = INT4OID;
-		values[1] = Int32GetDatum((int32) (n - 1));
-		values[2] = Int32GetDatum(slot);
-		sql = psprintf("UPDATE %s SET keanon_slot = $3 WHERE keanon_pid = $1 AND keanon_slot = $2",
-					   w->rows);
-		KeanonSpiRun(w->relid, sql, 3, types, values, NULL, SPI_OK_UPDATE);
-	}
+		move_slot(w, pid, (int32) (n - 1), slot);
 	update_summary(w, pid, p->lo, true, vd, false, (Datum) 0);
 	/* the partition no longer counts the departed row */
 	if (w->gone != NULL)

@@ -449,9 +449,10 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 	char	   *sql;
 
 	/*
-	 * Place and permute every partition, then write all rows with one
-	 * UPDATE and all partitions with one INSERT, joined to arrays: a
-	 * statement per row would dominate the cost of large batches.
+	 * Place and permute every partition, then move the rows whose place
+	 * changed, in physical order, without the executor (rows_table.c), and
+	 * write all partitions with one INSERT joined to arrays: a statement
+	 * per partition would dominate the cost of large batches.
 	 */
 	{
 		int16		typlen;
@@ -479,8 +480,6 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 		int64		nupd = 0;
 		int64		nfresh = 0;
 		FreshRows  *f = w->fresh;
-		Oid			ut[4];
-		Datum		uv[4];
 		Oid			it[11];
 		Datum		iv[11];
 
@@ -562,10 +561,6 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 			pos += n;
 		}
 
-		ut[0] = TIDARRAYOID;
-		ut[1] = INT8ARRAYOID;
-		ut[2] = INT4ARRAYOID;
-		ut[3] = arrtype;
 		if (f != NULL)
 		{
 			if (nfresh != f->n)
@@ -573,7 +568,7 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 					 (long long) nfresh, get_rel_name(w->relid), (long long) f->n);
 			f->placed = true;
 		}
-		if (nupd > 1)
+		if (nupd > 0)
 		{
 			/* in physical order: the heap and the key index are then walked once */
 			UpdateRow  *ur = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(UpdateRow) * nupd);
@@ -588,29 +583,13 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 			qsort(ur, nupd, sizeof(UpdateRow), update_row_cmp);
 			for (int64 j = 0; j < nupd; j++)
 			{
-				tids[j] = PointerGetDatum(ur[j].tid);
-				rpids[j] = ur[j].pid;
-				slots[j] = ur[j].slot;
-				upubs[j] = ur[j].pub;
+				int64		rpid = DatumGetInt64(ur[j].pid);
+				int32		rslot = DatumGetInt32(ur[j].slot);
+
+				KeanonRowMoveBatch(w, ur[j].tid, &rpid, &rslot, &ur[j].pub);
 			}
+			CommandCounterIncrement();
 			pfree(ur);
-		}
-		if (nupd > 0)
-		{
-			uv[0] = PointerGetDatum(construct_array(tids, (int) nupd, TIDOID, sizeof(ItemPointerData),
-													false, TYPALIGN_SHORT));
-			uv[1] = PointerGetDatum(construct_array(rpids, (int) nupd, INT8OID, 8, FLOAT8PASSBYVAL,
-													TYPALIGN_DOUBLE));
-			uv[2] = PointerGetDatum(construct_array(slots, (int) nupd, INT4OID, 4, true, TYPALIGN_INT));
-			uv[3] = PointerGetDatum(construct_array(upubs, (int) nupd, vt->typid, typlen, typbyval,
-													typalign));
-			sql = psprintf("UPDATE %s r SET keanon_pid = u.p, keanon_slot = u.s, keanon_pub = u.v "
-						   "FROM unnest($1, $2, $3, $4) AS u(t, p, s, v) WHERE r.ctid = u.t",
-						   w->rows);
-			KeanonSpiRun(w->relid, sql, 4, ut, uv, NULL, SPI_OK_UPDATE);
-			if ((int64) SPI_processed != nupd)
-				elog(ERROR, "keanon: placed %lld rows of %s, expected %lld",
-					 (long long) SPI_processed, get_rel_name(w->relid), (long long) nupd);
 		}
 
 		it[0] = INT8ARRAYOID;

@@ -247,6 +247,6 @@ KeanonRelease(Oid relid)
 		release_no = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	KeanonSaveWatch(&w);
-	KeanonIndexClose(w.ki);
+	KeanonEndWrite(&w);
 	return release_no;
 }

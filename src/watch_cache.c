@@ -383,6 +383,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->ki = NULL;
 	w->fresh = NULL;
 	w->gone = NULL;
+	w->rt = NULL;
 	w->all_placed = false;
 	watch_cache_put(w);
 }
