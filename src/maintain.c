@@ -496,6 +496,45 @@ shuffled_ordinals(int64 n)
 										   TYPALIGN_DOUBLE));
 }
 
+/* Order row indexes by the (partition, slot) of fresh rows (qsort_arg) */
+static int
+place_cmp(const void *a, const void *b, void *arg)
+{
+	const FreshRows *f = arg;
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+	int64		xp = DatumGetInt64(f->pid[x]);
+	int64		yp = DatumGetInt64(f->pid[y]);
+
+	if (xp != yp)
+		return xp < yp ? -1 : 1;
+	return DatumGetInt32(f->slot[x]) - DatumGetInt32(f->slot[y]);
+}
+
+/*
+ * The order of placed fresh rows by (partition, slot), as shuffled_ordinals
+ * gives it.  A row's place in it tells its partition, which the view shows,
+ * and its slot, a uniformly random order within the partition drawn
+ * independently of the values: nothing about its true value.  New
+ * partitions take increasing ids, so the rows table's (keanon_pid, ...)
+ * btrees then take most entries at their right edge.
+ */
+static Datum
+placed_ordinals(FreshRows *f)
+{
+	int64	   *order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(f->n, 1));
+	Datum	   *rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+
+	for (int64 i = 0; i < f->n; i++)
+		order[i] = i;
+	qsort_arg(order, f->n, sizeof(int64), place_cmp, f);
+	for (int64 i = 0; i < f->n; i++)
+		rank[order[i]] = Int64GetDatum(i);
+	pfree(order);
+	return PointerGetDatum(construct_array(rank, (int) f->n, INT8OID, 8, FLOAT8PASSBYVAL,
+										   TYPALIGN_DOUBLE));
+}
+
 /*
  * Write the fresh rows of the source query into the rows table, placed
  * when republication placed them (it places all or none).
@@ -514,7 +553,8 @@ fresh_write(Watch *w, const char *src)
 	if (f == NULL || f->n == 0)
 		return;
 	values[0] = Int64GetDatum(f->arrival0);
-	values[4] = f->n > 1 || !f->placed ? shuffled_ordinals(f->n) : (Datum) 0;
+	values[4] = f->n == 1 && f->placed ? (Datum) 0 :
+		f->placed ? placed_ordinals(f) : shuffled_ordinals(f->n);
 	if (f->placed)
 	{
 		int16		typlen;

@@ -432,7 +432,14 @@ typedef struct UpdateRow
 static int
 update_row_cmp(const void *a, const void *b)
 {
-	return ItemPointerCompare(((const UpdateRow *) a)->tid, ((const UpdateRow *) b)->tid);
+	const UpdateRow *x = a;
+	const UpdateRow *y = b;
+	int64		xp = DatumGetInt64(x->pid);
+	int64		yp = DatumGetInt64(y->pid);
+
+	if (xp != yp)
+		return xp < yp ? -1 : 1;
+	return DatumGetInt32(x->slot) - DatumGetInt32(y->slot);
 }
 
 /*
