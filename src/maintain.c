@@ -18,7 +18,7 @@
  *	4. republish only what changed: the O(1) steps of permute.c for one
  *	   row joining, leaving or being replaced in a partition whose bounds
  *	   stay put, the reassignment of reassign.c otherwise;
- *	5. write the fresh rows, already placed, in a uniformly random order.
+ *	5. write the fresh rows, already placed, in (partition, slot) order.
  *
  * Rows are only ever touched through the internal tables, which are MVCC:
  * a rollback undoes them, and the index repairs itself from the rows table
@@ -472,8 +472,8 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 
 /*
  * A uniformly random order of n rows: an int8[] whose element i (from 1)
- * is row i's rank.  The rows a statement adds are written in this order,
- * so that where a row lands in the rows table, hence where the view
+ * is row i's rank.  The rows a statement adds unplaced are written in this
+ * order, so that where a row lands in the rows table, hence where the view
  * returns it, says nothing about its value, whatever order the statement
  * or the watched table had (a table loaded in value order, say).
  */

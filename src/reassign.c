@@ -13,9 +13,10 @@
  * of permute.c, so only the rows those steps touch are written and the
  * permutation stays uniform.  A new partition with nothing to carry over
  * draws its published values and its slots afresh, independently.  Rows
- * are updated in physical order, and fresh rows written in a random order
- * (maintain.c), so where a row sits in the rows table never follows its
- * value.
+ * that move are rewritten in (partition, slot) order, as fresh rows are
+ * written (maintain.c): where a row sits in the rows table tells its
+ * partition and its slot, a uniformly random order drawn independently of
+ * the values, never its value.
  */
 #include "postgres.h"
 
@@ -457,7 +458,7 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 
 	/*
 	 * Place and permute every partition, then move the rows whose place
-	 * changed, in physical order, without the executor (rows_table.c), and
+	 * changed, in physical order, without the executor (direct.c), and
 	 * write all partitions with one INSERT joined to arrays: a statement
 	 * per partition would dominate the cost of large batches.
 	 */
@@ -577,7 +578,12 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 		}
 		if (nupd > 0)
 		{
-			/* in physical order: the heap and the key index are then walked once */
+			/*
+			 * in (partition, slot) order: new partitions take increasing
+			 * ids, so most entries of the (keanon_pid, ...) btrees go to
+			 * their right edge, and where a moved row lands tells nothing
+			 * its partition and a random slot do not
+			 */
 			UpdateRow  *ur = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(UpdateRow) * nupd);
 
 			for (int64 j = 0; j < nupd; j++)
