@@ -329,3 +329,51 @@ SELECT keanon.republish('scattered') = 40 AS republished;
 INSERT INTO scattered VALUES (41, 0, 0), (42, 1, 100), (43, 2, 20);
 SELECT keanon.check('scattered');
 DROP TABLE scattered;
+
+-- Maintenance moves rows and rewrites partitions with heap and index calls
+-- (direct.c), not SQL: every btree of the internal tables, the owner's own
+-- (an expression and a partial index) included, holds exactly the table's
+-- rows afterwards, and with the (keanon_pid, keanon_slot) index gone the
+-- steps find slots by scanning the table
+CREATE EXTENSION amcheck;
+CREATE TABLE direct (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO direct SELECT i, i % 7, (pg_catalog.hashint4(i) & 4095) FROM generate_series(1, 3000) i;
+SELECT keanon.watch('direct', 'v', '{g}', 4, 20);
+CREATE INDEX direct_expr ON direct_keanon_rows ((keanon_slot + 1));
+CREATE INDEX direct_part ON direct_keanon_rows (keanon_pid) WHERE keanon_slot = 0;
+CREATE FUNCTION direct_churn(base integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO direct SELECT i, i % 7, (pg_catalog.hashint4(i) & 4095)
+	FROM generate_series(base, base + 99) i;
+	FOR i IN base + 100 .. base + 299 LOOP
+		INSERT INTO direct VALUES (i, i % 7, pg_catalog.hashint4(i) & 4095);
+	END LOOP;
+	FOR i IN base + 100 .. base + 299 BY 7 LOOP
+		DELETE FROM direct WHERE id = i;
+		UPDATE direct SET v = v + 3 WHERE id = i - base;
+	END LOOP;
+END $$;
+SELECT direct_churn(10000);
+CREATE FUNCTION direct_btrees_exact() RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	i regclass;
+BEGIN
+	FOR i IN SELECT x.indexrelid::regclass FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+		JOIN pg_am a ON a.oid = c.relam
+		WHERE x.indrelid IN ('direct_keanon_rows'::regclass, 'direct_keanon_parts'::regclass)
+		  AND a.amname = 'btree'
+	LOOP
+		PERFORM bt_index_check(i, true);
+	END LOOP;
+	RETURN true;
+END $$;
+SELECT direct_btrees_exact();
+SELECT keanon.check('direct');
+DROP INDEX direct_keanon_rows_keanon_pid_keanon_slot_idx;
+SELECT direct_churn(20000);
+SELECT direct_btrees_exact();
+SELECT keanon.check('direct');
+DROP TABLE direct;
+DROP FUNCTION direct_churn(integer);
+DROP FUNCTION direct_btrees_exact();
+DROP EXTENSION amcheck;
