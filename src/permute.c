@@ -118,17 +118,6 @@ partition_at_ending(Watch *w, KeNum v, KeNum hi, bool hi_split, KePartition *out
 	return false;
 }
 
-/*
- * A partition's summary after one row of value remove_d left it and one of
- * value add_d joined (either may be absent), with its new lowest value.
- */
-static void
-update_summary(Watch *w, int64 pid, KeNum lo, bool has_remove, Datum remove_d,
-			   bool has_add, Datum add_d)
-{
-	KeanonPartChanged(w, pid, lo, has_remove ? &remove_d : NULL, has_add ? &add_d : NULL);
-}
-
 /* The one fresh row of this statement takes slot and published value */
 static void
 place_fresh_row(Watch *w, int64 pid, int32 slot, Datum pub)
@@ -295,7 +284,7 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	j = KeanonRandomBelow((uint64) n + 1);
 	pub = (int64) j < n ? exchange_published(w, pid, (int32) j, vd) : vd;
 	place_fresh_row(w, pid, random_slot_for_newcomer(w, pid, (int32) n), pub);
-	update_summary(w, pid, p->lo, false, (Datum) 0, true, vd);
+	KeanonPartChanged(w, pid, p->lo, NULL, &vd);
 	return true;
 }
 
@@ -422,7 +411,7 @@ split_join(Watch *w, KeNum v, Datum vd)
 
 	/* the newcomer takes its place in the later partition */
 	place_fresh_row(w, pid_b, old_slot, old_pub);
-	update_summary(w, pid_a, a->lo, false, (Datum) 0, true, vd);
+	KeanonPartChanged(w, pid_a, a->lo, NULL, &vd);
 	return true;
 }
 
@@ -474,7 +463,7 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 	}
 	if (slot != n - 1)
 		move_slot(w, pid, (int32) (n - 1), slot);
-	update_summary(w, pid, p->lo, true, vd, false, (Datum) 0);
+	KeanonPartChanged(w, pid, p->lo, &vd, NULL);
 	/* the partition no longer counts the departed row */
 	if (w->gone != NULL)
 		w->gone->valid = false;
@@ -523,7 +512,7 @@ replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
 	if (s_slot != slot)
 		set_published(w, pid, s_slot, ins_d);
 	place_fresh_row(w, pid, slot, s_slot == slot ? ins_d : pub);
-	update_summary(w, pid, part.lo, true, del_d, true, ins_d);
+	KeanonPartChanged(w, pid, part.lo, &del_d, &ins_d);
 	return true;
 }
 
