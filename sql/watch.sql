@@ -333,14 +333,16 @@ DROP TABLE scattered;
 -- Maintenance moves rows and rewrites partitions with heap and index calls
 -- (direct.c), not SQL: every btree of the internal tables, the owner's own
 -- (an expression and a partial index) included, holds exactly the table's
--- rows afterwards, and with the (keanon_pid, keanon_slot) index gone the
--- steps find slots by scanning the table
+-- rows afterwards.  With the (keanon_pid, keanon_slot) index, the parts'
+-- primary key and their (hi) index gone (and (hi DESC) in its place, which
+-- must not be taken for it) the same steps scan the tables instead.
 CREATE EXTENSION amcheck;
 CREATE TABLE direct (id integer PRIMARY KEY, g integer, v integer);
 INSERT INTO direct SELECT i, i % 7, (pg_catalog.hashint4(i) & 4095) FROM generate_series(1, 3000) i;
 SELECT keanon.watch('direct', 'v', '{g}', 4, 20);
 CREATE INDEX direct_expr ON direct_keanon_rows ((keanon_slot + 1));
 CREATE INDEX direct_part ON direct_keanon_rows (keanon_pid) WHERE keanon_slot = 0;
+CREATE INDEX direct_big ON direct_keanon_parts (n) WHERE n > 5;
 CREATE FUNCTION direct_churn(base integer) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	INSERT INTO direct SELECT i, i % 7, (pg_catalog.hashint4(i) & 4095)
@@ -370,6 +372,9 @@ END $$;
 SELECT direct_btrees_exact();
 SELECT keanon.check('direct');
 DROP INDEX direct_keanon_rows_keanon_pid_keanon_slot_idx;
+ALTER TABLE direct_keanon_parts DROP CONSTRAINT direct_keanon_parts_pkey;
+DROP INDEX direct_keanon_parts_hi_idx;
+CREATE INDEX direct_hi_desc ON direct_keanon_parts (hi DESC);
 SELECT direct_churn(20000);
 SELECT direct_btrees_exact();
 SELECT keanon.check('direct');

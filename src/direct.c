@@ -47,7 +47,9 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
@@ -56,6 +58,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "maintain_int.h"
 
@@ -93,14 +96,25 @@ struct KeanonRowsTable
 	AttrNumber	att_pid;
 	AttrNumber	att_slot;
 	AttrNumber	att_pub;
+	AttrNumber	att_value;		/* the true value (the keanon index's column) */
+	AttrNumber	att_arrival;
+	int16		typlen;			/* of the values */
+	bool		typbyval;
+	char		typalign;
 	bool		parts_open;
 	DirectTable parts;
 	Relation	part_index;		/* (keanon_pid), or NULL */
+	Relation	hi_index;		/* (hi) in the type's default order, or NULL */
+	RegProcedure hi_ge;			/* its >= */
 	AttrNumber	att_part_pid;
 	AttrNumber	att_n;
 	AttrNumber	att_lo;
+	AttrNumber	att_lo_last_only;
+	AttrNumber	att_hi;
+	AttrNumber	att_hi_split;
 	AttrNumber	att_vals;
 	AttrNumber	att_cnts;
+	AttrNumber	att_lo_slot;
 };
 
 /* A column's number, which the watch's loading checked exists */
@@ -111,6 +125,22 @@ column_number(Oid relid, const char *name)
 
 	if (att == InvalidAttrNumber)
 		elog(ERROR, "keanon: column %s of %s is missing", name, get_rel_name(relid));
+	return att;
+}
+
+/* The table column a single-column index is on */
+static AttrNumber
+index_column(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	AttrNumber	att;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "keanon: cache lookup failed for index %u", indexoid);
+	att = ((Form_pg_index) GETSTRUCT(tup))->indkey.values[0];
+	ReleaseSysCache(tup);
+	if (att == InvalidAttrNumber)
+		elog(ERROR, "keanon: index %u is not on a column", indexoid);
 	return att;
 }
 
@@ -154,7 +184,7 @@ direct_close(DirectTable *d)
 	table_close(d->rel, NoLock);
 }
 
-/* A plain btree of the table on exactly the key columns, or NULL */
+/* A plain ascending btree of the table on exactly the key columns, or NULL */
 static Relation
 direct_index(DirectTable *d, int nkeys, const DirectKey *keys)
 {
@@ -171,7 +201,8 @@ direct_index(DirectTable *d, int nkeys, const DirectKey *keys)
 			continue;
 		match = true;
 		for (int k = 0; k < nkeys; k++)
-			if (ix->indkey.values[k] != keys[k].att || index->rd_opfamily[k] != keys[k].opfamily)
+			if (ix->indkey.values[k] != keys[k].att || index->rd_opfamily[k] != keys[k].opfamily ||
+				index->rd_indoption[k] != 0)
 				match = false;
 		if (match)
 			return index;
@@ -254,6 +285,9 @@ rows_table(Watch *w)
 	rt->att_pid = updated[0] = column_number(w->rows_oid, "keanon_pid");
 	rt->att_slot = updated[1] = column_number(w->rows_oid, "keanon_slot");
 	rt->att_pub = updated[2] = column_number(w->rows_oid, "keanon_pub");
+	rt->att_arrival = column_number(w->rows_oid, "keanon_arrival");
+	rt->att_value = index_column(w->index_oid);
+	get_typlenbyvalalign(w->ki->vt.typid, &rt->typlen, &rt->typbyval, &rt->typalign);
 	direct_open(&rt->rows, w->rows_oid, updated, 3);
 	keys[0].att = rt->att_pid;
 	keys[0].opfamily = KEANON_INTEGER_BTREE_FAM;
@@ -279,10 +313,37 @@ parts_table(Watch *w)
 	rt->att_lo = updated[1] = column_number(w->parts_oid, "lo");
 	rt->att_vals = updated[2] = column_number(w->parts_oid, "vals");
 	rt->att_cnts = updated[3] = column_number(w->parts_oid, "cnts");
+	rt->att_lo_last_only = column_number(w->parts_oid, "lo_last_only");
+	rt->att_hi = column_number(w->parts_oid, "hi");
+	rt->att_hi_split = column_number(w->parts_oid, "hi_split");
+	rt->att_lo_slot = column_number(w->parts_oid, "lo_slot");
 	direct_open(&rt->parts, w->parts_oid, updated, 4);
 	key.att = rt->att_part_pid;
 	key.opfamily = KEANON_INTEGER_BTREE_FAM;
 	rt->part_index = direct_index(&rt->parts, 1, &key);
+
+	/*
+	 * (hi): an ascending btree in the default order of the value type,
+	 * whose >= comes from that operator family by the type's OID, never by
+	 * name
+	 */
+	{
+		Oid			typid = w->ki->vt.typid;
+		Oid			opclass = GetDefaultOpClass(typid, BTREE_AM_OID);
+		Oid			ge = InvalidOid;
+
+		key.att = rt->att_hi;
+		key.opfamily = OidIsValid(opclass) ? get_opclass_family(opclass) : InvalidOid;
+		if (OidIsValid(key.opfamily))
+			ge = get_opfamily_member(key.opfamily, typid, typid, BTGreaterEqualStrategyNumber);
+		if (OidIsValid(ge))
+		{
+			rt->hi_index = direct_index(&rt->parts, 1, &key);
+			rt->hi_ge = get_opcode(ge);
+			if (rt->hi_index != NULL && rt->hi_index->rd_opcintype[0] != typid)
+				rt->hi_index = NULL;
+		}
+	}
 	rt->parts_open = true;
 	return rt;
 }
@@ -323,12 +384,9 @@ KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub, bo
 	*tid = rt->rows.scan_slot->tts_tid;
 	if (pub != NULL)
 	{
-		int16		typlen;
-		bool		typbyval;
 		Datum		d = slot_getattr(rt->rows.scan_slot, rt->att_pub, pubnull);
 
-		get_typlenbyval(w->ki->vt.typid, &typlen, &typbyval);
-		*pub = *pubnull ? (Datum) 0 : datumCopy(d, typbyval, typlen);
+		*pub = *pubnull ? (Datum) 0 : datumCopy(d, rt->typbyval, rt->typlen);
 	}
 	ExecClearTuple(rt->rows.scan_slot);
 	return true;
@@ -475,4 +533,294 @@ KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Da
 		PointerGetDatum(construct_array(nc, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	direct_update(d, &tid);
 	CommandCounterIncrement();
+}
+
+/* Order rows by (value, arrival), as a split run is decided (qsort_arg) */
+static int
+value_arrival_cmp(const void *a, const void *b, void *arg)
+{
+	const PlacedRow *x = a;
+	const PlacedRow *y = b;
+	int			c = ke_num_cmp(*(const KeKind *) arg, x->num, y->num);
+
+	if (c != 0)
+		return c;
+	return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
+}
+
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Append the row in the rows table's scan slot to rows[] */
+static void
+add_placed_row(KeanonRowsTable *rt, const KeanonValueType *vt, PlacedRow **rows,
+			   int64 *n, int64 *cap)
+{
+	TupleTableSlot *slot = rt->rows.scan_slot;
+	PlacedRow  *r;
+	bool		isnull;
+	Datum		d;
+
+	if (*n == *cap)
+	{
+		*cap = *cap * 2 + 64;
+		*rows = *rows ? repalloc_huge(*rows, sizeof(PlacedRow) * *cap)
+			: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * *cap);
+	}
+	r = &(*rows)[(*n)++];
+	r->tid = slot->tts_tid;
+	d = slot_getattr(slot, rt->att_value, &isnull);
+	if (isnull)
+		elog(ERROR, "keanon: a placed row of %s has no value",
+			 RelationGetRelationName(rt->rows.rel));
+	r->value = datumCopy(d, rt->typbyval, rt->typlen);
+	r->num = KeanonDatumToNum(vt, r->value);
+	r->arrival = DatumGetInt64(slot_getattr(slot, rt->att_arrival, &isnull));
+	r->fresh = -1;
+	r->pid = DatumGetInt64(slot_getattr(slot, rt->att_pid, &isnull));
+	r->slot = DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull));
+	d = slot_getattr(slot, rt->att_pub, &isnull);
+	r->pub = isnull ? (Datum) 0 : datumCopy(d, rt->typbyval, rt->typlen);
+	ExecClearTuple(slot);
+}
+
+/*
+ * The rows of the partitions pids[0 .. npids) (distinct), in (value,
+ * arrival) order: one index range scan per partition, or one heap scan
+ * should the (keanon_pid, keanon_slot) index be gone.
+ */
+PlacedRow *
+KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids, int64 *nrows)
+{
+	KeanonRowsTable *rt = rows_table(w);
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	PlacedRow  *rows = NULL;
+	int64		n = 0,
+				cap = 0;
+	TupleTableSlot *slot = rt->rows.scan_slot;
+
+	if (rt->slot_index != NULL)
+	{
+		IndexScanDesc scan = index_beginscan(rt->rows.rel, rt->slot_index, SnapshotSelf, 1, 0);
+		ScanKeyData sk;
+
+		for (int i = 0; i < npids; i++)
+		{
+			ScanKeyInit(&sk, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pids[i]));
+			index_rescan(scan, &sk, 1, NULL, 0);
+			while (index_getnext_slot(scan, ForwardScanDirection, slot))
+				add_placed_row(rt, vt, &rows, &n, &cap);
+		}
+		index_endscan(scan);
+	}
+	else if (npids > 0)
+	{
+		int64	   *sorted = palloc(sizeof(int64) * npids);
+		TableScanDesc scan;
+
+		memcpy(sorted, pids, sizeof(int64) * npids);
+		qsort(sorted, npids, sizeof(int64), int64_cmp);
+		scan = table_beginscan(rt->rows.rel, SnapshotSelf, 0, NULL);
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			bool		isnull;
+			int64		p = DatumGetInt64(slot_getattr(slot, rt->att_pid, &isnull));
+
+			if (!isnull && bsearch(&p, sorted, npids, sizeof(int64), int64_cmp) != NULL)
+				add_placed_row(rt, vt, &rows, &n, &cap);
+			else
+				ExecClearTuple(slot);
+		}
+		table_endscan(scan);
+		pfree(sorted);
+	}
+	if (rows == NULL)
+		rows = palloc(sizeof(PlacedRow));
+	qsort_arg(rows, n, sizeof(PlacedRow), value_arrival_cmp, &kind);
+	*nrows = n;
+	return rows;
+}
+
+/* Append a partition, from the parts table's scan slot, to out[] */
+static void
+add_old_part(KeanonRowsTable *rt, const KeanonValueType *vt, KeanonOldPart **out,
+			 int *n, int *cap)
+{
+	TupleTableSlot *slot = rt->parts.scan_slot;
+	KeanonOldPart *o;
+	bool		isnull;
+
+	if (*n == *cap)
+	{
+		*cap = *cap * 2 + 16;
+		*out = *out ? repalloc(*out, sizeof(KeanonOldPart) * *cap)
+			: palloc(sizeof(KeanonOldPart) * *cap);
+	}
+	o = &(*out)[(*n)++];
+	memset(&o->part, 0, sizeof(KePartition));
+	o->pid = DatumGetInt64(slot_getattr(slot, rt->att_part_pid, &isnull));
+	o->part.lo = KeanonDatumToNum(vt, slot_getattr(slot, rt->att_lo, &isnull));
+	o->part.hi = KeanonDatumToNum(vt, slot_getattr(slot, rt->att_hi, &isnull));
+	o->part.lo_last_only = DatumGetBool(slot_getattr(slot, rt->att_lo_last_only, &isnull));
+	o->part.hi_split = DatumGetBool(slot_getattr(slot, rt->att_hi_split, &isnull));
+	o->part.n = DatumGetInt64(slot_getattr(slot, rt->att_n, &isnull));
+}
+
+/*
+ * The published partitions that overlap the range r.  Partitions are
+ * disjoint with distinct ends, so these are the ones ending inside it and,
+ * past its high end, the first one should it start inside.  One forward
+ * scan of the (hi) index from the low end, or a heap scan should that
+ * index be gone.  Returns their number, the partitions into *out.
+ */
+int
+KeanonPartsInRange(Watch *w, const KeanonRange *r, KeanonOldPart **out)
+{
+	KeanonRowsTable *rt = parts_table(w);
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	int			n = 0,
+				cap = 0;
+	TupleTableSlot *slot = rt->parts.scan_slot;
+	bool		isnull;
+
+	*out = NULL;
+	if (rt->hi_index != NULL)
+	{
+		ScanKeyData sk;
+		int			nkeys = 0;
+		IndexScanDesc scan;
+
+		if (!r->lo_unb)
+		{
+			ScanKeyInit(&sk, 1, BTGreaterEqualStrategyNumber, rt->hi_ge,
+						KeanonNumToDatum(vt, r->lo));
+			nkeys = 1;
+		}
+		scan = index_beginscan(rt->parts.rel, rt->hi_index, SnapshotSelf, nkeys, 0);
+		index_rescan(scan, &sk, nkeys, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, slot))
+		{
+			KeNum		hi = KeanonDatumToNum(vt, slot_getattr(slot, rt->att_hi, &isnull));
+			bool		past = !r->hi_unb && !ke_num_le(kind, hi, r->hi);
+
+			/* the first past the high end counts if it starts inside */
+			if (!past ||
+				ke_num_le(kind, KeanonDatumToNum(vt, slot_getattr(slot, rt->att_lo, &isnull)),
+						  r->hi))
+				add_old_part(rt, vt, out, &n, &cap);
+			ExecClearTuple(slot);
+			if (past)
+				break;
+		}
+		index_endscan(scan);
+	}
+	else
+	{
+		TableScanDesc scan = table_beginscan(rt->parts.rel, SnapshotSelf, 0, NULL);
+		KeanonOldPart *next = NULL;
+		int			nnext = 0,
+					capnext = 0;
+
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			KeNum		hi = KeanonDatumToNum(vt, slot_getattr(slot, rt->att_hi, &isnull));
+
+			if (!r->lo_unb && ke_num_cmp(kind, hi, r->lo) < 0)
+				;
+			else if (r->hi_unb || ke_num_le(kind, hi, r->hi))
+				add_old_part(rt, vt, out, &n, &cap);
+			else if (nnext == 0 || ke_num_cmp(kind, hi, next[0].part.hi) < 0)
+			{
+				/* the lowest end past the range so far */
+				nnext = 0;
+				add_old_part(rt, vt, &next, &nnext, &capnext);
+			}
+			ExecClearTuple(slot);
+		}
+		table_endscan(scan);
+		if (nnext > 0 && ke_num_le(kind, next[0].part.lo, r->hi))
+		{
+			if (n == cap)
+				*out = *out ? repalloc(*out, sizeof(KeanonOldPart) * ++cap)
+					: palloc(sizeof(KeanonOldPart) * ++cap);
+			(*out)[n++] = next[0];
+		}
+	}
+	return n;
+}
+
+/* Delete the partitions pids[0 .. npids) from the parts table */
+void
+KeanonPartsDelete(Watch *w, const int64 *pids, int npids)
+{
+	KeanonRowsTable *rt = parts_table(w);
+	DirectKey	key;
+
+	key.att = rt->att_part_pid;
+	key.eqproc = F_INT8EQ;
+	for (int i = 0; i < npids; i++)
+	{
+		ItemPointerData tid;
+
+		key.value = Int64GetDatum(pids[i]);
+		if (!direct_fetch(&rt->parts, rt->part_index, 1, &key))
+			continue;
+		tid = rt->parts.scan_slot->tts_tid;
+		ExecClearTuple(rt->parts.scan_slot);
+		simple_heap_delete(rt->parts.rel, &tid);
+	}
+	CommandCounterIncrement();
+}
+
+/*
+ * Insert a partition into the parts table, with its distinct values
+ * vals[0 .. nvals) and their counts; lo_slot < 0 is stored as null.  The
+ * caller increments the command counter once all are in.
+ */
+void
+KeanonPartInsert(Watch *w, int64 pid, const KePartition *p, int64 n, const Datum *vals,
+				 const Datum *cnts, int nvals, int32 lo_slot)
+{
+	KeanonRowsTable *rt = parts_table(w);
+	DirectTable *d = &rt->parts;
+	const KeanonValueType *vt = &w->ki->vt;
+	TupleDesc	desc = RelationGetDescr(d->rel);
+	HeapTuple	tup;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		d->values[i] = (Datum) 0;
+		d->nulls[i] = true;
+	}
+#define SET_ATT(att, v) (d->values[(att) - 1] = (v), d->nulls[(att) - 1] = false)
+	SET_ATT(rt->att_part_pid, Int64GetDatum(pid));
+	SET_ATT(rt->att_lo, KeanonNumToDatum(vt, p->lo));
+	SET_ATT(rt->att_lo_last_only, BoolGetDatum(p->lo_last_only));
+	SET_ATT(rt->att_hi, KeanonNumToDatum(vt, p->hi));
+	SET_ATT(rt->att_hi_split, BoolGetDatum(p->hi_split));
+	SET_ATT(rt->att_n, Int64GetDatum(n));
+	SET_ATT(rt->att_vals, PointerGetDatum(construct_array((Datum *) vals, nvals, vt->typid,
+														  rt->typlen, rt->typbyval,
+														  rt->typalign)));
+	SET_ATT(rt->att_cnts, PointerGetDatum(construct_array((Datum *) cnts, nvals, INT8OID, 8,
+														  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)));
+	if (lo_slot >= 0)
+		SET_ATT(rt->att_lo_slot, Int32GetDatum(lo_slot));
+#undef SET_ATT
+	tup = heap_form_tuple(desc, d->values, d->nulls);
+	memset(d->nulls, 0, sizeof(bool) * desc->natts);
+	simple_heap_insert(d->rel, tup);
+	ExecStoreHeapTuple(tup, d->tslot, false);
+	(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
+	ExecClearTuple(d->tslot);
+	ResetPerTupleExprContext(d->estate);
+	heap_freetuple(tup);
 }

@@ -27,6 +27,7 @@ typedef struct PlacedRow
 	Datum		value;
 	KeNum		num;
 	int64		fresh;			/* index among the fresh rows, or -1 */
+	int64		arrival;		/* keanon_arrival (table rows read directly) */
 	int64		pid;			/* its partition before, or 0 */
 	int32		slot;			/* its slot and published value before */
 	Datum		pub;
@@ -112,5 +113,17 @@ extern void KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, cons
 extern void KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d,
 							  const Datum *add_d);
 extern void KeanonRowsTableClose(Watch *w);
+/* a published partition: its id and bounds */
+typedef struct KeanonOldPart
+{
+	int64		pid;
+	KePartition part;
+} KeanonOldPart;
+extern PlacedRow *KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids,
+										 int64 *nrows);
+extern int	KeanonPartsInRange(Watch *w, const KeanonRange *r, KeanonOldPart **out);
+extern void KeanonPartsDelete(Watch *w, const int64 *pids, int npids);
+extern void KeanonPartInsert(Watch *w, int64 pid, const KePartition *p, int64 n,
+							 const Datum *vals, const Datum *cnts, int nvals, int32 lo_slot);
 
 #endif							/* KEANON_MAINTAIN_INT_H */

@@ -78,6 +78,7 @@ KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows)
 								  typbyval, typlen);
 		rows[i].num = KeanonDatumToNum(vt, rows[i].value);
 		rows[i].fresh = -1;
+		rows[i].arrival = 0;
 		rows[i].pid = 0;
 		rows[i].slot = -1;
 		rows[i].pub = (Datum) 0;
@@ -135,6 +136,7 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 		fr[r].value = f->value[r];
 		fr[r].num = f->num[r];
 		fr[r].fresh = r;
+		fr[r].arrival = f->arrival0 + r + 1;
 		fr[r].pid = 0;
 		fr[r].slot = -1;
 		fr[r].pub = (Datum) 0;
@@ -454,32 +456,16 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 	const KeanonValueType *vt = &w->ki->vt;
 	KeanonPartList np = *pl;
 	int64		pos = 0;
-	char	   *sql;
 
 	/*
-	 * Place and permute every partition, then move the rows whose place
-	 * changed, in physical order, without the executor (direct.c), and
-	 * write all partitions with one INSERT joined to arrays: a statement
-	 * per partition would dominate the cost of large batches.
+	 * Place and permute every partition and write its summary, then move
+	 * the rows whose place changed, all without the executor (direct.c).
 	 */
 	{
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-		Oid			arrtype = get_array_type(vt->typid);
 		Datum	   *tids = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *rpids = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *slots = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *pubs = palloc(sizeof(Datum) * Max(nrows, 1));
-		Datum	   *ppid = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *plo = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *plast = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *phi = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *psplit = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *pn = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *pstart = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *plen = palloc(sizeof(Datum) * Max(np.n, 1));
-		Datum	   *plslot = palloc(sizeof(Datum) * Max(np.n, 1));
 		Datum	   *fvals = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
 		Datum	   *upubs = palloc(sizeof(Datum) * Max(nrows, 1));
@@ -488,10 +474,7 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 		int64		nupd = 0;
 		int64		nfresh = 0;
 		FreshRows  *f = w->fresh;
-		Oid			it[11];
-		Datum		iv[11];
 
-		get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
 		for (int i = 0; i < np.n; i++)
 		{
 			KePartition *p = &np.parts[i];
@@ -556,16 +539,9 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 					nflat++;
 				}
 			}
-			ppid[i] = Int64GetDatum(pid);
-			plo[i] = KeanonNumToDatum(vt, p->lo);
-			plast[i] = BoolGetDatum(p->lo_last_only);
-			phi[i] = KeanonNumToDatum(vt, p->hi);
-			psplit[i] = BoolGetDatum(p->hi_split);
-			pn[i] = Int64GetDatum(n);
-			pstart[i] = Int32GetDatum((int32) first + 1);
-			plen[i] = Int32GetDatum((int32) (nflat - first));
 			/* where the one row of its lowest value sits (see split_join) */
-			plslot[i] = Int32GetDatum(p->lo_last_only ? cslots[pos] : -1);
+			KeanonPartInsert(w, pid, p, n, fvals + first, fcnts + first, (int) (nflat - first),
+							 p->lo_last_only ? cslots[pos] : -1);
 			pos += n;
 		}
 
@@ -601,40 +577,10 @@ KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldP
 
 				KeanonRowMoveBatch(w, ur[j].tid, &rpid, &rslot, &ur[j].pub);
 			}
-			CommandCounterIncrement();
 			pfree(ur);
 		}
+		CommandCounterIncrement();
 
-		it[0] = INT8ARRAYOID;
-		it[1] = arrtype;
-		it[2] = BOOLARRAYOID;
-		it[3] = arrtype;
-		it[4] = BOOLARRAYOID;
-		it[5] = INT8ARRAYOID;
-		it[6] = INT4ARRAYOID;
-		it[7] = INT4ARRAYOID;
-		it[8] = arrtype;
-		it[9] = INT8ARRAYOID;
-		it[10] = INT4ARRAYOID;
-		iv[0] = PointerGetDatum(construct_array(ppid, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		iv[1] = PointerGetDatum(construct_array(plo, np.n, vt->typid, typlen, typbyval, typalign));
-		iv[2] = PointerGetDatum(construct_array(plast, np.n, BOOLOID, 1, true, TYPALIGN_CHAR));
-		iv[3] = PointerGetDatum(construct_array(phi, np.n, vt->typid, typlen, typbyval, typalign));
-		iv[4] = PointerGetDatum(construct_array(psplit, np.n, BOOLOID, 1, true, TYPALIGN_CHAR));
-		iv[5] = PointerGetDatum(construct_array(pn, np.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		iv[6] = PointerGetDatum(construct_array(pstart, np.n, INT4OID, 4, true, TYPALIGN_INT));
-		iv[7] = PointerGetDatum(construct_array(plen, np.n, INT4OID, 4, true, TYPALIGN_INT));
-		iv[10] = PointerGetDatum(construct_array(plslot, np.n, INT4OID, 4, true, TYPALIGN_INT));
-		iv[8] = PointerGetDatum(construct_array(fvals, (int) nflat, vt->typid, typlen, typbyval, typalign));
-		iv[9] = PointerGetDatum(construct_array(fcnts, (int) nflat, INT8OID, 8, FLOAT8PASSBYVAL,
-												TYPALIGN_DOUBLE));
-		sql = psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts, "
-					   "lo_slot) "
-					   "SELECT u.p, u.lo, u.ll, u.hi, u.hs, u.n, "
-					   "$9[u.st:u.st + u.ln - 1], $10[u.st:u.st + u.ln - 1], nullif(u.ls, -1) "
-					   "FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $11) "
-					   "AS u(p, lo, ll, hi, hs, n, st, ln, ls)", w->parts);
-		KeanonSpiRun(w->relid, sql, 11, it, iv, NULL, SPI_OK_INSERT);
 	}
 }
 
@@ -654,81 +600,49 @@ typedef struct OldList
 static void
 grow_range(Watch *w, KeanonRange *r, KeanonPartList *np, OldList *old)
 {
-	const KeanonValueType *vt = &w->ki->vt;
-	KeKind		kind = vt->kind;
+	KeKind		kind = w->ki->vt.kind;
 	int			np0 = np->n;
 	int			old0 = old->n;
-	char	   *sql;
 
 	for (;;)
 	{
 		bool		grew = false;
-		Oid			rtypes[2] = {vt->typid, vt->typid};
-		Datum		rvals[2];
-		char		rnulls[2] = {' ', ' '};
+		KeanonOldPart *found;
+		int			nfound;
 
 		np->n = np0;
 		old->n = old0;
 		ke_foreach_partition_range(w->ki->engine, r->lo_unb, r->lo, r->hi_unb, r->hi,
 								   KeanonCollectPartition, np);
-		rvals[0] = r->lo_unb ? (Datum) 0 : KeanonNumToDatum(vt, r->lo);
-		rvals[1] = r->hi_unb ? (Datum) 0 : KeanonNumToDatum(vt, r->hi);
-		if (r->lo_unb)
-			rnulls[0] = 'n';
-		if (r->hi_unb)
-			rnulls[1] = 'n';
-		/*
-		 * Partitions are disjoint and their ends distinct: those overlapping
-		 * [lo, hi] end inside it, but for one that starts inside and ends
-		 * past it.  Written so that each part is an index range scan.
-		 */
+		nfound = KeanonPartsInRange(w, r, &found);
+		if (old->n + nfound > old->cap)
 		{
-			const char *after = r->hi_unb ? "" :
-				" UNION ALL SELECT * FROM (SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
-				"FROM %1$s WHERE hi > $2 ORDER BY hi LIMIT 1) n WHERE lo <= $2";
-			const char *cond = r->lo_unb && r->hi_unb ? "true" :
-				r->lo_unb ? "hi <= $2" : r->hi_unb ? "hi >= $1" : "hi >= $1 AND hi <= $2";
-
-			sql = psprintf(psprintf("SELECT keanon_pid, lo, hi, lo_last_only, hi_split, n "
-									"FROM %%1$s WHERE %s%s", cond, after), w->parts);
-		}
-		KeanonSpiRun(w->relid, sql, 2, rtypes, rvals, rnulls, SPI_OK_SELECT);
-		if (old->n + (int) SPI_processed > old->cap)
-		{
-			old->cap = (old->n + (int) SPI_processed) * 2 + 16;
+			old->cap = (old->n + nfound) * 2 + 16;
 			old->pids = old->pids ? repalloc_huge(old->pids, sizeof(Datum) * old->cap)
 				: palloc(sizeof(Datum) * old->cap);
 			old->parts = old->parts ? repalloc_huge(old->parts, sizeof(KePartition) * old->cap)
 				: palloc(sizeof(KePartition) * old->cap);
 		}
-		for (uint64 i = 0; i < SPI_processed; i++)
+		for (int i = 0; i < nfound; i++)
 		{
-			HeapTuple	t = SPI_tuptable->vals[i];
-			TupleDesc	d = SPI_tuptable->tupdesc;
-			bool		isnull;
 			KePartition *o = &old->parts[old->n];
-			KeNum		plo = KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull));
-			KeNum		phi = KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull));
 
-			memset(o, 0, sizeof(KePartition));
-			old->pids[old->n] = SPI_getbinval(t, d, 1, &isnull);
-			o->lo = plo;
-			o->hi = phi;
-			o->lo_last_only = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
-			o->hi_split = DatumGetBool(SPI_getbinval(t, d, 5, &isnull));
-			o->n = DatumGetInt64(SPI_getbinval(t, d, 6, &isnull));
+			old->pids[old->n] = Int64GetDatum(found[i].pid);
+			*o = found[i].part;
 			old->n++;
-			if (!r->lo_unb && ke_num_cmp(kind, plo, r->lo) < 0)
+			if (!r->lo_unb && ke_num_cmp(kind, o->lo, r->lo) < 0)
 			{
-				r->lo = plo;
+				r->lo = o->lo;
 				grew = true;
 			}
-			if (!r->hi_unb && ke_num_cmp(kind, phi, r->hi) > 0)
+			if (!r->hi_unb && ke_num_cmp(kind, o->hi, r->hi) > 0)
 			{
-				r->hi = phi;
+				r->hi = o->hi;
 				grew = true;
 			}
 		}
+		if (found != NULL)
+			pfree(found);
 		for (int i = np0; i < np->n; i++)
 		{
 			if (!r->lo_unb && ke_num_cmp(kind, np->parts[i].lo, r->lo) < 0)
@@ -805,11 +719,8 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 	PlacedRow  *rows;
 	int64		nrows;
 	int64		want = 0;
-	char	   *sql;
-	ArrayType  *pid_arr;
+	int64	   *pids;
 	OldParts	op;
-	Oid			types[4];
-	Datum		values[8];
 
 	Assert(nranges == 1 || w->all_placed);
 	qsort_arg(ranges, nranges, sizeof(KeanonRange), span_cmp, &kind);
@@ -918,33 +829,35 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 	}
 
 	/* the rows to place, in (value, arrival) order */
-	pid_arr = construct_array(old_pids, nold, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	types[0] = INT8ARRAYOID;
-	values[0] = PointerGetDatum(pid_arr);
+	pids = palloc(sizeof(int64) * Max(nold, 1));
+	for (int i = 0; i < nold; i++)
+		pids[i] = DatumGetInt64(old_pids[i]);
 	if (w->all_placed)
-		sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM %s "
-					   "WHERE keanon_pid = ANY ($1) ORDER BY %s, keanon_arrival",
-					   w->s, w->rows, w->s);
+		rows = KeanonRowsOfPartitions(w, pids, nold, &nrows);
 	else
+	{
+		/* and those not placed yet (only after the table held too few) */
+		char	   *sql;
+		Oid			type = INT8ARRAYOID;
+		Datum		arr = PointerGetDatum(construct_array(old_pids, nold, INT8OID, 8,
+														  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+
 		sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM "
 					   "(SELECT ctid, %s, keanon_arrival, keanon_pid, keanon_slot, keanon_pub FROM %s "
 					   "WHERE keanon_pid = ANY ($1) UNION ALL SELECT ctid, %s, keanon_arrival, "
 					   "keanon_pid, keanon_slot, keanon_pub "
 					   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
 					   w->s, w->s, w->rows, w->s, w->rows, w->s);
-	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
-	rows = with_fresh_rows(w, KeanonFetchedRows(vt, &nrows), &nrows);
+		KeanonSpiRun(w->relid, sql, 1, &type, &arr, NULL, SPI_OK_SELECT);
+		rows = KeanonFetchedRows(vt, &nrows);
+	}
+	rows = with_fresh_rows(w, rows, &nrows);
 	for (int i = 0; i < np.n; i++)
 		want += np.parts[i].n;
 	if (want != nrows)
 		elog(ERROR, "keanon: partitions of %s in the changed range hold %lld rows, the table %lld",
 			 get_rel_name(w->relid), (long long) want, (long long) nrows);
-
-	if (nold > 0)
-	{
-		sql = psprintf("DELETE FROM %s WHERE keanon_pid = ANY ($1)", w->parts);
-		KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_DELETE);
-	}
+	KeanonPartsDelete(w, pids, nold);
 
 	/* the old partitions, to carry over, with the range of their rows */
 	op.n = nold;
