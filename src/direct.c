@@ -49,7 +49,6 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
-#include "commands/defrem.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
@@ -59,6 +58,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "maintain_int.h"
 
@@ -89,8 +89,9 @@ typedef struct DirectKey
 } DirectKey;
 
 /* what a watch's write opened (Watch.rt) */
-struct KeanonRowsTable
+struct KeanonDirect
 {
+	bool		rows_open;
 	DirectTable rows;
 	Relation	slot_index;		/* (keanon_pid, keanon_slot), or NULL */
 	AttrNumber	att_pid;
@@ -115,6 +116,13 @@ struct KeanonRowsTable
 	AttrNumber	att_vals;
 	AttrNumber	att_cnts;
 	AttrNumber	att_lo_slot;
+	bool		watches_open;	/* keanon.watches, for the counters */
+	DirectTable watches;
+	Relation	watch_index;	/* (relid), or NULL */
+	AttrNumber	att_relid;
+	AttrNumber	att_generation;
+	AttrNumber	att_next_pid;
+	AttrNumber	att_next_arrival;
 };
 
 /* A column's number, which the watch's loading checked exists */
@@ -271,17 +279,25 @@ direct_update(DirectTable *d, ItemPointer tid)
 	heap_freetuple(newtup);
 }
 
-/* What the watch's write opened for direct access, opened at first use */
-static KeanonRowsTable *
+/* What the watch's write opened for direct access: each table at first use */
+static KeanonDirect *
+direct_state(Watch *w)
+{
+	if (w->rt == NULL)
+		w->rt = palloc0(sizeof(KeanonDirect));
+	return w->rt;
+}
+
+/* The state with the rows table open */
+static KeanonDirect *
 rows_table(Watch *w)
 {
-	KeanonRowsTable *rt = w->rt;
+	KeanonDirect *rt = direct_state(w);
 	AttrNumber	updated[3];
 	DirectKey	keys[2];
 
-	if (rt != NULL)
+	if (rt->rows_open)
 		return rt;
-	rt = palloc0(sizeof(KeanonRowsTable));
 	rt->att_pid = updated[0] = column_number(w->rows_oid, "keanon_pid");
 	rt->att_slot = updated[1] = column_number(w->rows_oid, "keanon_slot");
 	rt->att_pub = updated[2] = column_number(w->rows_oid, "keanon_pub");
@@ -294,15 +310,15 @@ rows_table(Watch *w)
 	keys[1].att = rt->att_slot;
 	keys[1].opfamily = KEANON_INTEGER_BTREE_FAM;
 	rt->slot_index = direct_index(&rt->rows, 2, keys);
-	w->rt = rt;
+	rt->rows_open = true;
 	return rt;
 }
 
-/* The same with the parts table open too */
-static KeanonRowsTable *
+/* The state with the parts table open too */
+static KeanonDirect *
 parts_table(Watch *w)
 {
-	KeanonRowsTable *rt = rows_table(w);
+	KeanonDirect *rt = rows_table(w);
 	AttrNumber	updated[4];
 	DirectKey	key;
 
@@ -324,16 +340,15 @@ parts_table(Watch *w)
 
 	/*
 	 * (hi): an ascending btree in the default order of the value type,
-	 * whose >= comes from that operator family by the type's OID, never by
-	 * name
+	 * whose >= comes from that operator family (the type cache's), by OIDs,
+	 * never by name
 	 */
 	{
 		Oid			typid = w->ki->vt.typid;
-		Oid			opclass = GetDefaultOpClass(typid, BTREE_AM_OID);
 		Oid			ge = InvalidOid;
 
 		key.att = rt->att_hi;
-		key.opfamily = OidIsValid(opclass) ? get_opclass_family(opclass) : InvalidOid;
+		key.opfamily = lookup_type_cache(typid, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
 		if (OidIsValid(key.opfamily))
 			ge = get_opfamily_member(key.opfamily, typid, typid, BTGreaterEqualStrategyNumber);
 		if (OidIsValid(ge))
@@ -350,16 +365,94 @@ parts_table(Watch *w)
 
 /* Close what the watch's write opened for direct access */
 void
-KeanonRowsTableClose(Watch *w)
+KeanonDirectClose(Watch *w)
 {
-	KeanonRowsTable *rt = w->rt;
+	KeanonDirect *rt = w->rt;
 
 	if (rt == NULL)
 		return;
+	if (rt->watches_open)
+		direct_close(&rt->watches);
 	if (rt->parts_open)
 		direct_close(&rt->parts);
-	direct_close(&rt->rows);
+	if (rt->rows_open)
+		direct_close(&rt->rows);
+	pfree(rt);
 	w->rt = NULL;
+}
+
+/* The state with keanon.watches open, its row of the watch into scan_slot */
+static KeanonDirect *
+watch_row(Watch *w)
+{
+	KeanonDirect *rt = direct_state(w);
+	DirectKey	key;
+
+	if (!rt->watches_open)
+	{
+		Oid			relid = get_relname_relid("watches", get_namespace_oid("keanon", false));
+		AttrNumber	updated[3];
+
+		if (!OidIsValid(relid))
+			elog(ERROR, "keanon: keanon.watches is missing");
+		rt->att_relid = column_number(relid, "relid");
+		rt->att_generation = updated[0] = column_number(relid, "generation");
+		rt->att_next_pid = updated[1] = column_number(relid, "next_pid");
+		rt->att_next_arrival = updated[2] = column_number(relid, "next_arrival");
+		direct_open(&rt->watches, relid, updated, 3);
+		key.att = rt->att_relid;
+		key.opfamily = KEANON_OID_BTREE_FAM;
+		rt->watch_index = direct_index(&rt->watches, 1, &key);
+		rt->watches_open = true;
+	}
+	key.att = rt->att_relid;
+	key.eqproc = F_OIDEQ;
+	key.value = ObjectIdGetDatum(w->relid);
+	if (!direct_fetch(&rt->watches, rt->watch_index, 1, &key))
+		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
+	return rt;
+}
+
+/*
+ * Read the watch's counters (next_pid, next_arrival) as the last writer
+ * left them: under the keanon lock that writer has committed.
+ */
+void
+KeanonWatchCountersRead(Watch *w)
+{
+	KeanonDirect *rt = watch_row(w);
+	TupleTableSlot *slot = rt->watches.scan_slot;
+	bool		isnull;
+
+	w->next_pid = DatumGetInt64(slot_getattr(slot, rt->att_next_pid, &isnull));
+	w->next_arrival = DatumGetInt64(slot_getattr(slot, rt->att_next_arrival, &isnull));
+	ExecClearTuple(slot);
+}
+
+/*
+ * Record the counters of the watch, and bump its generation: a REPEATABLE
+ * READ or SERIALIZABLE writer whose snapshot predates this transaction's
+ * commit will see the change (KeanonCheckSnapshot).
+ */
+void
+KeanonSaveWatch(Watch *w)
+{
+	KeanonDirect *rt = watch_row(w);
+	DirectTable *d = &rt->watches;
+	ItemPointerData tid = d->scan_slot->tts_tid;
+	bool		isnull;
+	int64		generation = DatumGetInt64(slot_getattr(d->scan_slot, rt->att_generation,
+														 &isnull));
+
+	ExecClearTuple(d->scan_slot);
+	d->replace[rt->att_generation - 1] = true;
+	d->values[rt->att_generation - 1] = Int64GetDatum(generation + 1);
+	d->replace[rt->att_next_pid - 1] = true;
+	d->values[rt->att_next_pid - 1] = Int64GetDatum(w->next_pid);
+	d->replace[rt->att_next_arrival - 1] = true;
+	d->values[rt->att_next_arrival - 1] = Int64GetDatum(w->next_arrival);
+	direct_update(d, &tid);
+	CommandCounterIncrement();
 }
 
 /*
@@ -370,7 +463,7 @@ KeanonRowsTableClose(Watch *w)
 bool
 KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub, bool *pubnull)
 {
-	KeanonRowsTable *rt = rows_table(w);
+	KeanonDirect *rt = rows_table(w);
 	DirectKey	keys[2];
 
 	keys[0].att = rt->att_pid;
@@ -413,7 +506,7 @@ void
 KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slot,
 				   const Datum *pub)
 {
-	KeanonRowsTable *rt = rows_table(w);
+	KeanonDirect *rt = rows_table(w);
 	DirectTable *d = &rt->rows;
 
 	if (pid != NULL)
@@ -443,7 +536,7 @@ KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slo
 void
 KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Datum *add_d)
 {
-	KeanonRowsTable *rt = parts_table(w);
+	KeanonDirect *rt = parts_table(w);
 	DirectTable *d = &rt->parts;
 	const KeanonValueType *vt = &w->ki->vt;
 	DirectKey	key;
@@ -559,7 +652,7 @@ int64_cmp(const void *a, const void *b)
 
 /* Append the row in the rows table's scan slot to rows[] */
 static void
-add_placed_row(KeanonRowsTable *rt, const KeanonValueType *vt, PlacedRow **rows,
+add_placed_row(KeanonDirect *rt, const KeanonValueType *vt, PlacedRow **rows,
 			   int64 *n, int64 *cap)
 {
 	TupleTableSlot *slot = rt->rows.scan_slot;
@@ -598,7 +691,7 @@ add_placed_row(KeanonRowsTable *rt, const KeanonValueType *vt, PlacedRow **rows,
 PlacedRow *
 KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids, int64 *nrows)
 {
-	KeanonRowsTable *rt = rows_table(w);
+	KeanonDirect *rt = rows_table(w);
 	const KeanonValueType *vt = &w->ki->vt;
 	KeKind		kind = vt->kind;
 	PlacedRow  *rows = NULL;
@@ -650,7 +743,7 @@ KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids, int64 *nrows)
 
 /* Append a partition, from the parts table's scan slot, to out[] */
 static void
-add_old_part(KeanonRowsTable *rt, const KeanonValueType *vt, KeanonOldPart **out,
+add_old_part(KeanonDirect *rt, const KeanonValueType *vt, KeanonOldPart **out,
 			 int *n, int *cap)
 {
 	TupleTableSlot *slot = rt->parts.scan_slot;
@@ -683,7 +776,7 @@ add_old_part(KeanonRowsTable *rt, const KeanonValueType *vt, KeanonOldPart **out
 int
 KeanonPartsInRange(Watch *w, const KeanonRange *r, KeanonOldPart **out)
 {
-	KeanonRowsTable *rt = parts_table(w);
+	KeanonDirect *rt = parts_table(w);
 	const KeanonValueType *vt = &w->ki->vt;
 	KeKind		kind = vt->kind;
 	int			n = 0,
@@ -761,7 +854,7 @@ KeanonPartsInRange(Watch *w, const KeanonRange *r, KeanonOldPart **out)
 void
 KeanonPartsDelete(Watch *w, const int64 *pids, int npids)
 {
-	KeanonRowsTable *rt = parts_table(w);
+	KeanonDirect *rt = parts_table(w);
 	DirectKey	key;
 
 	key.att = rt->att_part_pid;
@@ -789,7 +882,7 @@ void
 KeanonPartInsert(Watch *w, int64 pid, const KePartition *p, int64 n, const Datum *vals,
 				 const Datum *cnts, int nvals, int32 lo_slot)
 {
-	KeanonRowsTable *rt = parts_table(w);
+	KeanonDirect *rt = parts_table(w);
 	DirectTable *d = &rt->parts;
 	const KeanonValueType *vt = &w->ki->vt;
 	TupleDesc	desc = RelationGetDescr(d->rel);

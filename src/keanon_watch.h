@@ -69,7 +69,7 @@ typedef struct Watch
 	int64		next_arrival;
 	KeanonIndex *ki;			/* open for writing during maintenance */
 	struct FreshRows *fresh;	/* a statement's rows not yet written */
-	struct KeanonRowsTable *rt; /* the rows table opened for direct writes */
+	struct KeanonDirect *rt;	/* internal tables open for direct access */
 	struct GoneRow *gone;		/* the one row a statement deleted */
 	bool		all_placed;		/* no table row waits unplaced */
 	struct KeanonRange *ranges; /* where a batch applied change by change */

@@ -73,31 +73,6 @@ KeanonNumToDatum(const KeanonValueType *vt, KeNum x)
 }
 
 /*
- * Record the counters of the watch, and bump its generation: a REPEATABLE
- * READ or SERIALIZABLE writer whose snapshot predates this transaction's
- * commit will see the change (KeanonCheckSnapshot).
- */
-void
-KeanonSaveWatch(Watch *w)
-{
-	Oid			types[3] = {OIDOID, INT8OID, INT8OID};
-	Datum		values[3];
-	KeanonOwnerScope cat;
-
-	values[0] = ObjectIdGetDatum(w->relid);
-	values[1] = Int64GetDatum(w->next_pid);
-	values[2] = Int64GetDatum(w->next_arrival);
-	/* keanon's catalog is written by keanon's role alone */
-	KeanonCatalogBegin(&cat);
-	KeanonSpiRun(w->relid, "UPDATE keanon.watches SET generation = generation + 1, next_pid = $2, "
-			"next_arrival = $3 WHERE relid = $1::oid::regclass",
-			3, types, values, NULL, SPI_OK_UPDATE);
-	KeanonOwnerEnd(&cat);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
-}
-
-/*
  * Under a transaction snapshot (REPEATABLE READ, SERIALIZABLE), refuse to go
  * on when another writer committed after the snapshot: this transaction
  * cannot see its rows, while the index already holds its values.  Call with
@@ -158,10 +133,6 @@ KeanonLockWatch(Oid relid)
 void
 KeanonBeginWrite(Watch *w, bool open_index)
 {
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
-	bool		isnull;
-
 	w->ki = open_index ? KeanonIndexOpen(w->index_oid, true) : NULL;
 	KeanonCheckSnapshot(w);
 	/*
@@ -169,19 +140,14 @@ KeanonBeginWrite(Watch *w, bool open_index)
 	 * sees its counters, and a transaction snapshot does too once
 	 * KeanonCheckSnapshot passed.
 	 */
-	KeanonSpiRun(w->relid, "SELECT next_pid, next_arrival FROM keanon.watches WHERE relid = $1::oid::regclass",
-			1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "keanon: the watch of %s vanished", get_rel_name(w->relid));
-	w->next_pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	w->next_arrival = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	KeanonWatchCountersRead(w);
 }
 
 /* End a write begun by KeanonBeginWrite: close what it opened */
 void
 KeanonEndWrite(Watch *w)
 {
-	KeanonRowsTableClose(w);
+	KeanonDirectClose(w);
 	if (w->ki != NULL)
 		KeanonIndexClose(w->ki);
 	w->ki = NULL;
@@ -676,6 +642,7 @@ KeanonMaintain(TriggerData *trigdata)
 									   w.pending ? ", " : "", w.pending ? w.pending : ""),
 					 0, NULL, NULL, NULL, SPI_OK_UTILITY);
 		KeanonSaveWatch(&w);
+		KeanonEndWrite(&w);
 		return;
 	}
 

@@ -84,7 +84,6 @@ extern void KeanonBeginWrite(Watch *w, bool open_index);
 extern void KeanonEndWrite(Watch *w);
 extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const char *name,
 							   Tuplestorestate **store);
-extern void KeanonSaveWatch(Watch *w);
 
 /* permute.c */
 extern uint64 KeanonRandomBelow(uint64 n);
@@ -103,7 +102,7 @@ extern void KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64
 							OldParts *op);
 
 /* direct.c */
-typedef struct KeanonRowsTable KeanonRowsTable;
+typedef struct KeanonDirect KeanonDirect;
 extern bool KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub,
 							bool *pubnull);
 extern void KeanonRowMove(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slot,
@@ -112,7 +111,9 @@ extern void KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, cons
 							   const Datum *pub);
 extern void KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d,
 							  const Datum *add_d);
-extern void KeanonRowsTableClose(Watch *w);
+extern void KeanonDirectClose(Watch *w);
+extern void KeanonWatchCountersRead(Watch *w);
+extern void KeanonSaveWatch(Watch *w);
 /* a published partition: its id and bounds */
 typedef struct KeanonOldPart
 {
