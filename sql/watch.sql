@@ -381,4 +381,32 @@ SELECT keanon.check('direct');
 DROP TABLE direct;
 DROP FUNCTION direct_churn(integer);
 DROP FUNCTION direct_btrees_exact();
+
+-- A single-row INSERT is read from the transition table and written to the
+-- rows table directly: a quasi-identifier stored out of line in the table
+-- arrives whole, a row without a value is not watched, and a row of a
+-- table with no valid partitioning yet waits unplaced
+CREATE TABLE single (id integer PRIMARY KEY, note text, v integer);
+ALTER TABLE single ALTER note SET STORAGE EXTERNAL;
+SELECT keanon.watch('single', 'v', '{note}', 3, 10);
+INSERT INTO single VALUES (1, 'a', 5);
+INSERT INTO single VALUES (2, 'b', NULL);
+INSERT INTO single VALUES (3, 'c', 50);
+SELECT count(*) AS rows, count(keanon_pid) AS placed FROM single_keanon_rows;
+INSERT INTO single VALUES (4, (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 400) i), 20);
+SELECT pg_relation_size(reltoastrelid) > 0 AS out_of_line FROM pg_class WHERE oid = 'single'::regclass;
+INSERT INTO single SELECT i, 'n' || i, i * 7 FROM generate_series(5, 12) i;
+INSERT INTO single VALUES (13, 'last', 3);
+SELECT (SELECT array_agg(note || ':' || v ORDER BY note, v) FROM single WHERE v IS NOT NULL) =
+	   (SELECT array_agg(r.note || ':' || r.v ORDER BY r.note, r.v) FROM single_keanon_rows r)
+	   AS rows_hold_table,
+	   (SELECT array_agg(note ORDER BY note) FROM single WHERE v IS NOT NULL) =
+	   (SELECT array_agg(note ORDER BY note) FROM single_anon) AS view_shows_all,
+	   (SELECT array_agg(v ORDER BY v) FROM single WHERE v IS NOT NULL) =
+	   (SELECT array_agg(v ORDER BY v) FROM single_anon) AS same_values;
+SELECT count(bt_index_check(x.indexrelid, true)) AS btrees_checked
+FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
+WHERE x.indrelid = 'single_keanon_rows'::regclass AND a.amname = 'btree';
+SELECT keanon.check('single');
+DROP TABLE single;
 DROP EXTENSION amcheck;

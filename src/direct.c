@@ -98,6 +98,8 @@ struct KeanonDirect
 	AttrNumber	att_slot;
 	AttrNumber	att_pub;
 	AttrNumber	att_value;		/* the true value (the keanon index's column) */
+	AttrNumber *src_att;		/* per column, the watched table's, or 0 */
+	AttrNumber	src_value;		/* the watched table's sensitive column */
 	AttrNumber	att_arrival;
 	int16		typlen;			/* of the values */
 	bool		typbyval;
@@ -310,6 +312,26 @@ rows_table(Watch *w)
 	keys[1].att = rt->att_slot;
 	keys[1].opfamily = KEANON_INTEGER_BTREE_FAM;
 	rt->slot_index = direct_index(&rt->rows, 2, keys);
+
+	/* the watched table's columns copied into the rows table, by name */
+	{
+		TupleDesc	desc = RelationGetDescr(rt->rows.rel);
+
+		rt->src_att = palloc0(sizeof(AttrNumber) * desc->natts);
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute a = TupleDescAttr(desc, i);
+
+			if (a->attisdropped || strncmp(NameStr(a->attname), "keanon_", 7) == 0)
+				continue;
+			/* (a column only the rows table has stays null) */
+			rt->src_att[i] = get_attnum(w->relid, NameStr(a->attname));
+			if (i + 1 == rt->att_value)
+				rt->src_value = rt->src_att[i];
+		}
+		if (rt->src_value == InvalidAttrNumber)
+			elog(ERROR, "keanon: the sensitive column of %s is missing", get_rel_name(w->relid));
+	}
 	rt->rows_open = true;
 	return rt;
 }
@@ -483,6 +505,57 @@ KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub, bo
 	}
 	ExecClearTuple(rt->rows.scan_slot);
 	return true;
+}
+
+/* The watched table's column that holds the sensitive value */
+AttrNumber
+KeanonSourceValueAtt(Watch *w)
+{
+	return rows_table(w)->src_value;
+}
+
+/*
+ * Insert into the rows table the watched table's row in src (a slot of the
+ * table's descriptor), arriving as arrival, and, if pid is not NULL,
+ * placed at slot showing pub.  Ends with a command counter increment.
+ */
+void
+KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
+				const Datum *slot, const Datum *pub)
+{
+	KeanonDirect *rt = rows_table(w);
+	DirectTable *d = &rt->rows;
+	TupleDesc	desc = RelationGetDescr(d->rel);
+	HeapTuple	tup;
+
+	slot_getallattrs(src);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		AttrNumber	a = rt->src_att[i];
+
+		d->values[i] = a > 0 ? src->tts_values[a - 1] : (Datum) 0;
+		d->nulls[i] = a > 0 ? src->tts_isnull[a - 1] : true;
+	}
+	d->values[rt->att_arrival - 1] = Int64GetDatum(arrival);
+	d->nulls[rt->att_arrival - 1] = false;
+	if (pid != NULL)
+	{
+		d->values[rt->att_pid - 1] = *pid;
+		d->nulls[rt->att_pid - 1] = false;
+		d->values[rt->att_slot - 1] = *slot;
+		d->nulls[rt->att_slot - 1] = false;
+		d->values[rt->att_pub - 1] = *pub;
+		d->nulls[rt->att_pub - 1] = false;
+	}
+	tup = heap_form_tuple(desc, d->values, d->nulls);
+	memset(d->nulls, 0, sizeof(bool) * desc->natts);
+	simple_heap_insert(d->rel, tup);
+	ExecStoreHeapTuple(tup, d->tslot, false);
+	(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
+	ExecClearTuple(d->tslot);
+	ResetPerTupleExprContext(d->estate);
+	heap_freetuple(tup);
+	CommandCounterIncrement();
 }
 
 /*

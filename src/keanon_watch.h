@@ -122,7 +122,9 @@ extern int64 KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid));
 /* maintain.c */
 extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
-								const char *oldrel, const char *newrel);
+								const char *oldrel, const char *newrel,
+								struct Tuplestorestate *newstore,
+								struct TupleDescData *newdesc);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);

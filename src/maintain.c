@@ -31,6 +31,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
@@ -437,6 +438,58 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 }
 
 /*
+ * The same for the one new row of an INSERT's transition table store (of
+ * the table's descriptor desc), read with a read pointer of its own as a
+ * scan of it by name would; its row is kept for fresh_write.
+ */
+static KeChange *
+fresh_collect_one(Watch *w, FreshRows *f, Tuplestorestate *store, TupleDesc desc,
+				  KeChange *changes, int *nchanges)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	int			ptr = tuplestore_alloc_read_pointer(store, EXEC_FLAG_REWIND);
+	bool		isnull;
+	Datum		d;
+	int16		typlen;
+	bool		typbyval;
+	int64		at = *nchanges;
+
+	tuplestore_select_read_pointer(store, ptr);
+	tuplestore_rescan(store);
+	if (!tuplestore_gettupleslot(store, true, true, slot))
+		elog(ERROR, "keanon: the new row of %s is missing", get_rel_name(w->relid));
+	tuplestore_select_read_pointer(store, 0);
+	d = slot_getattr(slot, KeanonSourceValueAtt(w), &isnull);
+	memset(f, 0, sizeof(FreshRows));
+	f->arrival0 = w->next_arrival;
+	w->fresh = f;
+	if (isnull)
+	{
+		/* a row without a value is not watched (as src's filter says) */
+		ExecDropSingleTupleTableSlot(slot);
+		return changes;
+	}
+	get_typlenbyval(vt->typid, &typlen, &typbyval);
+	f->n = 1;
+	f->one = slot;
+	f->value = palloc(sizeof(Datum));
+	f->num = palloc(sizeof(KeNum));
+	f->pid = palloc(sizeof(Datum));
+	f->slot = palloc(sizeof(Datum));
+	f->pub = palloc(sizeof(Datum));
+	f->value[0] = datumCopy(d, typbyval, typlen);
+	f->num[0] = KeanonDatumToNum(vt, f->value[0]);
+	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + 2))
+		: palloc(sizeof(KeChange) * 2);
+	changes[at].value = f->num[0];
+	changes[at].delta = 1;
+	w->next_arrival += 1;
+	*nchanges = (int) (at + 1);
+	return changes;
+}
+
+/*
  * A uniformly random order of n rows: an int8[] whose element i (from 1)
  * is row i's rank.  The rows a statement adds unplaced are written in this
  * order, so that where a row lands in the rows table, hence where the view
@@ -518,6 +571,15 @@ fresh_write(Watch *w, const char *src)
 
 	if (f == NULL || f->n == 0)
 		return;
+	if (f->one != NULL)
+	{
+		/* one row read directly, written directly, placed or not */
+		KeanonRowInsert(w, f->one, f->arrival0 + 1, f->placed ? &f->pid[0] : NULL,
+						f->placed ? &f->slot[0] : NULL, f->placed ? &f->pub[0] : NULL);
+		ExecDropSingleTupleTableSlot(f->one);
+		w->fresh = NULL;
+		return;
+	}
 	values[0] = Int64GetDatum(f->arrival0);
 	values[4] = f->n == 1 && f->placed ? (Datum) 0 :
 		f->placed ? placed_ordinals(f) : shuffled_ordinals(f->n);
@@ -650,7 +712,8 @@ KeanonMaintain(TriggerData *trigdata)
 		elog(ERROR, "keanon: could not register transition tables");
 	KeanonMaintainDelta(RelationGetRelid(trigdata->tg_relation),
 						TRIGGER_FIRED_BY_INSERT(ev), TRIGGER_FIRED_BY_UPDATE(ev),
-						TRIGGER_FIRED_BY_DELETE(ev), "keanon_old", "keanon_new");
+						TRIGGER_FIRED_BY_DELETE(ev), "keanon_old", "keanon_new",
+						trigdata->tg_newtable, RelationGetDescr(trigdata->tg_relation));
 }
 
 /*
@@ -662,7 +725,8 @@ KeanonMaintain(TriggerData *trigdata)
  */
 void
 KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
-					const char *oldrel, const char *newrel)
+					const char *oldrel, const char *newrel, Tuplestorestate *newstore,
+					TupleDesc newdesc)
 {
 	Watch		w;
 	char	   *sql;
@@ -726,7 +790,12 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		else
 			gone.valid = false;
 	}
-	if (by_insert)
+	if (by_insert && newstore != NULL && tuplestore_tuple_count(newstore) == 1)
+	{
+		/* the common single row, read from the transition table directly */
+		changes = fresh_collect_one(&w, &fresh, newstore, newdesc, changes, &nchanges);
+	}
+	else if (by_insert)
 	{
 		/* scanned alone, the new rows come in the same order every time */
 		src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
@@ -797,7 +866,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 							  del_pid, del_slot, del_pub, del_had_pid);
 		}
 	}
-	if (src != NULL)
+	if (src != NULL || fresh.one != NULL)
 		fresh_write(&w, src);
 	if (fresh_name != NULL)
 	{

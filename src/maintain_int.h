@@ -61,6 +61,8 @@ typedef struct FreshRows
 	Datum	   *pid;
 	Datum	   *slot;
 	Datum	   *pub;
+	TupleTableSlot *one;		/* a single row read from the trigger's
+								 * transition table, written directly */
 } FreshRows;
 
 /*
@@ -112,6 +114,9 @@ extern void KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, cons
 extern void KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d,
 							  const Datum *add_d);
 extern void KeanonDirectClose(Watch *w);
+extern AttrNumber KeanonSourceValueAtt(Watch *w);
+extern void KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
+							const Datum *slot, const Datum *pub);
 extern void KeanonWatchCountersRead(Watch *w);
 extern void KeanonSaveWatch(Watch *w);
 /* a published partition: its id and bounds */
