@@ -1,27 +1,36 @@
 /*
  * direct.c
  *		The internal tables read and written without the executor: a row's
- *		place in the rows table, a partition's summary, a watch's counters.
+ *		place in the rows table, a reassignment's partitions and rows, a
+ *		partition's summary, a new row, a watch's counters.
  *
- * The O(1) permutation steps and the writing of a reassignment's placements
- * touch a handful of rows each, found by (partition, slot), by partition or
- * by tuple id.  Run as SQL statements, each costs an executor start-up, a
- * plan's expression set-up and a statement snapshot, several times the heap
- * and index work itself.  This module does that work directly:
+ * The O(1) permutation steps, a reassignment and a single-row INSERT touch
+ * a handful of rows each, found by (partition, slot), by partition, by a
+ * partition's high end, by tuple id or by a watch's table.  Run as SQL
+ * statements, each costs an executor start-up, a plan's expression set-up
+ * and a statement snapshot, several times the heap and index work itself.
+ * This module does that work directly:
  *
- *	lookup	an index scan of a btree on exactly the key columns, of the
- *			integer (or oid) operator family, with those operators' own
- *			support functions (a heap scan with the same keys should no such
- *			index exist), under SnapshotSelf;
+ *	lookup	an index scan of an ascending btree on exactly the key columns,
+ *			of the integer (or oid) operator family, with those operators'
+ *			own support functions (a heap scan with the same keys should no
+ *			such index exist), under SnapshotSelf; a range of partitions by
+ *			their (hi) btree in the value type's default order, its >=
+ *			taken from that family by OID;
  *	update	heap_modify_tuple and simple_heap_update of the named columns at
  *			a tuple id, and, for a non-HOT update, insertion into every index
  *			of the table (the executor's own ExecInsertIndexTuples, so unique
  *			checks, partial and expression indexes an owner added behave as
  *			under SQL; the updated columns are declared, so that the
- *			"unchanged" hint goes only to the other indexes).
+ *			"unchanged" hint goes only to the other indexes);
+ *	insert	heap_form_tuple and simple_heap_insert, then the same index
+ *			insertion (toasting as any heap insert does);
+ *	delete	simple_heap_delete of a partition found by its id.
  *
  * Why SnapshotSelf: every writer of a watch holds its keanon lock, so no
- * other transaction has an uncommitted change in its internal tables, and
+ * other transaction has an uncommitted change in its internal tables or in
+ * its row of keanon.watches (a column rename, the one other writer of that
+ * row, holds the watched table's exclusive lock until it commits), and
  * under a transaction snapshot KeanonCheckSnapshot has refused any writer
  * that committed after it.  What SnapshotSelf adds is this transaction's
  * own changes, including those of the current command, which a step needs
@@ -32,7 +41,8 @@
  * statement's.
  *
  * Nothing here runs user code or looks up an operator by name, and every
- * value written is formed here.  Triggers and rules on the internal
+ * value written is formed here or copied from the watched table's new row
+ * into the column of the same name.  Triggers and rules on the internal
  * tables, which only their owner could add, do not fire for these writes.
  */
 #include "postgres.h"
