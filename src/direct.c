@@ -291,6 +291,25 @@ direct_update(DirectTable *d, ItemPointer tid)
 	heap_freetuple(newtup);
 }
 
+/*
+ * Insert a row of d->values and d->nulls (the nulls are cleared), with its
+ * entry in every index of the table
+ */
+static void
+direct_insert(DirectTable *d)
+{
+	TupleDesc	desc = RelationGetDescr(d->rel);
+	HeapTuple	tup = heap_form_tuple(desc, d->values, d->nulls);
+
+	memset(d->nulls, 0, sizeof(bool) * desc->natts);
+	simple_heap_insert(d->rel, tup);
+	ExecStoreHeapTuple(tup, d->tslot, false);
+	(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
+	ExecClearTuple(d->tslot);
+	ResetPerTupleExprContext(d->estate);
+	heap_freetuple(tup);
+}
+
 /* What the watch's write opened for direct access: each table at first use */
 static KeanonDirect *
 direct_state(Watch *w)
@@ -536,7 +555,6 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 	KeanonDirect *rt = rows_table(w);
 	DirectTable *d = &rt->rows;
 	TupleDesc	desc = RelationGetDescr(d->rel);
-	HeapTuple	tup;
 
 	slot_getallattrs(src);
 	for (int i = 0; i < desc->natts; i++)
@@ -557,14 +575,7 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 		d->values[rt->att_pub - 1] = *pub;
 		d->nulls[rt->att_pub - 1] = false;
 	}
-	tup = heap_form_tuple(desc, d->values, d->nulls);
-	memset(d->nulls, 0, sizeof(bool) * desc->natts);
-	simple_heap_insert(d->rel, tup);
-	ExecStoreHeapTuple(tup, d->tslot, false);
-	(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
-	ExecClearTuple(d->tslot);
-	ResetPerTupleExprContext(d->estate);
-	heap_freetuple(tup);
+	direct_insert(d);
 	CommandCounterIncrement();
 }
 
@@ -712,8 +723,8 @@ KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Da
 }
 
 /* Order rows by (value, arrival), as a split run is decided (qsort_arg) */
-static int
-value_arrival_cmp(const void *a, const void *b, void *arg)
+int
+KeanonValueArrivalCmp(const void *a, const void *b, void *arg)
 {
 	const PlacedRow *x = a;
 	const PlacedRow *y = b;
@@ -819,7 +830,7 @@ KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids, int64 *nrows)
 	}
 	if (rows == NULL)
 		rows = palloc(sizeof(PlacedRow));
-	qsort_arg(rows, n, sizeof(PlacedRow), value_arrival_cmp, &kind);
+	qsort_arg(rows, n, sizeof(PlacedRow), KeanonValueArrivalCmp, &kind);
 	*nrows = n;
 	return rows;
 }
@@ -969,7 +980,6 @@ KeanonPartInsert(Watch *w, int64 pid, const KePartition *p, int64 n, const Datum
 	DirectTable *d = &rt->parts;
 	const KeanonValueType *vt = &w->ki->vt;
 	TupleDesc	desc = RelationGetDescr(d->rel);
-	HeapTuple	tup;
 
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -991,12 +1001,5 @@ KeanonPartInsert(Watch *w, int64 pid, const KePartition *p, int64 n, const Datum
 	if (lo_slot >= 0)
 		SET_ATT(rt->att_lo_slot, Int32GetDatum(lo_slot));
 #undef SET_ATT
-	tup = heap_form_tuple(desc, d->values, d->nulls);
-	memset(d->nulls, 0, sizeof(bool) * desc->natts);
-	simple_heap_insert(d->rel, tup);
-	ExecStoreHeapTuple(tup, d->tslot, false);
-	(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
-	ExecClearTuple(d->tslot);
-	ResetPerTupleExprContext(d->estate);
-	heap_freetuple(tup);
+	direct_insert(d);
 }

@@ -125,6 +125,7 @@ typedef struct KeanonOldPart
 	int64		pid;
 	KePartition part;
 } KeanonOldPart;
+extern int	KeanonValueArrivalCmp(const void *a, const void *b, void *arg);
 extern PlacedRow *KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids,
 										 int64 *nrows);
 extern int	KeanonPartsInRange(Watch *w, const KeanonRange *r, KeanonOldPart **out);

@@ -99,19 +99,6 @@ KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows)
 	return rows;
 }
 
-/* Order rows by (value, arrival); fresh rows arrive in index order */
-static int
-fresh_cmp(const void *a, const void *b, void *arg)
-{
-	const PlacedRow *x = a;
-	const PlacedRow *y = b;
-	int			c = ke_num_cmp(*(const KeKind *) arg, x->num, y->num);
-
-	if (c != 0)
-		return c;
-	return x->fresh < y->fresh ? -1 : x->fresh > y->fresh;
-}
-
 /*
  * The table rows (sorted by value, arrival) merged with the fresh rows, all
  * of which arrived after every table row.
@@ -141,7 +128,7 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 		fr[r].slot = -1;
 		fr[r].pub = (Datum) 0;
 	}
-	qsort_arg(fr, f->n, sizeof(PlacedRow), fresh_cmp, &kind);
+	qsort_arg(fr, f->n, sizeof(PlacedRow), KeanonValueArrivalCmp, &kind);
 	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + f->n));
 	while (i < *nrows || j < f->n)
 	{
