@@ -231,6 +231,24 @@ SELECT keanon.check('splitrun');
 UPDATE splitrun SET v = 3 WHERE id = 11;
 SELECT keanon.check('splitrun');
 SELECT lo, hi, lo_last_only, hi_split, n FROM splitrun_keanon_parts ORDER BY hi;
+-- the later partition records the slot of its row of the run's value when
+-- placed; stale (or lost), the partition is searched for that row instead,
+-- and with the parts table's (hi) index gone, the partitions on either
+-- side of the run are found by scanning it
+UPDATE splitrun_keanon_parts SET lo_slot = (lo_slot + 1) % n WHERE lo_last_only;
+DROP INDEX splitrun_keanon_parts_hi_idx;
+TRUNCATE splitrun_before;
+INSERT INTO splitrun_before SELECT id, keanon_pid, keanon_slot, keanon_pub FROM splitrun_keanon_rows;
+INSERT INTO splitrun (g, v) VALUES (1, 5);
+SELECT splitrun_rows_changed() <= 3 AS few_rows_changed;
+SELECT keanon.check('splitrun');
+UPDATE splitrun_keanon_parts SET lo_slot = NULL WHERE lo_last_only;
+TRUNCATE splitrun_before;
+INSERT INTO splitrun_before SELECT id, keanon_pid, keanon_slot, keanon_pub FROM splitrun_keanon_rows;
+INSERT INTO splitrun (g, v) VALUES (2, 5);
+SELECT splitrun_rows_changed() <= 3 AS few_rows_changed;
+SELECT lo, hi, lo_last_only, hi_split, n FROM splitrun_keanon_parts ORDER BY hi;
+SELECT keanon.check('splitrun');
 SELECT keanon.unwatch('splitrun');
 DROP FUNCTION splitrun_rows_changed();
 DROP TABLE splitrun, splitrun_before;
@@ -381,6 +399,39 @@ SELECT keanon.check('direct');
 DROP TABLE direct;
 DROP FUNCTION direct_churn(integer);
 DROP FUNCTION direct_btrees_exact();
+
+-- A row leaving a large partition in which its value is rare: sampling
+-- slots seldom finds a row showing that value, so the rows showing it are
+-- listed, by the (keanon_pid, keanon_pub) index or, that index gone, from
+-- the partition's rows.  Each departure in place touches at most two other
+-- rows (one takes over the published value, the last slot fills the gap).
+CREATE TABLE rare (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO rare SELECT i, i % 3, 0 FROM generate_series(1, 600) i;
+INSERT INTO rare SELECT 600 + i, i % 3, i FROM generate_series(1, 8) i;
+SELECT keanon.watch('rare', 'v', '{g}', 5, 1);
+SELECT lo, hi, n FROM rare_keanon_parts ORDER BY hi;
+CREATE TEMP TABLE rare_before AS SELECT id, keanon_pid, keanon_slot, keanon_pub FROM rare_keanon_rows;
+CREATE FUNCTION rare_change(sql text) RETURNS TABLE (few_rows_changed boolean, btrees boolean, exact boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+	TRUNCATE rare_before;
+	INSERT INTO rare_before SELECT id, keanon_pid, keanon_slot, keanon_pub FROM rare_keanon_rows;
+	EXECUTE sql;
+	PERFORM bt_index_check(x.indexrelid, true) FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+	WHERE x.indrelid = 'rare_keanon_rows'::regclass AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'btree');
+	RETURN QUERY SELECT (SELECT count(*) FROM rare_before b JOIN rare_keanon_rows r USING (id)
+						 WHERE (b.keanon_pid, b.keanon_slot, b.keanon_pub)
+							 IS DISTINCT FROM (r.keanon_pid, r.keanon_slot, r.keanon_pub)) <= 3,
+						true, keanon.check('rare');
+END $$;
+SELECT * FROM rare_change('DELETE FROM rare WHERE id = 602');
+SELECT * FROM rare_change('UPDATE rare SET v = 0 WHERE id = 603');
+DROP INDEX rare_keanon_rows_keanon_pid_keanon_pub_idx;
+SELECT * FROM rare_change('DELETE FROM rare WHERE id = 604');
+SELECT * FROM rare_change('UPDATE rare SET v = 0 WHERE id = 605');
+SELECT lo, hi, n FROM rare_keanon_parts ORDER BY hi;
+DROP TABLE rare, rare_before;
+DROP FUNCTION rare_change(text);
 
 -- A single-row INSERT is read from the transition table and written to the
 -- rows table directly: a quasi-identifier stored out of line in the table

@@ -104,6 +104,8 @@ struct KeanonDirect
 	bool		rows_open;
 	DirectTable rows;
 	Relation	slot_index;		/* (keanon_pid, keanon_slot), or NULL */
+	Relation	pub_index;		/* (keanon_pid, keanon_pub), or NULL */
+	RegProcedure pub_eq;		/* its = for the values */
 	AttrNumber	att_pid;
 	AttrNumber	att_slot;
 	AttrNumber	att_pub;
@@ -202,6 +204,22 @@ direct_close(DirectTable *d)
 	ExecCloseIndices(d->rri);
 	FreeExecutorState(d->estate);
 	table_close(d->rel, NoLock);
+}
+
+/*
+ * The support function of a btree strategy of the value type's default
+ * operator family (the type cache's), by OIDs, never by name; InvalidOid
+ * when the type has none.  *opfamily is set to that family.
+ */
+static RegProcedure
+default_btree_proc(Oid typid, int16 strategy, Oid *opfamily)
+{
+	Oid			op = InvalidOid;
+
+	*opfamily = lookup_type_cache(typid, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
+	if (OidIsValid(*opfamily))
+		op = get_opfamily_member(*opfamily, typid, typid, strategy);
+	return OidIsValid(op) ? get_opcode(op) : InvalidOid;
 }
 
 /* A plain ascending btree of the table on exactly the key columns, or NULL */
@@ -341,6 +359,15 @@ rows_table(Watch *w)
 	keys[1].att = rt->att_slot;
 	keys[1].opfamily = KEANON_INTEGER_BTREE_FAM;
 	rt->slot_index = direct_index(&rt->rows, 2, keys);
+	/* (keanon_pid, keanon_pub), the second column in the values' default order */
+	keys[1].att = rt->att_pub;
+	rt->pub_eq = default_btree_proc(w->ki->vt.typid, BTEqualStrategyNumber, &keys[1].opfamily);
+	if (OidIsValid(rt->pub_eq))
+	{
+		rt->pub_index = direct_index(&rt->rows, 2, keys);
+		if (rt->pub_index != NULL && rt->pub_index->rd_opcintype[1] != w->ki->vt.typid)
+			rt->pub_index = NULL;
+	}
 
 	/* the watched table's columns copied into the rows table, by name */
 	{
@@ -394,21 +421,13 @@ parts_table(Watch *w)
 	 * whose >= comes from that operator family (the type cache's), by OIDs,
 	 * never by name
 	 */
+	key.att = rt->att_hi;
+	rt->hi_ge = default_btree_proc(w->ki->vt.typid, BTGreaterEqualStrategyNumber, &key.opfamily);
+	if (OidIsValid(rt->hi_ge))
 	{
-		Oid			typid = w->ki->vt.typid;
-		Oid			ge = InvalidOid;
-
-		key.att = rt->att_hi;
-		key.opfamily = lookup_type_cache(typid, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
-		if (OidIsValid(key.opfamily))
-			ge = get_opfamily_member(key.opfamily, typid, typid, BTGreaterEqualStrategyNumber);
-		if (OidIsValid(ge))
-		{
-			rt->hi_index = direct_index(&rt->parts, 1, &key);
-			rt->hi_ge = get_opcode(ge);
-			if (rt->hi_index != NULL && rt->hi_index->rd_opcintype[0] != typid)
-				rt->hi_index = NULL;
-		}
+		rt->hi_index = direct_index(&rt->parts, 1, &key);
+		if (rt->hi_index != NULL && rt->hi_index->rd_opcintype[0] != w->ki->vt.typid)
+			rt->hi_index = NULL;
 	}
 	rt->parts_open = true;
 	return rt;
@@ -835,6 +854,84 @@ KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids, int64 *nrows)
 	return rows;
 }
 
+/*
+ * The row at slot of partition pid, with its value, arrival and published
+ * value, into *out.  False when no row sits there.
+ */
+bool
+KeanonPlacedRowAt(Watch *w, int64 pid, int32 slot, PlacedRow *out)
+{
+	KeanonDirect *rt = rows_table(w);
+	DirectKey	keys[2];
+	int64		n = 0,
+				cap = 1;
+
+	keys[0].att = rt->att_pid;
+	keys[0].eqproc = F_INT8EQ;
+	keys[0].value = Int64GetDatum(pid);
+	keys[1].att = rt->att_slot;
+	keys[1].eqproc = F_INT4EQ;
+	keys[1].value = Int32GetDatum(slot);
+	if (!direct_fetch(&rt->rows, rt->slot_index, 2, keys))
+		return false;
+	add_placed_row(rt, &w->ki->vt, &out, &n, &cap);
+	return true;
+}
+
+/*
+ * The slots of partition pid whose rows show the value pub: one scan of the
+ * (keanon_pid, keanon_pub) index, or of the partition's rows should that
+ * index be gone.  Returns their number, the slots into *slots.
+ */
+int64
+KeanonSlotsShowing(Watch *w, int64 pid, Datum pub, int32 **slots)
+{
+	KeanonDirect *rt = rows_table(w);
+	const KeanonValueType *vt = &w->ki->vt;
+	int64		n = 0;
+
+	if (rt->pub_index != NULL)
+	{
+		IndexScanDesc scan = index_beginscan(rt->rows.rel, rt->pub_index, SnapshotSelf, 2, 0);
+		TupleTableSlot *slot = rt->rows.scan_slot;
+		ScanKeyData sk[2];
+		int64		cap = 16;
+
+		*slots = palloc(sizeof(int32) * cap);
+		ScanKeyInit(&sk[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pid));
+		ScanKeyInit(&sk[1], 2, BTEqualStrategyNumber, rt->pub_eq, pub);
+		sk[1].sk_collation = rt->pub_index->rd_indcollation[1];
+		index_rescan(scan, sk, 2, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, slot))
+		{
+			bool		isnull;
+
+			if (n == cap)
+			{
+				cap *= 2;
+				*slots = repalloc_huge(*slots, sizeof(int32) * cap);
+			}
+			(*slots)[n++] = DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull));
+			ExecClearTuple(slot);
+		}
+		index_endscan(scan);
+	}
+	else
+	{
+		int64		nrows;
+		PlacedRow  *rows = KeanonRowsOfPartitions(w, &pid, 1, &nrows);
+		KeNum		target = KeanonDatumToNum(vt, pub);
+
+		*slots = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(nrows, 1));
+		for (int64 i = 0; i < nrows; i++)
+			if (rows[i].pub != (Datum) 0 || rt->typbyval)
+				if (ke_num_eq(vt->kind, target, KeanonDatumToNum(vt, rows[i].pub)))
+					(*slots)[n++] = rows[i].slot;
+		pfree(rows);
+	}
+	return n;
+}
+
 /* Append a partition, from the parts table's scan slot, to out[] */
 static void
 add_old_part(KeanonDirect *rt, const KeanonValueType *vt, KeanonOldPart **out,
@@ -858,6 +955,9 @@ add_old_part(KeanonDirect *rt, const KeanonValueType *vt, KeanonOldPart **out,
 	o->part.lo_last_only = DatumGetBool(slot_getattr(slot, rt->att_lo_last_only, &isnull));
 	o->part.hi_split = DatumGetBool(slot_getattr(slot, rt->att_hi_split, &isnull));
 	o->part.n = DatumGetInt64(slot_getattr(slot, rt->att_n, &isnull));
+	o->lo_slot = DatumGetInt32(slot_getattr(slot, rt->att_lo_slot, &isnull));
+	if (isnull)
+		o->lo_slot = -1;
 }
 
 /*
@@ -942,6 +1042,87 @@ KeanonPartsInRange(Watch *w, const KeanonRange *r, KeanonOldPart **out)
 		}
 	}
 	return n;
+}
+
+/* A stored partition by its id into *out; false when there is none */
+bool
+KeanonPartById(Watch *w, int64 pid, KeanonOldPart *out)
+{
+	KeanonDirect *rt = parts_table(w);
+	DirectKey	key;
+	int			n = 0,
+				cap = 1;
+
+	key.att = rt->att_part_pid;
+	key.eqproc = F_INT8EQ;
+	key.value = Int64GetDatum(pid);
+	if (!direct_fetch(&rt->parts, rt->part_index, 1, &key))
+		return false;
+	add_old_part(rt, &w->ki->vt, &out, &n, &cap);
+	ExecClearTuple(rt->parts.scan_slot);
+	return true;
+}
+
+/*
+ * The stored partition whose high end is v (past false), or the first one
+ * ending past v (past true), into *out; false when there is none.  Ends
+ * are distinct: the first partition of a forward scan of the (hi) index
+ * from v, or the second should the first end at v and past be asked; the
+ * lowest such end in a heap scan should that index be gone.
+ */
+bool
+KeanonPartEndingAt(Watch *w, KeNum v, bool past, KeanonOldPart *out)
+{
+	KeanonDirect *rt = parts_table(w);
+	const KeanonValueType *vt = &w->ki->vt;
+	TupleTableSlot *slot = rt->parts.scan_slot;
+	KeanonOldPart *best = NULL;
+	int			n = 0,
+				cap = 0;
+	bool		isnull;
+
+	if (rt->hi_index != NULL)
+	{
+		ScanKeyData sk;
+		IndexScanDesc scan = index_beginscan(rt->parts.rel, rt->hi_index, SnapshotSelf, 1, 0);
+
+		ScanKeyInit(&sk, 1, BTGreaterEqualStrategyNumber, rt->hi_ge, KeanonNumToDatum(vt, v));
+		index_rescan(scan, &sk, 1, NULL, 0);
+		while (n == 0 && index_getnext_slot(scan, ForwardScanDirection, slot))
+		{
+			KeNum		hi = KeanonDatumToNum(vt, slot_getattr(slot, rt->att_hi, &isnull));
+
+			if (!past || !ke_num_eq(vt->kind, hi, v))
+				add_old_part(rt, vt, &best, &n, &cap);
+			ExecClearTuple(slot);
+		}
+		index_endscan(scan);
+	}
+	else
+	{
+		TableScanDesc scan = table_beginscan(rt->parts.rel, SnapshotSelf, 0, NULL);
+
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			KeNum		hi = KeanonDatumToNum(vt, slot_getattr(slot, rt->att_hi, &isnull));
+			int			c = ke_num_cmp(vt->kind, hi, v);
+
+			/* the lowest end from v so far */
+			if (c > 0 || (c == 0 && !past))
+				if (n == 0 || ke_num_cmp(vt->kind, hi, best[0].part.hi) < 0)
+				{
+					n = 0;
+					add_old_part(rt, vt, &best, &n, &cap);
+				}
+			ExecClearTuple(slot);
+		}
+		table_endscan(scan);
+	}
+	if (n == 0 || (!past && !ke_num_eq(vt->kind, best[0].part.hi, v)))
+		return false;
+	*out = best[0];
+	pfree(best);
+	return true;
 }
 
 /* Delete the partitions pids[0 .. npids) from the parts table */

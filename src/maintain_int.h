@@ -124,11 +124,16 @@ typedef struct KeanonOldPart
 {
 	int64		pid;
 	KePartition part;
+	int32		lo_slot;		/* slot of its lowest value's row when placed, or -1 */
 } KeanonOldPart;
 extern int	KeanonValueArrivalCmp(const void *a, const void *b, void *arg);
 extern PlacedRow *KeanonRowsOfPartitions(Watch *w, const int64 *pids, int npids,
 										 int64 *nrows);
 extern int	KeanonPartsInRange(Watch *w, const KeanonRange *r, KeanonOldPart **out);
+extern bool KeanonPartById(Watch *w, int64 pid, KeanonOldPart *out);
+extern bool KeanonPartEndingAt(Watch *w, KeNum v, bool past, KeanonOldPart *out);
+extern bool KeanonPlacedRowAt(Watch *w, int64 pid, int32 slot, PlacedRow *out);
+extern int64 KeanonSlotsShowing(Watch *w, int64 pid, Datum pub, int32 **slots);
 extern void KeanonPartsDelete(Watch *w, const int64 *pids, int npids);
 extern void KeanonPartInsert(Watch *w, int64 pid, const KePartition *p, int64 n,
 							 const Datum *vals, const Datum *cnts, int nvals, int32 lo_slot);

@@ -35,23 +35,7 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
-#include "miscadmin.h"
-#include "port/pg_bswap.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
-#include "utils/datum.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
-#include "catalog/pg_class.h"
-#include "access/htup_details.h"
 
 #include "maintain_int.h"
 
@@ -146,9 +130,6 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 	const KeanonValueType *vt = &w->ki->vt;
 	KeNum		target = KeanonDatumToNum(vt, vd);
 	bool		departing_shows = ke_num_eq(vt->kind, KeanonDatumToNum(vt, dpub), target);
-	Oid			types[2] = {INT8OID, vt->typid};
-	Datum		values[2];
-	bool		isnull;
 
 	for (int t = 0; t < 32 && n > 0; t++)
 	{
@@ -168,20 +149,16 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 			return j;
 	}
 	/* a rare value: list the slots showing it */
-	values[0] = Int64GetDatum(pid);
-	values[1] = vd;
-	KeanonSpiRun(w->relid, psprintf("SELECT keanon_slot FROM %s WHERE keanon_pid = $1 AND keanon_pub = $2",
-					 w->rows), 2, types, values, NULL, SPI_OK_SELECT);
 	{
-		uint64		c = SPI_processed + (departing_shows ? 1 : 0);
+		int32	   *slots;
+		uint64		nfound = (uint64) KeanonSlotsShowing(w, pid, vd, &slots);
+		uint64		c = nfound + (departing_shows ? 1 : 0);
 		uint64		r;
 
 		if (c == 0)
 			return -1;
 		r = KeanonRandomBelow(c);
-		if (r == SPI_processed)
-			return dslot;
-		return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		return r == nfound ? dslot : slots[r];
 	}
 }
 
@@ -253,30 +230,20 @@ random_slot_for_newcomer(Watch *w, int64 pid, int32 n)
 static bool
 join_partition(Watch *w, KeNum v, Datum vd)
 {
-	const KeanonValueType *vt = &w->ki->vt;
 	KePartition part;
 	KePartition *p = &part;
-	Oid			types[2];
-	Datum		values[2];
+	KeanonOldPart stored;
 	Datum		pub;
 	int64		pid,
 				n;
 	uint64		j;
-	char	   *sql;
-	bool		isnull;
 
 	if (!only_partition_at(w, v, p))
 		return false;
-	types[0] = vt->typid;
-	types[1] = BOOLOID;
-	values[0] = KeanonNumToDatum(vt, p->hi);
-	values[1] = BoolGetDatum(p->hi_split);
-	sql = psprintf("SELECT keanon_pid, n FROM %s WHERE hi = $1 AND hi_split = $2", w->parts);
-	KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
+	if (!KeanonPartEndingAt(w, p->hi, false, &stored) || stored.part.hi_split != p->hi_split)
 		return false;
-	pid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	pid = stored.pid;
+	n = stored.part.n;
 	if (n + 1 != p->n)
 		return false;
 
@@ -304,23 +271,14 @@ split_join(Watch *w, KeNum v, Datum vd)
 	KeanonPartList np = {0};
 	KePartition *a,
 			   *b;
-	Oid			types[4];
-	Datum		values[4];
+	KeanonOldPart pa,
+				pb;
+	PlacedRow	old;
 	int64		pid_a,
 				pid_b,
 				n_a;
-	int32		old_slot;
-	Datum		old_pub,
-				moved_pub;
-	ItemPointerData old_tid;
-	int64		old_arrival;
-	Datum		lo_slot;
-	bool		lo_slot_known;
+	Datum		moved_pub;
 	uint64		j;
-	char	   *sql;
-	bool		isnull;
-	HeapTuple	t;
-	TupleDesc	d;
 
 	ke_foreach_partition_range(w->ki->engine, false, v, false, v,
 							   KeanonCollectPartition, &np);
@@ -333,37 +291,17 @@ split_join(Watch *w, KeNum v, Datum vd)
 		return false;
 
 	/* the stored partitions: the earlier one row short, the later as it was */
-	types[0] = vt->typid;
-	values[0] = vd;
-	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only FROM %s WHERE hi = $1 AND hi_split",
-				   w->parts);
-	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
+	if (!KeanonPartEndingAt(w, v, false, &pa) || !pa.part.hi_split ||
+		pa.part.n + 1 != a->n || !ke_num_eq(kind, a->lo, pa.part.lo) ||
+		pa.part.lo_last_only != a->lo_last_only)
 		return false;
-	t = SPI_tuptable->vals[0];
-	d = SPI_tuptable->tupdesc;
-	pid_a = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-	n_a = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
-	if (n_a + 1 != a->n ||
-		!ke_num_eq(kind, a->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
-		DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) != a->lo_last_only)
+	if (!KeanonPartEndingAt(w, v, true, &pb) || pb.part.n != b->n ||
+		!ke_num_eq(kind, v, pb.part.lo) || !pb.part.lo_last_only ||
+		!ke_num_eq(kind, b->hi, pb.part.hi) || pb.part.hi_split != b->hi_split)
 		return false;
-	sql = psprintf("SELECT keanon_pid, n, lo, lo_last_only, hi, hi_split, lo_slot FROM %s "
-				   "WHERE hi > $1 ORDER BY hi LIMIT 1", w->parts);
-	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		return false;
-	t = SPI_tuptable->vals[0];
-	d = SPI_tuptable->tupdesc;
-	pid_b = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-	if (DatumGetInt64(SPI_getbinval(t, d, 2, &isnull)) != b->n ||
-		!ke_num_eq(kind, v, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
-		!DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) ||
-		!ke_num_eq(kind, b->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 5, &isnull))) ||
-		DatumGetBool(SPI_getbinval(t, d, 6, &isnull)) != b->hi_split)
-		return false;
-	lo_slot = SPI_getbinval(t, d, 7, &isnull);
-	lo_slot_known = !isnull;
+	pid_a = pa.pid;
+	n_a = pa.part.n;
+	pid_b = pb.pid;
 
 	/*
 	 * The previous last row of the run, the later partition's one row of
@@ -371,33 +309,21 @@ split_join(Watch *w, KeNum v, Datum vd)
 	 * the row's slot when it was placed; slots can move since, so the row
 	 * there is checked, and the partition searched when it is not the one.
 	 */
-	types[0] = INT8OID;
-	values[0] = Int64GetDatum(pid_b);
-	types[1] = vt->typid;
-	values[1] = vd;
-	if (lo_slot_known)
+	if (pb.lo_slot < 0 || !KeanonPlacedRowAt(w, pid_b, pb.lo_slot, &old) ||
+		!ke_num_eq(kind, old.num, v))
 	{
-		types[2] = INT4OID;
-		values[2] = lo_slot;
-		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
-					   "WHERE keanon_pid = $1 AND keanon_slot = $3 AND %s = $2", w->rows, w->s);
-		KeanonSpiRun(w->relid, sql, 3, types, values, NULL, SPI_OK_SELECT);
+		int64		nrows,
+					found = 0;
+		PlacedRow  *rows = KeanonRowsOfPartitions(w, &pid_b, 1, &nrows);
+
+		for (int64 i = 0; i < nrows; i++)
+			if (ke_num_eq(kind, rows[i].num, v) && found++ == 0)
+				old = rows[i];
+		pfree(rows);
+		if (found != 1)
+			return false;
 	}
-	if (!lo_slot_known || SPI_processed != 1)
-	{
-		sql = psprintf("SELECT ctid, keanon_slot, keanon_pub, keanon_arrival FROM %s "
-					   "WHERE keanon_pid = $1 AND %s = $2", w->rows, w->s);
-		KeanonSpiRun(w->relid, sql, 2, types, values, NULL, SPI_OK_SELECT);
-	}
-	if (SPI_processed != 1)
-		return false;
-	t = SPI_tuptable->vals[0];
-	d = SPI_tuptable->tupdesc;
-	old_tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, d, 1, &isnull));
-	old_slot = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
-	old_pub = SPI_getbinval(t, d, 3, &isnull);
-	old_arrival = DatumGetInt64(SPI_getbinval(t, d, 4, &isnull));
-	if (w->fresh == NULL || w->fresh->n != 1 || w->fresh->arrival0 + 1 <= old_arrival)
+	if (w->fresh == NULL || w->fresh->n != 1 || w->fresh->arrival0 + 1 <= old.arrival)
 		return false;
 
 	/* that row joins the earlier partition at a random slot */
@@ -406,11 +332,11 @@ split_join(Watch *w, KeNum v, Datum vd)
 	{
 		int32		new_slot = random_slot_for_newcomer(w, pid_a, (int32) n_a);
 
-		KeanonRowMove(w, &old_tid, &pid_a, &new_slot, &moved_pub);
+		KeanonRowMove(w, &old.tid, &pid_a, &new_slot, &moved_pub);
 	}
 
 	/* the newcomer takes its place in the later partition */
-	place_fresh_row(w, pid_b, old_slot, old_pub);
+	place_fresh_row(w, pid_b, old.slot, old.pub);
 	KeanonPartChanged(w, pid_a, a->lo, NULL, &vd);
 	return true;
 }
@@ -424,27 +350,15 @@ split_join(Watch *w, KeNum v, Datum vd)
 static bool
 leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 {
-	const KeanonValueType *vt = &w->ki->vt;
 	KePartition part;
 	KePartition *p = &part;
-	Oid			types[4];
-	Datum		values[4];
+	KeanonOldPart stored;
 	int64		n;
-	char	   *sql;
-	bool		isnull;
 
-	types[0] = INT8OID;
-	values[0] = Int64GetDatum(pid);
-	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
-	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1)
+	if (!KeanonPartById(w, pid, &stored))
 		return false;
-	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (!partition_at_ending(w, v,
-							 KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)),
-							 DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)),
-							 p) ||
-		n - 1 != p->n)
+	n = stored.part.n;
+	if (!partition_at_ending(w, v, stored.part.hi, stored.part.hi_split, p) || n - 1 != p->n)
 		return false;
 
 	/*
@@ -484,24 +398,14 @@ replace_in_partition(Watch *w, KeNum del_v, Datum del_d, int64 pid, int32 slot,
 	const KeanonValueType *vt = &w->ki->vt;
 	KePartition part,
 				dpart;
-	Oid			types[4];
-	Datum		values[4];
-	char	   *sql;
-	bool		isnull;
+	KeanonOldPart stored;
 	int32		s_slot;
 
 	if (!only_partition_at(w, ins_v, &part) || !only_partition_at(w, del_v, &dpart) ||
 		!ke_num_eq(vt->kind, part.hi, dpart.hi) || part.hi_split != dpart.hi_split)
 		return false;
-	types[0] = INT8OID;
-	values[0] = Int64GetDatum(pid);
-	sql = psprintf("SELECT n, hi, hi_split FROM %s WHERE keanon_pid = $1", w->parts);
-	KeanonSpiRun(w->relid, sql, 1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed != 1 ||
-		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) != part.n ||
-		!ke_num_eq(vt->kind, part.hi,
-				   KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))) ||
-		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != part.hi_split)
+	if (!KeanonPartById(w, pid, &stored) || stored.part.n != part.n ||
+		!ke_num_eq(vt->kind, part.hi, stored.part.hi) || stored.part.hi_split != part.hi_split)
 		return false;
 
 	/* a random slot showing the departing value shows the new value */
