@@ -460,4 +460,37 @@ FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = 
 WHERE x.indrelid = 'single_keanon_rows'::regclass AND a.amname = 'btree';
 SELECT keanon.check('single');
 DROP TABLE single;
+
+-- A single-row DELETE finds its row through the rows table's primary key
+-- (here on text and integer) and removes it directly: a row without a
+-- value was never watched, an unplaced row only leaves, a placed one
+-- leaves its partition; with that primary key gone, by SQL as before
+CREATE TABLE single2 (region text, id integer, note text, v integer, PRIMARY KEY (region, id));
+SELECT keanon.watch('single2', 'v', '{note}', 3, 10);
+INSERT INTO single2 VALUES ('b', 1, 'x', NULL);
+INSERT INTO single2 VALUES ('a', 1, 'p', 5), ('a', 2, 'q', 9);
+DELETE FROM single2 WHERE region = 'b';
+DELETE FROM single2 WHERE region = 'a' AND id = 2;
+SELECT count(*) AS rows, count(keanon_pid) AS placed FROM single2_keanon_rows;
+INSERT INTO single2 SELECT 'c', i, 'n' || i, i * 3 FROM generate_series(1, 30) i;
+DELETE FROM single2 WHERE region = 'c' AND id = 7;
+DELETE FROM single2 WHERE region = 'c' AND id = 30;
+DELETE FROM single2 WHERE region = 'a';
+CREATE FUNCTION single2_agrees() RETURNS TABLE (rows_hold_table boolean, view_shows_all boolean,
+	btrees_checked bigint, exact boolean) LANGUAGE sql AS $$
+	SELECT (SELECT array_agg(region || id || ':' || v ORDER BY region, id) FROM single2 WHERE v IS NOT NULL) =
+		   (SELECT array_agg(region || id || ':' || v ORDER BY region, id) FROM single2_keanon_rows),
+		   (SELECT array_agg(note ORDER BY note) FROM single2 WHERE v IS NOT NULL) =
+		   (SELECT array_agg(note ORDER BY note) FROM single2_anon),
+		   (SELECT count(bt_index_check(x.indexrelid, true))
+			FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
+			WHERE x.indrelid = 'single2_keanon_rows'::regclass AND a.amname = 'btree'),
+		   keanon.check('single2') $$;
+SELECT * FROM single2_agrees();
+ALTER TABLE single2_keanon_rows DROP CONSTRAINT single2_keanon_rows_pkey;
+DELETE FROM single2 WHERE region = 'c' AND id = 12;
+DELETE FROM single2 WHERE region = 'c' AND id = 1;
+SELECT * FROM single2_agrees();
+DROP TABLE single2;
+DROP FUNCTION single2_agrees();
 DROP EXTENSION amcheck;

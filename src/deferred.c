@@ -272,13 +272,13 @@ KeanonFlush(Oid relid)
 	 */
 	if (nold == 0 && nnew > 0)
 		KeanonMaintainDelta(relid, true, false, false, KEANON_PENDING_OLD, KEANON_PENDING_NEW,
-							NULL, NULL);
+							NULL, NULL, NULL);
 	else if (nnew == 0 && nold > 0)
 		KeanonMaintainDelta(relid, false, false, true, KEANON_PENDING_OLD, KEANON_PENDING_NEW,
-							NULL, NULL);
+							NULL, NULL, NULL);
 	else if (nold > 0 || nnew > 0)
 		KeanonMaintainDelta(relid, false, true, false, KEANON_PENDING_OLD, KEANON_PENDING_NEW,
-							NULL, NULL);
+							NULL, NULL, NULL);
 	SPI_unregister_relation(KEANON_PENDING_OLD);
 	SPI_unregister_relation(KEANON_PENDING_NEW);
 	tuplestore_end(old_store);

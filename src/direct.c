@@ -113,6 +113,10 @@ struct KeanonDirect
 	AttrNumber *src_att;		/* per column, the watched table's, or 0 */
 	AttrNumber	src_value;		/* the watched table's sensitive column */
 	AttrNumber	att_arrival;
+	bool		key_ready;		/* the key lookup below was looked for */
+	Relation	key_index;		/* the primary key, or NULL */
+	RegProcedure *key_eq;		/* per key column: its = in the index's family */
+	AttrNumber *key_src;		/* per key column: the watched table's column */
 	int16		typlen;			/* of the values */
 	bool		typbyval;
 	char		typalign;
@@ -138,6 +142,9 @@ struct KeanonDirect
 	AttrNumber	att_next_pid;
 	AttrNumber	att_next_arrival;
 };
+
+static void add_placed_row(KeanonDirect *rt, const KeanonValueType *vt, PlacedRow **rows,
+						   int64 *n, int64 *cap);
 
 /* A column's number, which the watch's loading checked exists */
 static AttrNumber
@@ -596,6 +603,115 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 	}
 	direct_insert(d);
 	CommandCounterIncrement();
+}
+
+/*
+ * The rows table's primary key, for a row found by the watched table's key:
+ * a plain btree whose columns all come from the watched table, each with
+ * the = of its operator family for its input type.  NULL when there is none.
+ */
+static Relation
+key_index(KeanonDirect *rt)
+{
+	DirectTable *d = &rt->rows;
+
+	if (rt->key_ready)
+		return rt->key_index;
+	rt->key_ready = true;
+	for (int i = 0; i < d->rri->ri_NumIndices; i++)
+	{
+		Relation	index = d->rri->ri_IndexRelationDescs[i];
+		Form_pg_index ix = index->rd_index;
+		int			nkeys = ix->indnkeyatts;
+
+		if (!ix->indisprimary || index->rd_rel->relam != BTREE_AM_OID || !ix->indisvalid ||
+			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
+			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
+			continue;
+		rt->key_eq = palloc(sizeof(RegProcedure) * nkeys);
+		rt->key_src = palloc(sizeof(AttrNumber) * nkeys);
+		for (int k = 0; k < nkeys; k++)
+		{
+			AttrNumber	att = ix->indkey.values[k];
+			Oid			op = get_opfamily_member(index->rd_opfamily[k], index->rd_opcintype[k],
+												 index->rd_opcintype[k], BTEqualStrategyNumber);
+
+			if (att <= 0 || rt->src_att[att - 1] <= 0 || !OidIsValid(op))
+				return NULL;
+			rt->key_eq[k] = get_opcode(op);
+			rt->key_src[k] = rt->src_att[att - 1];
+		}
+		rt->key_index = index;
+		break;
+	}
+	return rt->key_index;
+}
+
+/*
+ * Delete the rows table's row of the watched table's row in src (found by
+ * its key through the rows table's primary key), its value, partition,
+ * slot and published value into *out (pid 0 when unplaced).  Returns 1,
+ * or 0 when no row has that key (a row without a value is not watched),
+ * or -1 when the rows table has no primary key to find it by.  Ends with a
+ * command counter increment.
+ */
+int
+KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out)
+{
+	KeanonDirect *rt = rows_table(w);
+	Relation	index = key_index(rt);
+	TupleTableSlot *slot = rt->rows.scan_slot;
+	ScanKeyData sk[INDEX_MAX_KEYS];
+	IndexScanDesc scan;
+	int			nkeys;
+	bool		found;
+	int64		n = 0,
+				cap = 1;
+
+	if (index == NULL)
+		return -1;
+	nkeys = index->rd_index->indnkeyatts;
+	for (int k = 0; k < nkeys; k++)
+	{
+		bool		isnull;
+		Datum		v = slot_getattr(src, rt->key_src[k], &isnull);
+
+		if (isnull)
+			return 0;			/* (no key is null in a primary key) */
+		ScanKeyInit(&sk[k], k + 1, BTEqualStrategyNumber, rt->key_eq[k], v);
+		sk[k].sk_collation = index->rd_indcollation[k];
+	}
+	scan = index_beginscan(rt->rows.rel, index, SnapshotSelf, nkeys, 0);
+	index_rescan(scan, sk, nkeys, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	if (!found)
+		return 0;
+	{
+		bool		isnull;
+		ItemPointerData tid = slot->tts_tid;
+
+		(void) slot_getattr(slot, rt->att_pid, &isnull);
+		if (isnull)
+		{
+			/* unplaced: only its value counts */
+			Datum		d = slot_getattr(slot, rt->att_value, &isnull);
+
+			if (isnull)
+				elog(ERROR, "keanon: a row of %s has no value", RelationGetRelationName(rt->rows.rel));
+			memset(out, 0, sizeof(PlacedRow));
+			out->tid = tid;
+			out->value = datumCopy(d, rt->typbyval, rt->typlen);
+			out->num = KeanonDatumToNum(&w->ki->vt, out->value);
+			out->fresh = -1;
+			ExecClearTuple(slot);
+		}
+		else
+			add_placed_row(rt, &w->ki->vt, &out, &n, &cap);
+		simple_heap_delete(rt->rows.rel, &tid);
+	}
+	CommandCounterIncrement();
+	return 1;
 }
 
 /*

@@ -123,8 +123,9 @@ extern int64 KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid));
 extern void KeanonMaintain(TriggerData *trigdata);
 extern void KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 								const char *oldrel, const char *newrel,
+								struct Tuplestorestate *oldstore,
 								struct Tuplestorestate *newstore,
-								struct TupleDescData *newdesc);
+								struct TupleDescData *desc);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);

@@ -386,6 +386,49 @@ departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow *first, Datum *f
 }
 
 /*
+ * The same for the one row of a DELETE's transition table store (of the
+ * table's descriptor desc), read with a read pointer of its own as a scan
+ * of it by name would, its row deleted from the rows table directly.  NULL
+ * when the rows table has no primary key to find it by.
+ */
+static KeChange *
+departed_one(Watch *w, Tuplestorestate *store, TupleDesc desc, int *nchanges, GoneRow *first,
+			 Datum *first_d)
+{
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	int			ptr = tuplestore_alloc_read_pointer(store, EXEC_FLAG_REWIND);
+	KeChange   *changes = palloc(sizeof(KeChange) * 2);
+	PlacedRow	row;
+	int			found;
+
+	tuplestore_select_read_pointer(store, ptr);
+	tuplestore_rescan(store);
+	if (!tuplestore_gettupleslot(store, true, true, slot))
+		elog(ERROR, "keanon: the deleted row of %s is missing", get_rel_name(w->relid));
+	tuplestore_select_read_pointer(store, 0);
+	found = KeanonRowDelete(w, slot, &row);
+	ExecDropSingleTupleTableSlot(slot);
+	if (found < 0)
+	{
+		pfree(changes);
+		return NULL;
+	}
+	first->valid = false;
+	*nchanges = found;
+	if (found == 0)
+		return changes;
+	*first_d = row.value;
+	first->valid = row.pid != 0;
+	first->pid = row.pid;
+	first->slot = row.slot;
+	first->pub = row.pub;
+	first->num = row.num;
+	changes[0].value = row.num;
+	changes[0].delta = -1;
+	return changes;
+}
+
+/*
  * Read the values of the fresh rows of a source query (a subquery with the
  * watched table's columns and keanon_ordinal numbering the rows from 1),
  * and add them to the changes (grown as needed; *nchanges updated).
@@ -713,7 +756,8 @@ KeanonMaintain(TriggerData *trigdata)
 	KeanonMaintainDelta(RelationGetRelid(trigdata->tg_relation),
 						TRIGGER_FIRED_BY_INSERT(ev), TRIGGER_FIRED_BY_UPDATE(ev),
 						TRIGGER_FIRED_BY_DELETE(ev), "keanon_old", "keanon_new",
-						trigdata->tg_newtable, RelationGetDescr(trigdata->tg_relation));
+						trigdata->tg_oldtable, trigdata->tg_newtable,
+						RelationGetDescr(trigdata->tg_relation));
 }
 
 /*
@@ -721,12 +765,14 @@ KeanonMaintain(TriggerData *trigdata)
  * oldrel and newrel registered as the rows before and after, with the
  * table's key, quasi-identifier and sensitive columns): an INSERT's new
  * rows, a DELETE's old ones, or an UPDATE's both, which is also how a
- * deferred watch applies its pending changes (deferred.c).
+ * deferred watch applies its pending changes (deferred.c).  A trigger
+ * also passes its transition tables' stores (of the table's descriptor
+ * desc), from which a statement of one row is read directly.
  */
 void
 KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
-					const char *oldrel, const char *newrel, Tuplestorestate *newstore,
-					TupleDesc newdesc)
+					const char *oldrel, const char *newrel, Tuplestorestate *oldstore,
+					Tuplestorestate *newstore, TupleDesc desc)
 {
 	Watch		w;
 	char	   *sql;
@@ -760,7 +806,12 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		fit_scale(&w, newrel);
 
 	changes = NULL;
-	if (by_delete || by_update)
+	if (by_delete && oldstore != NULL && tuplestore_tuple_count(oldstore) == 1)
+	{
+		/* the common single row, read from the transition table directly */
+		changes = departed_one(&w, oldstore, desc, &nchanges, &gone, &del_d);
+	}
+	if (changes == NULL && (by_delete || by_update))
 	{
 		if (by_delete)
 			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
@@ -776,6 +827,9 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 						   newrel, KeanonNameList(w.keys, "n."), KeanonNameList(w.keys, "o."),
 						   w.s, w.s, w.s);
 		changes = departed_rows(&w, sql, &nchanges, &gone, &del_d);
+	}
+	if (by_delete || by_update)
+	{
 		ndel = nchanges;
 		if (ndel == 1)
 		{
@@ -793,7 +847,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	if (by_insert && newstore != NULL && tuplestore_tuple_count(newstore) == 1)
 	{
 		/* the common single row, read from the transition table directly */
-		changes = fresh_collect_one(&w, &fresh, newstore, newdesc, changes, &nchanges);
+		changes = fresh_collect_one(&w, &fresh, newstore, desc, changes, &nchanges);
 	}
 	else if (by_insert)
 	{

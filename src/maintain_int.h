@@ -107,6 +107,7 @@ extern void KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64
 typedef struct KeanonDirect KeanonDirect;
 extern bool KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub,
 							bool *pubnull);
+extern int	KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out);
 extern void KeanonRowMove(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slot,
 						  const Datum *pub);
 extern void KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slot,
