@@ -464,7 +464,9 @@ DROP TABLE single;
 -- A single-row DELETE finds its row through the rows table's primary key
 -- (here on text and integer) and removes it directly: a row without a
 -- value was never watched, an unplaced row only leaves, a placed one
--- leaves its partition; with that primary key gone, by SQL as before
+-- leaves its partition.  A single-row UPDATE does the same when its key or
+-- value changes, its new row then fresh, and otherwise gives the row its
+-- new quasi-identifiers.  With that primary key gone, both run by SQL.
 CREATE TABLE single2 (region text, id integer, note text, v integer, PRIMARY KEY (region, id));
 SELECT keanon.watch('single2', 'v', '{note}', 3, 10);
 INSERT INTO single2 VALUES ('b', 1, 'x', NULL);
@@ -487,10 +489,36 @@ CREATE FUNCTION single2_agrees() RETURNS TABLE (rows_hold_table boolean, view_sh
 			WHERE x.indrelid = 'single2_keanon_rows'::regclass AND a.amname = 'btree'),
 		   keanon.check('single2') $$;
 SELECT * FROM single2_agrees();
+CREATE FUNCTION single2_updates() RETURNS TABLE (step text, rows_hold_table boolean,
+	view_shows_all boolean, btrees_checked bigint, exact boolean) LANGUAGE plpgsql AS $$
+DECLARE
+	u text;
+BEGIN
+	FOREACH u IN ARRAY ARRAY[
+		'UPDATE single2 SET note = ''renamed'' WHERE region = ''c'' AND id = 3',
+		'UPDATE single2 SET note = note WHERE region = ''c'' AND id = 4',
+		'UPDATE single2 SET v = 13 WHERE region = ''c'' AND id = 5',
+		'UPDATE single2 SET v = 200, note = ''high'' WHERE region = ''c'' AND id = 6',
+		'UPDATE single2 SET id = 99 WHERE region = ''c'' AND id = 8',
+		'UPDATE single2 SET region = ''d'', v = v + 1 WHERE region = ''c'' AND id = 9',
+		'UPDATE single2 SET v = NULL WHERE region = ''c'' AND id = 10',
+		'UPDATE single2 SET v = 61 WHERE region = ''c'' AND id = 10',
+		'UPDATE single2 SET note = ''gone'' WHERE region = ''zz'''] LOOP
+		EXECUTE u;
+		RETURN QUERY SELECT u, * FROM single2_agrees();
+	END LOOP;
+END $$;
+SELECT * FROM single2_updates();
+SELECT count(*) FILTER (WHERE note = 'renamed') AS renamed, count(*) FILTER (WHERE note = 'high') AS high
+FROM single2_anon;
 ALTER TABLE single2_keanon_rows DROP CONSTRAINT single2_keanon_rows_pkey;
 DELETE FROM single2 WHERE region = 'c' AND id = 12;
 DELETE FROM single2 WHERE region = 'c' AND id = 1;
 SELECT * FROM single2_agrees();
+UPDATE single2 SET note = 'again' WHERE region = 'c' AND id = 3;
+UPDATE single2 SET v = 14 WHERE region = 'c' AND id = 5;
+SELECT * FROM single2_agrees();
 DROP TABLE single2;
+DROP FUNCTION single2_updates();
 DROP FUNCTION single2_agrees();
 DROP EXTENSION amcheck;

@@ -62,6 +62,7 @@
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -113,6 +114,7 @@ struct KeanonDirect
 	AttrNumber *src_att;		/* per column, the watched table's, or 0 */
 	AttrNumber	src_value;		/* the watched table's sensitive column */
 	AttrNumber	att_arrival;
+	bool	   *is_qi;			/* per column: a quasi-identifier */
 	bool		key_ready;		/* the key lookup below was looked for */
 	Relation	key_index;		/* the primary key, or NULL */
 	RegProcedure *key_eq;		/* per key column: its = in the index's family */
@@ -379,8 +381,11 @@ rows_table(Watch *w)
 	/* the watched table's columns copied into the rows table, by name */
 	{
 		TupleDesc	desc = RelationGetDescr(rt->rows.rel);
+		RangeTblEntry *rte = exec_rt_fetch(1, rt->rows.estate);
+		ListCell   *lc;
 
 		rt->src_att = palloc0(sizeof(AttrNumber) * desc->natts);
+		rt->is_qi = palloc0(sizeof(bool) * desc->natts);
 		for (int i = 0; i < desc->natts; i++)
 		{
 			Form_pg_attribute a = TupleDescAttr(desc, i);
@@ -389,6 +394,13 @@ rows_table(Watch *w)
 				continue;
 			/* (a column only the rows table has stays null) */
 			rt->src_att[i] = get_attnum(w->relid, NameStr(a->attname));
+			/* an UPDATE copies the quasi-identifiers, so they are declared updated too */
+			foreach(lc, w->qis)
+				if (strcmp(lfirst(lc), quote_identifier(NameStr(a->attname))) == 0)
+					rt->is_qi[i] = rt->src_att[i] > 0;
+			if (rt->is_qi[i])
+				rte->updatedCols = bms_add_member(rte->updatedCols,
+												  i + 1 - FirstLowInvalidHeapAttributeNumber);
 			if (i + 1 == rt->att_value)
 				rt->src_value = rt->src_att[i];
 		}
@@ -648,25 +660,19 @@ key_index(KeanonDirect *rt)
 }
 
 /*
- * Delete the rows table's row of the watched table's row in src (found by
- * its key through the rows table's primary key), its value, partition,
- * slot and published value into *out (pid 0 when unplaced).  Returns 1,
- * or 0 when no row has that key (a row without a value is not watched),
- * or -1 when the rows table has no primary key to find it by.  Ends with a
- * command counter increment.
+ * The rows table's row of the watched table's row in src, found by its key
+ * under SnapshotSelf, into the rows table's scan slot: 1, or 0 when no row
+ * has that key (a row without a value is not watched), or -1 when the rows
+ * table has no primary key to find it by.
  */
-int
-KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out)
+static int
+find_by_key(KeanonDirect *rt, TupleTableSlot *src)
 {
-	KeanonDirect *rt = rows_table(w);
 	Relation	index = key_index(rt);
-	TupleTableSlot *slot = rt->rows.scan_slot;
 	ScanKeyData sk[INDEX_MAX_KEYS];
 	IndexScanDesc scan;
 	int			nkeys;
 	bool		found;
-	int64		n = 0,
-				cap = 1;
 
 	if (index == NULL)
 		return -1;
@@ -683,34 +689,134 @@ KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out)
 	}
 	scan = index_beginscan(rt->rows.rel, index, SnapshotSelf, nkeys, 0);
 	index_rescan(scan, sk, nkeys, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	found = index_getnext_slot(scan, ForwardScanDirection, rt->rows.scan_slot);
 	index_endscan(scan);
-	if (!found)
-		return 0;
+	return found ? 1 : 0;
+}
+
+/*
+ * Whether the watched table's rows in a and b have the same key, by the
+ * equality of the rows table's primary key, and the same value (both
+ * null, or equal by the = of the value type's default btree family): 1 or
+ * 0, or -1 when the rows table has no primary key.
+ */
+int
+KeanonSameKeyAndValue(Watch *w, TupleTableSlot *a, TupleTableSlot *b)
+{
+	KeanonDirect *rt = rows_table(w);
+	Relation	index = key_index(rt);
+	bool		anull,
+				bnull;
+	Datum		av,
+				bv;
+
+	if (index == NULL || !OidIsValid(rt->pub_eq))
+		return -1;
+	for (int k = 0; k < index->rd_index->indnkeyatts; k++)
 	{
-		bool		isnull;
-		ItemPointerData tid = slot->tts_tid;
-
-		(void) slot_getattr(slot, rt->att_pid, &isnull);
-		if (isnull)
-		{
-			/* unplaced: only its value counts */
-			Datum		d = slot_getattr(slot, rt->att_value, &isnull);
-
-			if (isnull)
-				elog(ERROR, "keanon: a row of %s has no value", RelationGetRelationName(rt->rows.rel));
-			memset(out, 0, sizeof(PlacedRow));
-			out->tid = tid;
-			out->value = datumCopy(d, rt->typbyval, rt->typlen);
-			out->num = KeanonDatumToNum(&w->ki->vt, out->value);
-			out->fresh = -1;
-			ExecClearTuple(slot);
-		}
-		else
-			add_placed_row(rt, &w->ki->vt, &out, &n, &cap);
-		simple_heap_delete(rt->rows.rel, &tid);
+		av = slot_getattr(a, rt->key_src[k], &anull);
+		bv = slot_getattr(b, rt->key_src[k], &bnull);
+		if (anull || bnull ||
+			!DatumGetBool(OidFunctionCall2Coll(rt->key_eq[k], index->rd_indcollation[k], av, bv)))
+			return 0;
 	}
+	av = slot_getattr(a, rt->src_value, &anull);
+	bv = slot_getattr(b, rt->src_value, &bnull);
+	if (anull || bnull)
+		return anull == bnull ? 1 : 0;
+	return DatumGetBool(OidFunctionCall2Coll(rt->pub_eq, InvalidOid, av, bv)) ? 1 : 0;
+}
+
+/*
+ * Delete the rows table's row of the watched table's row in src (found by
+ * its key through the rows table's primary key), its value, partition,
+ * slot and published value into *out (pid 0 when unplaced).  Returns 1,
+ * or 0 when no row has that key, or -1 when the rows table has no primary
+ * key to find it by.  Ends with a command counter increment.
+ */
+int
+KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out)
+{
+	KeanonDirect *rt = rows_table(w);
+	TupleTableSlot *slot = rt->rows.scan_slot;
+	int			found = find_by_key(rt, src);
+	ItemPointerData tid;
+	bool		isnull;
+	int64		n = 0,
+				cap = 1;
+
+	if (found <= 0)
+		return found;
+	tid = slot->tts_tid;
+	(void) slot_getattr(slot, rt->att_pid, &isnull);
+	if (isnull)
+	{
+		/* unplaced: only its value counts */
+		Datum		d = slot_getattr(slot, rt->att_value, &isnull);
+
+		if (isnull)
+			elog(ERROR, "keanon: a row of %s has no value", RelationGetRelationName(rt->rows.rel));
+		memset(out, 0, sizeof(PlacedRow));
+		out->tid = tid;
+		out->value = datumCopy(d, rt->typbyval, rt->typlen);
+		out->num = KeanonDatumToNum(&w->ki->vt, out->value);
+		out->fresh = -1;
+		ExecClearTuple(slot);
+	}
+	else
+		add_placed_row(rt, &w->ki->vt, &out, &n, &cap);
+	simple_heap_delete(rt->rows.rel, &tid);
 	CommandCounterIncrement();
+	return 1;
+}
+
+/*
+ * Give the rows table's row of the watched table's row in src that row's
+ * quasi-identifiers, where their binary images differ (as the SQL's
+ * record_image_eq did); *changed tells whether it was updated.  Returns
+ * 1, or 0 when no row has that key, or -1 without a primary key.  Ends
+ * with a command counter increment when it updates.
+ */
+int
+KeanonRowSetQis(Watch *w, TupleTableSlot *src, bool *changed)
+{
+	KeanonDirect *rt = rows_table(w);
+	DirectTable *d = &rt->rows;
+	TupleTableSlot *slot = d->scan_slot;
+	TupleDesc	desc = RelationGetDescr(d->rel);
+	int			found = find_by_key(rt, src);
+	ItemPointerData tid;
+
+	*changed = false;
+	if (found <= 0)
+		return found;
+	tid = slot->tts_tid;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+		bool		oldnull,
+					newnull;
+		Datum		oldv,
+					newv;
+
+		if (!rt->is_qi[i])
+			continue;
+		oldv = slot_getattr(slot, i + 1, &oldnull);
+		newv = slot_getattr(src, rt->src_att[i], &newnull);
+		if (oldnull == newnull &&
+			(oldnull || datum_image_eq(oldv, newv, a->attbyval, a->attlen)))
+			continue;
+		d->replace[i] = true;
+		d->values[i] = newv;
+		d->nulls[i] = newnull;
+		*changed = true;
+	}
+	ExecClearTuple(slot);
+	if (*changed)
+	{
+		direct_update(d, &tid);
+		CommandCounterIncrement();
+	}
 	return 1;
 }
 

@@ -386,28 +386,36 @@ departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow *first, Datum *f
 }
 
 /*
- * The same for the one row of a DELETE's transition table store (of the
- * table's descriptor desc), read with a read pointer of its own as a scan
- * of it by name would, its row deleted from the rows table directly.  NULL
- * when the rows table has no primary key to find it by.
+ * The one row of a trigger's transition table store (of the table's
+ * descriptor desc), read with a read pointer of its own as a scan of it by
+ * name would
  */
-static KeChange *
-departed_one(Watch *w, Tuplestorestate *store, TupleDesc desc, int *nchanges, GoneRow *first,
-			 Datum *first_d)
+static TupleTableSlot *
+store_row(Watch *w, Tuplestorestate *store, TupleDesc desc)
 {
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
 	int			ptr = tuplestore_alloc_read_pointer(store, EXEC_FLAG_REWIND);
-	KeChange   *changes = palloc(sizeof(KeChange) * 2);
-	PlacedRow	row;
-	int			found;
 
 	tuplestore_select_read_pointer(store, ptr);
 	tuplestore_rescan(store);
 	if (!tuplestore_gettupleslot(store, true, true, slot))
-		elog(ERROR, "keanon: the deleted row of %s is missing", get_rel_name(w->relid));
+		elog(ERROR, "keanon: the changed row of %s is missing", get_rel_name(w->relid));
 	tuplestore_select_read_pointer(store, 0);
-	found = KeanonRowDelete(w, slot, &row);
-	ExecDropSingleTupleTableSlot(slot);
+	return slot;
+}
+
+/*
+ * The same for one departing row of the watched table (in slot), its row
+ * deleted from the rows table directly.  NULL when the rows table has no
+ * primary key to find it by.
+ */
+static KeChange *
+departed_one(Watch *w, TupleTableSlot *slot, int *nchanges, GoneRow *first, Datum *first_d)
+{
+	KeChange   *changes = palloc(sizeof(KeChange) * 3);
+	PlacedRow	row;
+	int			found = KeanonRowDelete(w, slot, &row);
+
 	if (found < 0)
 	{
 		pfree(changes);
@@ -481,28 +489,19 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 }
 
 /*
- * The same for the one new row of an INSERT's transition table store (of
- * the table's descriptor desc), read with a read pointer of its own as a
- * scan of it by name would; its row is kept for fresh_write.
+ * The same for one new row of the watched table (in slot, which the fresh
+ * rows keep for fresh_write, or which is dropped for a row without a value)
  */
 static KeChange *
-fresh_collect_one(Watch *w, FreshRows *f, Tuplestorestate *store, TupleDesc desc,
-				  KeChange *changes, int *nchanges)
+fresh_collect_one(Watch *w, FreshRows *f, TupleTableSlot *slot, KeChange *changes, int *nchanges)
 {
 	const KeanonValueType *vt = &w->ki->vt;
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-	int			ptr = tuplestore_alloc_read_pointer(store, EXEC_FLAG_REWIND);
 	bool		isnull;
 	Datum		d;
 	int16		typlen;
 	bool		typbyval;
 	int64		at = *nchanges;
 
-	tuplestore_select_read_pointer(store, ptr);
-	tuplestore_rescan(store);
-	if (!tuplestore_gettupleslot(store, true, true, slot))
-		elog(ERROR, "keanon: the new row of %s is missing", get_rel_name(w->relid));
-	tuplestore_select_read_pointer(store, 0);
 	d = slot_getattr(slot, KeanonSourceValueAtt(w), &isnull);
 	memset(f, 0, sizeof(FreshRows));
 	f->arrival0 = w->next_arrival;
@@ -790,6 +789,9 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	bool		del_had_pid = false;
 	FreshRows	fresh = {0};
 	GoneRow		gone = {0};
+	TupleTableSlot *old_one = NULL;
+	TupleTableSlot *new_one = NULL;
+	bool		update_one = false;
 	bool		qi_changed = false;
 	KeNum		dummy;
 	char	   *src = NULL;
@@ -809,8 +811,35 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	if (by_delete && oldstore != NULL && tuplestore_tuple_count(oldstore) == 1)
 	{
 		/* the common single row, read from the transition table directly */
-		changes = departed_one(&w, oldstore, desc, &nchanges, &gone, &del_d);
+		old_one = store_row(&w, oldstore, desc);
+		changes = departed_one(&w, old_one, &nchanges, &gone, &del_d);
 	}
+	else if (by_update && oldstore != NULL && newstore != NULL &&
+			 tuplestore_tuple_count(oldstore) == 1 && tuplestore_tuple_count(newstore) == 1)
+	{
+		/*
+		 * the same for an UPDATE of one row: its row leaves unless the key
+		 * and the value stay (as the SQL's anti-join decides below)
+		 */
+		old_one = store_row(&w, oldstore, desc);
+		new_one = store_row(&w, newstore, desc);
+		switch (KeanonSameKeyAndValue(&w, old_one, new_one))
+		{
+			case 1:
+				changes = palloc(sizeof(KeChange) * 2);
+				break;
+			case 0:
+				changes = departed_one(&w, old_one, &nchanges, &gone, &del_d);
+				break;
+			default:
+				break;			/* no primary key: SQL */
+		}
+	}
+	if (old_one != NULL)
+		ExecDropSingleTupleTableSlot(old_one);
+	if (new_one != NULL && changes == NULL)
+		ExecDropSingleTupleTableSlot(new_one);
+	update_one = new_one != NULL && changes != NULL;
 	if (changes == NULL && (by_delete || by_update))
 	{
 		if (by_delete)
@@ -847,7 +876,19 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	if (by_insert && newstore != NULL && tuplestore_tuple_count(newstore) == 1)
 	{
 		/* the common single row, read from the transition table directly */
-		changes = fresh_collect_one(&w, &fresh, newstore, desc, changes, &nchanges);
+		changes = fresh_collect_one(&w, &fresh, store_row(&w, newstore, desc), changes, &nchanges);
+	}
+	else if (update_one)
+	{
+		/*
+		 * an UPDATE's one row: a row left with its key takes the new
+		 * quasi-identifiers, as the SQL below would; with none, the new
+		 * row is fresh
+		 */
+		if (KeanonRowSetQis(&w, new_one, &qi_changed) == 0)
+			changes = fresh_collect_one(&w, &fresh, new_one, changes, &nchanges);
+		else
+			ExecDropSingleTupleTableSlot(new_one);
 	}
 	else if (by_insert)
 	{
@@ -883,7 +924,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 			ins_d = fresh.value[0];
 		}
 	}
-	if (by_update && w.qis != NIL)
+	if (by_update && w.qis != NIL && !update_one)
 	{
 		sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM %s n WHERE (%s) = (%s) "
 					   "AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
