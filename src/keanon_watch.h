@@ -74,6 +74,7 @@ typedef struct Watch
 	bool		all_placed;		/* no table row waits unplaced */
 	struct KeanonRange *ranges; /* where a batch applied change by change */
 	int			nranges;		/* may have moved partitions */
+	bool		ranges_moved;	/* some change of theirs moved a boundary */
 } Watch;
 
 /* partitions collected from the engine */

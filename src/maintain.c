@@ -275,19 +275,22 @@ note_range(Watch *w, KeNum v)
 
 /*
  * Apply the batch of changes to the engine.  A batch much smaller than
- * the table (a deferred watch's flush, a multi-row statement) is applied
- * change by change, its arrivals first, noting where each may have moved
- * partitions: republication then reads the rows of those ranges alone,
- * not of the whole span between the smallest and the largest value.
+ * the table (a deferred watch's flush, a multi-row statement, the old and
+ * new value of a single-row UPDATE) is applied change by change, its
+ * arrivals first, noting where each may have moved partitions:
+ * republication then reads the rows of those ranges alone, not of the
+ * whole span between the smallest and the largest value, which for an
+ * UPDATE moving a value across the table is most of it.
  */
 static void
 apply_changes(Watch *w, KeChange *changes, int n)
 {
 	w->ranges = NULL;
 	w->nranges = 0;
+	w->ranges_moved = false;
 	if (n == 0)
 		return;
-	if (n <= 2 || w->release_mode || !w->all_placed ||
+	if (n == 1 || w->release_mode || !w->all_placed ||
 		(int64) n * KEANON_SCATTERED_BATCH > ke_nrows(w->ki->engine))
 	{
 		KeanonIndexApply(w->ki, changes, n);
@@ -300,6 +303,7 @@ apply_changes(Watch *w, KeChange *changes, int n)
 			if ((changes[i].delta > 0) != (pass == 0))
 				continue;
 			KeanonIndexApply(w->ki, &changes[i], 1);
+			w->ranges_moved |= ke_last_change(w->ki->engine)->boundaries_changed;
 			note_range(w, changes[i].value);
 		}
 }

@@ -442,9 +442,18 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 		KeanonSuppressAll(w);
 		return;
 	}
-	/* a batch applied change by change: the ranges each may have moved */
+	/*
+	 * A batch applied change by change: the ranges each may have moved.
+	 * A row replaced (an UPDATE of one row) where no change moved a
+	 * boundary takes the O(1) paths below first.
+	 */
 	if (w->nranges > 0)
 	{
+		if (!w->ranges_moved && nins == 1 && ndel == 1 && del_had_pid &&
+			(replace_in_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v, ins_d) ||
+			 (leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub) &&
+			  (join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))))
+			return;
 		KeanonReassignRanges(w, w->ranges, w->nranges, cv, ncv);
 		return;
 	}
