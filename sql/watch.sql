@@ -521,4 +521,23 @@ SELECT * FROM single2_agrees();
 DROP TABLE single2;
 DROP FUNCTION single2_updates();
 DROP FUNCTION single2_agrees();
+
+-- A single-row UPDATE moving a value across the table applies its old and
+-- new value one by one: it reads the partitions and rows around each (as
+-- the indexes' tuple counts of the transaction show), not the hundreds of
+-- partitions between them
+CREATE TABLE span (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO span SELECT i, i % 5, pg_catalog.hashint4(i) & 1048575 FROM generate_series(1, 5000) i;
+SELECT keanon.watch('span', 'v', '{g}', 5, 20);
+SELECT count(*) AS partitions, count(*) FILTER (WHERE lo > (SELECT v FROM span WHERE id = 5)) AS above
+FROM span_keanon_parts;
+BEGIN;
+UPDATE span SET v = 1048580 WHERE id = 5;
+SELECT (SELECT sum(pg_stat_get_xact_tuples_fetched(indexrelid)) FROM pg_index
+		WHERE indrelid = 'span_keanon_parts'::regclass) < 40 AS few_partitions_read,
+	   (SELECT sum(pg_stat_get_xact_tuples_fetched(indexrelid)) FROM pg_index
+		WHERE indrelid = 'span_keanon_rows'::regclass) < 80 AS few_rows_read;
+COMMIT;
+SELECT keanon.check('span');
+DROP TABLE span;
 DROP EXTENSION amcheck;
