@@ -16,10 +16,15 @@
 # sampler reads keanon.status every 100 ms and reports the publication lag
 # (the age of the oldest change not yet published) as its mean and maximum
 # over the 1-client runs, and the time the worker then takes to catch up.
-# Then BULK_ROWS rows (default 1000000) are loaded by INSERT ... SELECT and
-# by COPY into each table holding as many rows already: for the deferred
-# table, the load itself and the load followed by its flush.  PARTS
-# (default "insert bulk") runs a subset.
+# Then, with fsync off, each table of ROWS rows takes a mix of single-row
+# statements on a random key, one client for SECONDS_PER_RUN seconds,
+# ROUNDS times in alternation: an UPDATE of the value (to a random one),
+# an UPDATE of the quasi-identifier, a DELETE and the INSERT of the row
+# again; pgbench's mean latency of each statement (median over the
+# rounds) is reported.  Then BULK_ROWS rows (default 1000000) are loaded
+# by INSERT ... SELECT and by COPY into each table holding as many rows
+# already: for the deferred table, the load itself and the load followed
+# by its flush.  PARTS (default "insert mix bulk") runs a subset.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rows=${ROWS:-100000}
@@ -27,7 +32,7 @@ secs=${SECONDS_PER_RUN:-10}
 rounds=${ROUNDS:-2}
 bulk=${BULK_ROWS:-1000000}
 fsync_list=${FSYNC_LIST:-"off on"}
-parts=${PARTS:-"insert bulk"}
+parts=${PARTS:-"insert mix bulk"}
 has_part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 export BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-2GB}
 # shellcheck source=pg_cluster.sh
@@ -83,7 +88,14 @@ bench_sql -c "CREATE EXTENSION keanon" \
 	-c "CREATE TABLE lag_samples (fsync text, at timestamptz, lag interval, pending bigint)"
 for t in $tables; do
 	printf '\\set v random(0, 1000000000)\nINSERT INTO %s (g, v) VALUES (:v %% 100, :v);\n' $t >"$work/ins_$t.sql"
+	printf '\\set id random(1, %s)\nUPDATE %s SET v = (random() * 1e9)::integer WHERE id = :id;\nUPDATE %s SET g = g + 1 WHERE id = :id;\nDELETE FROM %s WHERE id = :id;\nINSERT INTO %s (id, g, v) VALUES (:id, :id %% 100, (random() * 1e9)::integer);\n' \
+		"$rows" $t $t $t $t >"$work/mix_$t.sql"
 done
+# pgbench's mean latency of each statement of a script, in ms, one per line
+latencies() {
+	runuser -u postgres -- pgbench -h "$PGHOST" -p "$PGPORT" -n -r -T "$secs" -c 1 \
+		-f "$1" postgres 2>/dev/null | awk '/^ +[0-9.]+ +[0-9]+ +(UPDATE|DELETE|INSERT)/ { print $1 }'
+}
 
 echo "test,fsync,clients,btree,live,deferred,unit,live_ratio,deferred_ratio"
 for fsync in $fsync_list; do
@@ -121,6 +133,33 @@ for fsync in $fsync_list; do
 		FROM lag_samples WHERE fsync = '$fsync'"
 	bench_psql -At -c "SELECT 'check,$fsync,,,' || keanon.check('l_t') || ',' || keanon.check('d_t') || ',,,'"
 done
+
+# single-row UPDATEs, DELETEs and INSERTs on the CPU alone
+if has_part mix; then
+	bench_sql -c "ALTER SYSTEM SET fsync = off" -c "SELECT pg_reload_conf()"
+	make_tables "$rows"
+	declare -A lat=()
+	for ((r = 1; r <= rounds; r++)); do
+		for t in $tables; do
+			i=0
+			for ms in $(latencies "$work/mix_$t.sql"); do
+				lat[$t,$i]="${lat[$t,$i]:-} $ms"
+				i=$((i + 1))
+			done
+			drain >/dev/null
+		done
+	done
+	i=0
+	for what in update_value update_qi delete insert_again; do
+		b=$(echo "${lat[b_t,$i]:-}" | tr ' ' '\n' | grep . | median)
+		l=$(echo "${lat[l_t,$i]:-}" | tr ' ' '\n' | grep . | median)
+		d=$(echo "${lat[d_t,$i]:-}" | tr ' ' '\n' | grep . | median)
+		echo "mix_$what,off,1,$b,$l,$d,ms,$(ratio "$b" "$l"),$(ratio "$b" "$d")"
+		i=$((i + 1))
+	done
+	unset lat
+	bench_psql -At -c "SELECT 'check,mix,,,' || keanon.check('l_t') || ',' || keanon.check('d_t') || ',,,'"
+fi
 
 # loads into full tables (fsync as last set)
 has_part bulk && bench_sql -c "COPY (SELECT i % 100, (random() * 1e9)::integer FROM generate_series(1, $bulk) i) TO '$work/bulk.tsv'"
