@@ -280,7 +280,8 @@ note_range(Watch *w, KeNum v)
  * arrivals first, noting where each may have moved partitions:
  * republication then reads the rows of those ranges alone, not of the
  * whole span between the smallest and the largest value, which for an
- * UPDATE moving a value across the table is most of it.
+ * UPDATE moving a value across the table is most of it.  While rows wait
+ * unplaced (outside release mode) republication covers that span anyway.
  */
 static void
 apply_changes(Watch *w, KeChange *changes, int n)
@@ -290,10 +291,17 @@ apply_changes(Watch *w, KeChange *changes, int n)
 	w->ranges_moved = false;
 	if (n == 0)
 		return;
-	if (n == 1 || w->release_mode || !w->all_placed ||
-		(int64) n * KEANON_SCATTERED_BATCH > ke_nrows(w->ki->engine))
+	if (n == 1 || (int64) n * KEANON_SCATTERED_BATCH > ke_nrows(w->ki->engine) ||
+		(!w->all_placed && !w->release_mode))
 	{
 		KeanonIndexApply(w->ki, changes, n);
+		return;
+	}
+	if (w->release_mode)
+	{
+		/* nothing is republished before keanon.release: the engine alone */
+		for (int i = 0; i < n; i++)
+			KeanonIndexApply(w->ki, &changes[i], 1);
 		return;
 	}
 	w->ranges = palloc(sizeof(KeanonRange) * n);
