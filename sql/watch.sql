@@ -468,6 +468,7 @@ DROP TABLE single;
 -- value changes, its new row then fresh, and otherwise gives the row its
 -- new quasi-identifiers.  With that primary key gone, both run by SQL.
 CREATE TABLE single2 (region text, id integer, note text, v integer, PRIMARY KEY (region, id));
+ALTER TABLE single2 ALTER note SET STORAGE EXTERNAL;
 SELECT keanon.watch('single2', 'v', '{note}', 3, 10);
 INSERT INTO single2 VALUES ('b', 1, 'x', NULL);
 INSERT INTO single2 VALUES ('a', 1, 'p', 5), ('a', 2, 'q', 9);
@@ -499,6 +500,9 @@ BEGIN
 		'UPDATE single2 SET note = note WHERE region = ''c'' AND id = 4',
 		'UPDATE single2 SET v = 13 WHERE region = ''c'' AND id = 5',
 		'UPDATE single2 SET v = 200, note = ''high'' WHERE region = ''c'' AND id = 6',
+		'UPDATE single2 SET note = (SELECT string_agg(md5(i::text), '''') FROM generate_series(1, 400) i) WHERE region = ''c'' AND id = 11',
+		'UPDATE single2 SET note = ''short again'' WHERE region = ''c'' AND id = 11',
+		'UPDATE single2 SET note = repeat(''y'', 9000) WHERE region = ''c'' AND id = 13',
 		'UPDATE single2 SET id = 99 WHERE region = ''c'' AND id = 8',
 		'UPDATE single2 SET region = ''d'', v = v + 1 WHERE region = ''c'' AND id = 9',
 		'UPDATE single2 SET v = NULL WHERE region = ''c'' AND id = 10',
@@ -509,8 +513,10 @@ BEGIN
 	END LOOP;
 END $$;
 SELECT * FROM single2_updates();
-SELECT count(*) FILTER (WHERE note = 'renamed') AS renamed, count(*) FILTER (WHERE note = 'high') AS high
+SELECT count(*) FILTER (WHERE note = 'renamed') AS renamed, count(*) FILTER (WHERE note = 'high') AS high,
+	   count(*) FILTER (WHERE note = repeat('y', 9000)) AS long_note
 FROM single2_anon;
+SELECT pg_relation_size(reltoastrelid) > 0 AS rows_out_of_line FROM pg_class WHERE oid = 'single2_keanon_rows'::regclass;
 ALTER TABLE single2_keanon_rows DROP CONSTRAINT single2_keanon_rows_pkey;
 DELETE FROM single2 WHERE region = 'c' AND id = 12;
 DELETE FROM single2 WHERE region = 'c' AND id = 1;

@@ -544,6 +544,21 @@ KeanonSaveWatch(Watch *w)
 	CommandCounterIncrement();
 }
 
+/* The row at slot of partition pid into the rows table's scan slot */
+static bool
+fetch_at_slot(KeanonDirect *rt, int64 pid, int32 slot)
+{
+	DirectKey	keys[2];
+
+	keys[0].att = rt->att_pid;
+	keys[0].eqproc = F_INT8EQ;
+	keys[0].value = Int64GetDatum(pid);
+	keys[1].att = rt->att_slot;
+	keys[1].eqproc = F_INT4EQ;
+	keys[1].value = Int32GetDatum(slot);
+	return direct_fetch(&rt->rows, rt->slot_index, 2, keys);
+}
+
 /*
  * The row at slot of partition pid: its tuple id into *tid and, if pub is
  * not NULL, its published value into *pub (copied; a null as (Datum) 0
@@ -553,15 +568,8 @@ bool
 KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub, bool *pubnull)
 {
 	KeanonDirect *rt = rows_table(w);
-	DirectKey	keys[2];
 
-	keys[0].att = rt->att_pid;
-	keys[0].eqproc = F_INT8EQ;
-	keys[0].value = Int64GetDatum(pid);
-	keys[1].att = rt->att_slot;
-	keys[1].eqproc = F_INT4EQ;
-	keys[1].value = Int32GetDatum(slot);
-	if (!direct_fetch(&rt->rows, rt->slot_index, 2, keys))
+	if (!fetch_at_slot(rt, pid, slot))
 		return false;
 	*tid = rt->rows.scan_slot->tts_tid;
 	if (pub != NULL)
@@ -1084,17 +1092,10 @@ bool
 KeanonPlacedRowAt(Watch *w, int64 pid, int32 slot, PlacedRow *out)
 {
 	KeanonDirect *rt = rows_table(w);
-	DirectKey	keys[2];
 	int64		n = 0,
 				cap = 1;
 
-	keys[0].att = rt->att_pid;
-	keys[0].eqproc = F_INT8EQ;
-	keys[0].value = Int64GetDatum(pid);
-	keys[1].att = rt->att_slot;
-	keys[1].eqproc = F_INT4EQ;
-	keys[1].value = Int32GetDatum(slot);
-	if (!direct_fetch(&rt->rows, rt->slot_index, 2, keys))
+	if (!fetch_at_slot(rt, pid, slot))
 		return false;
 	add_placed_row(rt, &w->ki->vt, &out, &n, &cap);
 	return true;
