@@ -2,11 +2,13 @@
  * direct.c
  *		The internal tables read and written without the executor: a row's
  *		place in the rows table, a reassignment's partitions and rows, a
- *		partition's summary, a new row, a watch's counters.
+ *		partition's summary, a single-row statement's row, a watch's
+ *		counters.
  *
- * The O(1) permutation steps, a reassignment and a single-row INSERT touch
- * a handful of rows each, found by (partition, slot), by partition, by a
- * partition's high end, by tuple id or by a watch's table.  Run as SQL
+ * The O(1) permutation steps, a reassignment and a single-row INSERT,
+ * UPDATE or DELETE touch a handful of rows each, found by (partition,
+ * slot), by partition, by a partition's high end, by the watched table's
+ * key, by tuple id or by a watch's table.  Run as SQL
  * statements, each costs an executor start-up, a plan's expression set-up
  * and a statement snapshot, several times the heap and index work itself.
  * This module does that work directly:
@@ -15,8 +17,12 @@
  *			of the integer (or oid) operator family, with those operators'
  *			own support functions (a heap scan with the same keys should no
  *			such index exist), under SnapshotSelf; a range of partitions by
- *			their (hi) btree in the value type's default order, its >=
- *			taken from that family by OID;
+ *			their (hi) btree, and the rows showing a value by the
+ *			(keanon_pid, keanon_pub) btree, in the value type's default
+ *			order, its >= and = taken from that family by OID; a row by the
+ *			watched table's key through the rows table's primary key, with
+ *			the = of each column's family and the index's collation (the SQL
+ *			statements run instead should that key be gone);
  *	update	heap_modify_tuple and simple_heap_update of the named columns at
  *			a tuple id, and, for a non-HOT update, insertion into every index
  *			of the table (the executor's own ExecInsertIndexTuples, so unique
@@ -25,7 +31,8 @@
  *			"unchanged" hint goes only to the other indexes);
  *	insert	heap_form_tuple and simple_heap_insert, then the same index
  *			insertion (toasting as any heap insert does);
- *	delete	simple_heap_delete of a partition found by its id.
+ *	delete	simple_heap_delete of a partition found by its id, or of a
+ *			row found by its key.
  *
  * Why SnapshotSelf: every writer of a watch holds its keanon lock, so no
  * other transaction has an uncommitted change in its internal tables or in
@@ -40,10 +47,14 @@
  * counter before each) see these writes as they would any earlier
  * statement's.
  *
- * Nothing here runs user code or looks up an operator by name, and every
- * value written is formed here or copied from the watched table's new row
- * into the column of the same name.  Triggers and rules on the internal
- * tables, which only their owner could add, do not fire for these writes.
+ * Nothing here looks up an operator by name.  The only functions called
+ * are the support functions of the internal tables' indexes (built-in for
+ * keanon's own columns; for the key, those of the operator classes the
+ * rows table's primary key was built with, which only the table's owner,
+ * as whom all maintenance runs, could have chosen).  Every value written
+ * is formed here or copied from the watched table's row into the column of
+ * the same name.  Triggers and rules on the internal tables, which only
+ * their owner could add, do not fire for these writes.
  */
 #include "postgres.h"
 
