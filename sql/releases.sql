@@ -125,8 +125,26 @@ $$;
 SELECT count(*) AS releases, bool_and(sum_error >= unconstrained_sum_error) AS never_below_optimum
 FROM keanon.releases('churn');
 
+-- Single-row UPDATEs moving values across the table (each change goes to
+-- the engine where it lands) and DELETEs, released and checked
+CREATE TABLE far (id integer PRIMARY KEY, grp integer, v integer);
+INSERT INTO far SELECT i, i % 5, pg_catalog.hashint4(i) & 65535 FROM generate_series(1, 2000) i;
+SELECT keanon.watch('far', 'v', '{grp}', 4, 10, mode => 'release');
+SELECT keanon.release('far');
+UPDATE far SET v = 70000 WHERE id = 1;
+UPDATE far SET v = 0 WHERE id = 2;
+UPDATE far SET v = 32768 WHERE id = 3;
+UPDATE far SET v = v WHERE id = 4;
+UPDATE far SET grp = 9 WHERE id = 5;
+DELETE FROM far WHERE id = 6;
+SELECT keanon.release('far');
+SELECT keanon.check('far');
+SELECT breaches('far', 'far_keanon_release', 'v', 2);
+SELECT (SELECT count(*) FROM far_anon) = (SELECT count(*) FROM far) AS all_released,
+	   (SELECT count(*) FROM far_anon WHERE grp = 9) AS moved_group;
+
 SELECT keanon.unwatch('people');
 SELECT count(*) FROM keanon.releases WHERE relid = 'churn'::regclass;
 SELECT count(*) FROM pg_class WHERE relname LIKE 'people_keanon%';
-DROP TABLE people, live, tiny, churn;
+DROP TABLE people, live, tiny, churn, far;
 DROP FUNCTION breaches;
