@@ -507,7 +507,12 @@ BEGIN
 		'UPDATE single2 SET region = ''d'', v = v + 1 WHERE region = ''c'' AND id = 9',
 		'UPDATE single2 SET v = NULL WHERE region = ''c'' AND id = 10',
 		'UPDATE single2 SET v = 61 WHERE region = ''c'' AND id = 10',
-		'UPDATE single2 SET note = ''gone'' WHERE region = ''zz'''] LOOP
+		'UPDATE single2 SET note = ''gone'' WHERE region = ''zz''',
+		'INSERT INTO single2 VALUES (''c'', 14, ''upsert'', 77) ON CONFLICT (region, id) DO UPDATE SET v = EXCLUDED.v, note = EXCLUDED.note',
+		'INSERT INTO single2 VALUES (''e'', 1, ''upsert new'', 78) ON CONFLICT (region, id) DO UPDATE SET v = EXCLUDED.v',
+		'MERGE INTO single2 t USING (VALUES (''c'', 15, 4), (''e'', 2, 80)) s(region, id, v) ON (t.region, t.id) = (s.region, s.id) '
+		'WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.region, s.id, ''merged'', s.v)',
+		'MERGE INTO single2 t USING (VALUES (''c'', 16)) s(region, id) ON (t.region, t.id) = (s.region, s.id) WHEN MATCHED THEN DELETE'] LOOP
 		EXECUTE u;
 		RETURN QUERY SELECT u, * FROM single2_agrees();
 	END LOOP;
