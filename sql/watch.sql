@@ -529,6 +529,14 @@ SELECT * FROM single2_agrees();
 UPDATE single2 SET note = 'again' WHERE region = 'c' AND id = 3;
 UPDATE single2 SET v = 14 WHERE region = 'c' AND id = 5;
 SELECT * FROM single2_agrees();
+-- a primary key on the key's columns in another order serves as well
+ALTER TABLE single2_keanon_rows ADD PRIMARY KEY (id, region);
+DELETE FROM single2 WHERE region = 'c' AND id = 2;
+UPDATE single2 SET id = 98 WHERE region = 'c' AND id = 17;
+UPDATE single2 SET v = 33 WHERE region = 'c' AND id = 18;
+UPDATE single2 SET note = 'reordered' WHERE region = 'c' AND id = 19;
+SELECT * FROM single2_agrees();
+SELECT count(*) FILTER (WHERE note = 'reordered') AS reordered FROM single2_anon;
 DROP TABLE single2;
 DROP FUNCTION single2_updates();
 DROP FUNCTION single2_agrees();

@@ -638,13 +638,14 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 
 /*
  * The rows table's primary key, for a row found by the watched table's key:
- * a plain btree whose columns all come from the watched table, each with
- * the = of its operator family for its input type.  NULL when there is none.
+ * a plain btree on the watch's key columns, each with the = of its operator
+ * family for its input type.  NULL when there is none.
  */
 static Relation
-key_index(KeanonDirect *rt)
+key_index(Watch *w, KeanonDirect *rt)
 {
 	DirectTable *d = &rt->rows;
+	int			nwatchkeys = list_length(w->keys);
 
 	if (rt->key_ready)
 		return rt->key_index;
@@ -659,6 +660,8 @@ key_index(KeanonDirect *rt)
 			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
 			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 			continue;
+		if (nkeys != nwatchkeys)
+			return NULL;
 		rt->key_eq = palloc(sizeof(RegProcedure) * nkeys);
 		rt->key_src = palloc(sizeof(AttrNumber) * nkeys);
 		for (int k = 0; k < nkeys; k++)
@@ -667,7 +670,14 @@ key_index(KeanonDirect *rt)
 			Oid			op = get_opfamily_member(index->rd_opfamily[k], index->rd_opcintype[k],
 												 index->rd_opcintype[k], BTEqualStrategyNumber);
 
+			bool		is_key = false;
+
 			if (att <= 0 || rt->src_att[att - 1] <= 0 || !OidIsValid(op))
+				return NULL;
+			/* on the watch's own key columns, or a key change could go unseen */
+			for (int j = 0; j < nwatchkeys; j++)
+				is_key |= w->watched_attnums[j] == rt->src_att[att - 1];
+			if (!is_key)
 				return NULL;
 			rt->key_eq[k] = get_opcode(op);
 			rt->key_src[k] = rt->src_att[att - 1];
@@ -685,9 +695,9 @@ key_index(KeanonDirect *rt)
  * table has no primary key to find it by.
  */
 static int
-find_by_key(KeanonDirect *rt, TupleTableSlot *src)
+find_by_key(Watch *w, KeanonDirect *rt, TupleTableSlot *src)
 {
-	Relation	index = key_index(rt);
+	Relation	index = key_index(w, rt);
 	ScanKeyData sk[INDEX_MAX_KEYS];
 	IndexScanDesc scan;
 	int			nkeys;
@@ -723,7 +733,7 @@ int
 KeanonSameKeyAndValue(Watch *w, TupleTableSlot *a, TupleTableSlot *b)
 {
 	KeanonDirect *rt = rows_table(w);
-	Relation	index = key_index(rt);
+	Relation	index = key_index(w, rt);
 	bool		anull,
 				bnull;
 	Datum		av,
@@ -758,7 +768,7 @@ KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out)
 {
 	KeanonDirect *rt = rows_table(w);
 	TupleTableSlot *slot = rt->rows.scan_slot;
-	int			found = find_by_key(rt, src);
+	int			found = find_by_key(w, rt, src);
 	ItemPointerData tid;
 	bool		isnull;
 	int64		n = 0,
@@ -803,7 +813,7 @@ KeanonRowSetQis(Watch *w, TupleTableSlot *src, bool *changed)
 	DirectTable *d = &rt->rows;
 	TupleTableSlot *slot = d->scan_slot;
 	TupleDesc	desc = RelationGetDescr(d->rel);
-	int			found = find_by_key(rt, src);
+	int			found = find_by_key(w, rt, src);
 	ItemPointerData tid;
 
 	*changed = false;
