@@ -725,12 +725,13 @@ find_by_key(Watch *w, KeanonDirect *rt, TupleTableSlot *src)
 
 /*
  * Whether the watched table's rows in a and b have the same key, by the
- * equality of the rows table's primary key, and the same value (both
- * null, or equal by the = of the value type's default btree family): 1 or
- * 0, or -1 when the rows table has no primary key.
+ * equality of the rows table's primary key, into *same_key, and the same
+ * value (both null, or equal by the = of the value type's default btree
+ * family) into *same_value.  False when the rows table has no primary key.
  */
-int
-KeanonSameKeyAndValue(Watch *w, TupleTableSlot *a, TupleTableSlot *b)
+bool
+KeanonSameKeyAndValue(Watch *w, TupleTableSlot *a, TupleTableSlot *b, bool *same_key,
+					  bool *same_value)
 {
 	KeanonDirect *rt = rows_table(w);
 	Relation	index = key_index(w, rt);
@@ -740,20 +741,20 @@ KeanonSameKeyAndValue(Watch *w, TupleTableSlot *a, TupleTableSlot *b)
 				bv;
 
 	if (index == NULL || !OidIsValid(rt->pub_eq))
-		return -1;
-	for (int k = 0; k < index->rd_index->indnkeyatts; k++)
+		return false;
+	*same_key = true;
+	for (int k = 0; k < index->rd_index->indnkeyatts && *same_key; k++)
 	{
 		av = slot_getattr(a, rt->key_src[k], &anull);
 		bv = slot_getattr(b, rt->key_src[k], &bnull);
-		if (anull || bnull ||
-			!DatumGetBool(OidFunctionCall2Coll(rt->key_eq[k], index->rd_indcollation[k], av, bv)))
-			return 0;
+		*same_key = !anull && !bnull &&
+			DatumGetBool(OidFunctionCall2Coll(rt->key_eq[k], index->rd_indcollation[k], av, bv));
 	}
 	av = slot_getattr(a, rt->src_value, &anull);
 	bv = slot_getattr(b, rt->src_value, &bnull);
-	if (anull || bnull)
-		return anull == bnull ? 1 : 0;
-	return DatumGetBool(OidFunctionCall2Coll(rt->pub_eq, InvalidOid, av, bv)) ? 1 : 0;
+	*same_value = anull || bnull ? anull == bnull :
+		DatumGetBool(OidFunctionCall2Coll(rt->pub_eq, InvalidOid, av, bv));
+	return true;
 }
 
 /*
@@ -770,30 +771,14 @@ KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out)
 	TupleTableSlot *slot = rt->rows.scan_slot;
 	int			found = find_by_key(w, rt, src);
 	ItemPointerData tid;
-	bool		isnull;
 	int64		n = 0,
 				cap = 1;
 
 	if (found <= 0)
 		return found;
 	tid = slot->tts_tid;
-	(void) slot_getattr(slot, rt->att_pid, &isnull);
-	if (isnull)
-	{
-		/* unplaced: only its value counts */
-		Datum		d = slot_getattr(slot, rt->att_value, &isnull);
-
-		if (isnull)
-			elog(ERROR, "keanon: a row of %s has no value", RelationGetRelationName(rt->rows.rel));
-		memset(out, 0, sizeof(PlacedRow));
-		out->tid = tid;
-		out->value = datumCopy(d, rt->typbyval, rt->typlen);
-		out->num = KeanonDatumToNum(&w->ki->vt, out->value);
-		out->fresh = -1;
-		ExecClearTuple(slot);
-	}
-	else
-		add_placed_row(rt, &w->ki->vt, &out, &n, &cap);
+	/* (an unplaced row comes out with partition 0) */
+	add_placed_row(rt, &w->ki->vt, &out, &n, &cap);
 	simple_heap_delete(rt->rows.rel, &tid);
 	CommandCounterIncrement();
 	return 1;
@@ -1167,10 +1152,10 @@ KeanonSlotsShowing(Watch *w, int64 pid, Datum pub, int32 **slots)
 		KeNum		target = KeanonDatumToNum(vt, pub);
 
 		*slots = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(nrows, 1));
+		/* (the rows of a partition are placed: each shows a value) */
 		for (int64 i = 0; i < nrows; i++)
-			if (rows[i].pub != (Datum) 0 || rt->typbyval)
-				if (ke_num_eq(vt->kind, target, KeanonDatumToNum(vt, rows[i].pub)))
-					(*slots)[n++] = rows[i].slot;
+			if (ke_num_eq(vt->kind, target, KeanonDatumToNum(vt, rows[i].pub)))
+				(*slots)[n++] = rows[i].slot;
 		pfree(rows);
 	}
 	return n;

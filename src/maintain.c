@@ -804,6 +804,8 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	TupleTableSlot *old_one = NULL;
 	TupleTableSlot *new_one = NULL;
 	bool		update_one = false;
+	bool		same_key = false;
+	bool		same_value = false;
 	bool		qi_changed = false;
 	KeNum		dummy;
 	char	   *src = NULL;
@@ -835,23 +837,16 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		 */
 		old_one = store_row(&w, oldstore, desc);
 		new_one = store_row(&w, newstore, desc);
-		switch (KeanonSameKeyAndValue(&w, old_one, new_one))
-		{
-			case 1:
-				changes = palloc(sizeof(KeChange) * 2);
-				break;
-			case 0:
-				changes = departed_one(&w, old_one, &nchanges, &gone, &del_d);
-				break;
-			default:
-				break;			/* no primary key: SQL */
-		}
+		update_one = KeanonSameKeyAndValue(&w, old_one, new_one, &same_key, &same_value);
+		if (!update_one)
+			ExecDropSingleTupleTableSlot(new_one);		/* no primary key: SQL */
+		else if (same_key && same_value)
+			changes = palloc(sizeof(KeChange) * 2);
+		else
+			changes = departed_one(&w, old_one, &nchanges, &gone, &del_d);
 	}
 	if (old_one != NULL)
 		ExecDropSingleTupleTableSlot(old_one);
-	if (new_one != NULL && changes == NULL)
-		ExecDropSingleTupleTableSlot(new_one);
-	update_one = new_one != NULL && changes != NULL;
 	if (changes == NULL && (by_delete || by_update))
 	{
 		if (by_delete)
@@ -895,9 +890,9 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		/*
 		 * an UPDATE's one row: a row left with its key takes the new
 		 * quasi-identifiers, as the SQL below would; with none, the new
-		 * row is fresh
+		 * row is fresh (no lookup needed when its key's row just left)
 		 */
-		if (KeanonRowSetQis(&w, new_one, &qi_changed) == 0)
+		if ((same_key && !same_value) || KeanonRowSetQis(&w, new_one, &qi_changed) == 0)
 			changes = fresh_collect_one(&w, &fresh, new_one, changes, &nchanges);
 		else
 			ExecDropSingleTupleTableSlot(new_one);

@@ -108,7 +108,8 @@ typedef struct KeanonDirect KeanonDirect;
 extern bool KeanonRowAtSlot(Watch *w, int64 pid, int32 slot, ItemPointer tid, Datum *pub,
 							bool *pubnull);
 extern int	KeanonRowDelete(Watch *w, TupleTableSlot *src, PlacedRow *out);
-extern int	KeanonSameKeyAndValue(Watch *w, TupleTableSlot *a, TupleTableSlot *b);
+extern bool KeanonSameKeyAndValue(Watch *w, TupleTableSlot *a, TupleTableSlot *b,
+								  bool *same_key, bool *same_value);
 extern int	KeanonRowSetQis(Watch *w, TupleTableSlot *src, bool *changed);
 extern void KeanonRowMove(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slot,
 						  const Datum *pub);

@@ -436,6 +436,7 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 	KeNum		lo = cv[0],
 				hi = cv[ncv - 1];
 	KeNum		dummy;
+	bool		moved;
 
 	if (!ke_sum_error(w->ki->engine, &dummy))
 	{
@@ -443,21 +444,12 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 		return;
 	}
 	/*
-	 * A batch applied change by change: the ranges each may have moved.
-	 * A row replaced (an UPDATE of one row) where no change moved a
-	 * boundary takes the O(1) paths below first.
+	 * One row joining, leaving or replaced where no boundary moved (in a
+	 * batch applied change by change, as an UPDATE's two changes are, where
+	 * none of its changes moved one): the O(1) steps
 	 */
-	if (w->nranges > 0)
-	{
-		if (!w->ranges_moved && nins == 1 && ndel == 1 && del_had_pid &&
-			(replace_in_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v, ins_d) ||
-			 (leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub) &&
-			  (join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))))
-			return;
-		KeanonReassignRanges(w, w->ranges, w->nranges, cv, ncv);
-		return;
-	}
-	if (!ci->boundaries_changed && nins + ndel == 1)
+	moved = w->nranges > 0 ? w->ranges_moved : ci->boundaries_changed;
+	if (!moved && nins + ndel == 1)
 	{
 		if (nins == 1 && (join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))
 			return;
@@ -465,7 +457,7 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 			leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub))
 			return;
 	}
-	if (!ci->boundaries_changed && nins == 1 && ndel == 1 && del_had_pid)
+	if (!moved && nins == 1 && ndel == 1 && del_had_pid)
 	{
 		if (replace_in_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v, ins_d))
 			return;
@@ -478,6 +470,12 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 		if (leave_partition(w, del_v, del_d, del_pid, del_slot, del_pub) &&
 			(join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))
 			return;
+	}
+	/* a batch applied change by change: the ranges each may have moved */
+	if (w->nranges > 0)
+	{
+		KeanonReassignRanges(w, w->ranges, w->nranges, cv, ncv);
+		return;
 	}
 	if (ci->any)
 	{
