@@ -517,7 +517,18 @@ BEGIN
 		RETURN QUERY SELECT u, * FROM single2_agrees();
 	END LOOP;
 END $$;
+-- the direct paths run no SQL on the rows table: a row trigger its owner
+-- added there sees only the SQL path's deletions (once the key is gone)
+CREATE TABLE single2_sql_deletes (id integer);
+CREATE FUNCTION single2_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.single2_sql_deletes VALUES (OLD.id);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER count_sql AFTER DELETE ON single2_keanon_rows
+	FOR EACH ROW EXECUTE FUNCTION single2_count();
 SELECT * FROM single2_updates();
+SELECT count(*) AS sql_deletes FROM single2_sql_deletes;
 SELECT count(*) FILTER (WHERE note = 'renamed') AS renamed, count(*) FILTER (WHERE note = 'high') AS high,
 	   count(*) FILTER (WHERE note = repeat('y', 9000)) AS long_note
 FROM single2_anon;
@@ -525,6 +536,7 @@ SELECT pg_relation_size(reltoastrelid) > 0 AS rows_out_of_line FROM pg_class WHE
 ALTER TABLE single2_keanon_rows DROP CONSTRAINT single2_keanon_rows_pkey;
 DELETE FROM single2 WHERE region = 'c' AND id = 12;
 DELETE FROM single2 WHERE region = 'c' AND id = 1;
+SELECT array_agg(id ORDER BY id) AS sql_deletes FROM single2_sql_deletes;
 SELECT * FROM single2_agrees();
 UPDATE single2 SET note = 'again' WHERE region = 'c' AND id = 3;
 UPDATE single2 SET v = 14 WHERE region = 'c' AND id = 5;
@@ -537,7 +549,8 @@ UPDATE single2 SET v = 33 WHERE region = 'c' AND id = 18;
 UPDATE single2 SET note = 'reordered' WHERE region = 'c' AND id = 19;
 SELECT * FROM single2_agrees();
 SELECT count(*) FILTER (WHERE note = 'reordered') AS reordered FROM single2_anon;
-DROP TABLE single2;
+DROP TABLE single2, single2_sql_deletes;
+DROP FUNCTION single2_count();
 DROP FUNCTION single2_updates();
 DROP FUNCTION single2_agrees();
 
