@@ -24,7 +24,11 @@
 # rounds) is reported.  Then BULK_ROWS rows (default 1000000) are loaded
 # by INSERT ... SELECT and by COPY into each table holding as many rows
 # already: for the deferred table, the load itself and the load followed
-# by its flush.  PARTS (default "insert mix bulk") runs a subset.
+# by its flush.  Last, with fsync off, the live table and its twin are
+# built at each size of SCALE_ROWS (default "10000 10000000") and take
+# single-row INSERTs from one client as above (the live ratio at the
+# largest size over the smallest's is the last line).  PARTS (default
+# "insert mix bulk scale") runs a subset.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rows=${ROWS:-100000}
@@ -32,9 +36,11 @@ secs=${SECONDS_PER_RUN:-10}
 rounds=${ROUNDS:-2}
 bulk=${BULK_ROWS:-1000000}
 fsync_list=${FSYNC_LIST:-"off on"}
-parts=${PARTS:-"insert mix bulk"}
+parts=${PARTS:-"insert mix bulk scale"}
+scale_rows=${SCALE_ROWS:-"10000 10000000"}
 has_part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-export BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-2GB}
+# room for the 10^7-row tables of the scale part with keanon's own
+export BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-8GB}
 # shellcheck source=pg_cluster.sh
 . "$here/pg_cluster.sh"
 
@@ -183,3 +189,34 @@ for how in insert copy; do
 	bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM RESET keanon.worker" -c "SELECT pg_reload_conf()"
 	bench_psql -At -c "SELECT 'check,bulk_$how,,,' || keanon.check('l_t') || ',' || keanon.check('d_t') || ',,,'"
 done
+
+# the live single-row INSERT against the twin at each size, on the CPU alone
+if has_part scale; then
+	bench_sql -c "ALTER SYSTEM SET fsync = off" -c "SELECT pg_reload_conf()"
+	first=
+	for n in $scale_rows; do
+		bench_sql -c "DROP TABLE IF EXISTS b_t, l_t, d_t CASCADE" \
+			-c "CREATE TABLE b_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+			-c "INSERT INTO b_t (g, v) SELECT i % 100, (random() * 1000000000)::integer FROM generate_series(1, $n) i" \
+			-c "CREATE INDEX b_t_v ON b_t (v)" \
+			-c "CREATE TABLE l_t (id bigserial PRIMARY KEY, g integer, v integer)" \
+			-c "INSERT INTO l_t (g, v) SELECT g, v FROM b_t" \
+			-c "SELECT keanon.watch('l_t', 'v', '{g}', 5, 100)" \
+			-c "VACUUM ANALYZE" -c "CHECKPOINT"
+		declare -A got=()
+		for ((r = 1; r <= rounds; r++)); do
+			for t in b_t l_t; do
+				got[$t]="${got[$t]:-} $(tps "$work/ins_$t.sql" 1)"
+			done
+		done
+		b=$(echo "${got[b_t]}" | tr ' ' '\n' | grep . | median)
+		l=$(echo "${got[l_t]}" | tr ' ' '\n' | grep . | median)
+		unset got
+		echo "insert_tps_at_$n,off,1,$b,$l,,tps,$(ratio "$l" "$b"),"
+		bench_psql -At -c "SELECT 'check,scale_$n,,,' || keanon.check('l_t') || ',,,,'"
+		last_n=$n
+		last=$(ratio "$l" "$b")
+		[ -z "$first" ] && first_n=$n && first=$last
+	done
+	echo "insert_ratio_growth_${first_n}_to_$last_n,off,1,,,,x,$(ratio "$first" "$last"),"
+fi
