@@ -461,6 +461,51 @@ WHERE x.indrelid = 'single_keanon_rows'::regclass AND a.amname = 'btree';
 SELECT keanon.check('single');
 DROP TABLE single;
 
+-- A multi-row INSERT writes its rows directly too: read from the
+-- statement's transition table (rows without a value skipped, a value
+-- stored out of line copied), sorted into (partition, slot) order, then
+-- written with their index entries, so that an owner's row trigger on the
+-- rows table sees none of them.  A multi-row UPDATE giving rows new values
+-- still writes them by SQL, which that trigger sees.
+CREATE TABLE multi (id integer PRIMARY KEY, note text, v integer);
+ALTER TABLE multi ALTER note SET STORAGE EXTERNAL;
+INSERT INTO multi SELECT i, 'first ' || i, (i * 53) % 211 FROM generate_series(1, 30) i;
+SELECT keanon.watch('multi', 'v', '{note}', 3, 10);
+CREATE TABLE multi_sql_inserts (id integer);
+CREATE FUNCTION multi_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.multi_sql_inserts VALUES (NEW.id);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER count_sql AFTER INSERT ON multi_keanon_rows
+	FOR EACH ROW EXECUTE FUNCTION multi_count();
+CREATE FUNCTION multi_agrees() RETURNS TABLE (rows_hold_table boolean, view_shows_all boolean,
+	btrees_checked bigint, exact boolean) LANGUAGE sql AS $$
+	SELECT (SELECT array_agg(id || ':' || note || ':' || v ORDER BY id) FROM multi WHERE v IS NOT NULL) =
+		   (SELECT array_agg(id || ':' || note || ':' || v ORDER BY id) FROM multi_keanon_rows),
+		   (SELECT array_agg(note ORDER BY note) FROM multi WHERE v IS NOT NULL) =
+		   (SELECT array_agg(note ORDER BY note) FROM multi_anon),
+		   (SELECT count(bt_index_check(x.indexrelid, true))
+			FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
+			WHERE x.indrelid = 'multi_keanon_rows'::regclass AND a.amname = 'btree'),
+		   keanon.check('multi') $$;
+INSERT INTO multi SELECT i, CASE WHEN i = 37 THEN repeat(md5(i::text), 300) ELSE 'n' || i END,
+	CASE WHEN i % 5 = 0 THEN NULL ELSE (i * 37) % 101 END FROM generate_series(31, 70) i;
+INSERT INTO multi SELECT i, 'm' || i, (i * 13) % 97 FROM generate_series(71, 90) i
+ON CONFLICT (id) DO NOTHING;
+SELECT count(*) AS rows, count(keanon_pid) AS placed, count(*) FILTER (WHERE length(note) > 9000) AS long_note
+FROM multi_keanon_rows;
+-- arrivals continue the table's, in the statement's order
+SELECT array_agg(id ORDER BY keanon_arrival) = array_agg(id ORDER BY id) AS arrival_in_order
+FROM multi_keanon_rows;
+SELECT * FROM multi_agrees();
+UPDATE multi SET v = v + 1000 WHERE id IN (2, 3, 41);
+SELECT array_agg(id ORDER BY id) AS sql_inserts FROM multi_sql_inserts;
+SELECT * FROM multi_agrees();
+DROP TABLE multi, multi_sql_inserts;
+DROP FUNCTION multi_agrees();
+DROP FUNCTION multi_count();
+
 -- A single-row DELETE finds its row through the rows table's primary key
 -- (here on text and integer) and removes it directly: a row without a
 -- value was never watched, an unplaced row only leaves, a placed one

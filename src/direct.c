@@ -30,7 +30,10 @@
  *			under SQL; the updated columns are declared, so that the
  *			"unchanged" hint goes only to the other indexes);
  *	insert	heap_form_tuple and simple_heap_insert, then the same index
- *			insertion (toasting as any heap insert does);
+ *			insertion (toasting as any heap insert does); the many rows of
+ *			a watch's fill or of a multi-row INSERT are sorted into the
+ *			order they are written in, then written with a bulk-insert
+ *			state;
  *	delete	simple_heap_delete of a partition found by its id, or of a
  *			row found by its key.
  *
@@ -69,8 +72,10 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_operator_d.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -80,6 +85,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
 #include "maintain_int.h"
@@ -633,6 +639,127 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 		d->nulls[rt->att_pub - 1] = false;
 	}
 	direct_insert(d);
+	CommandCounterIncrement();
+}
+
+/*
+ * Insert into the rows table the fresh rows f of the watched table: row i
+ * (from 0) is what the i-th call of next(arg) returns (a slot of the
+ * table's descriptor) and arrives as f->arrival0 + i + 1.  Placed rows
+ * (f->placed) are written in (partition, slot) order, the others in the
+ * order of rank[] (row i rank[i]-th).  The rows go through a sort (in
+ * maintenance_work_mem, spilling as CREATE INDEX's does), then into the
+ * heap with a bulk-insert state and into every index but keanon's own,
+ * whose changes come from the triggers.  Ends with a command counter
+ * increment.
+ */
+void
+KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
+					 TupleTableSlot *(*next) (void *arg), void *arg)
+{
+	KeanonDirect *rt = rows_table(w);
+	DirectTable *d = &rt->rows;
+	TupleDesc	desc = RelationGetDescr(d->rel);
+	int			natts = desc->natts;
+	TupleDesc	sdesc = desc;
+	AttrNumber	keys[2] = {rt->att_pid, rt->att_slot};
+	Oid			lt[2] = {Int8LessOperator, Int4LessOperator};
+	Oid			colls[2] = {InvalidOid, InvalidOid};
+	bool		nulls_first[2] = {false, false};
+	int			nkeys = 2;
+	Tuplesortstate *sort;
+	TupleTableSlot *in;
+	TupleTableSlot *out;
+	BulkInsertState bistate;
+	CommandId	cid = GetCurrentCommandId(true);
+	bool		btrees = false;
+
+	if (!f->placed)
+	{
+		/* a column of ranks after the rows table's own, sorted on */
+		sdesc = CreateTemplateTupleDesc(natts + 1);
+		for (AttrNumber a = 1; a <= natts; a++)
+			TupleDescCopyEntry(sdesc, a, desc, a);
+		TupleDescInitEntry(sdesc, natts + 1, "keanon_rank", INT8OID, -1, 0);
+		keys[0] = natts + 1;
+		nkeys = 1;
+	}
+	sort = tuplesort_begin_heap(sdesc, nkeys, keys, lt, colls, nulls_first,
+								maintenance_work_mem, NULL, TUPLESORT_NONE);
+	in = MakeSingleTupleTableSlot(sdesc, &TTSOpsVirtual);
+	for (int64 i = 0; i < f->n; i++)
+	{
+		TupleTableSlot *src = next(arg);
+
+		if (src == NULL)
+			elog(ERROR, "keanon: read %lld new rows of %s, expected %lld",
+				 (long long) i, get_rel_name(w->relid), (long long) f->n);
+		slot_getallattrs(src);
+		ExecClearTuple(in);
+		for (int j = 0; j < natts; j++)
+		{
+			AttrNumber	a = rt->src_att[j];
+
+			in->tts_values[j] = a > 0 ? src->tts_values[a - 1] : (Datum) 0;
+			in->tts_isnull[j] = a > 0 ? src->tts_isnull[a - 1] : true;
+		}
+		in->tts_values[rt->att_arrival - 1] = Int64GetDatum(f->arrival0 + i + 1);
+		in->tts_isnull[rt->att_arrival - 1] = false;
+		if (f->placed)
+		{
+			in->tts_values[rt->att_pid - 1] = f->pid[i];
+			in->tts_isnull[rt->att_pid - 1] = false;
+			in->tts_values[rt->att_slot - 1] = f->slot[i];
+			in->tts_isnull[rt->att_slot - 1] = false;
+			in->tts_values[rt->att_pub - 1] = f->pub[i];
+			in->tts_isnull[rt->att_pub - 1] = false;
+		}
+		else
+		{
+			in->tts_values[natts] = Int64GetDatum(rank[i]);
+			in->tts_isnull[natts] = false;
+		}
+		ExecStoreVirtualTuple(in);
+		tuplesort_puttupleslot(sort, in);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (next(arg) != NULL)
+		elog(ERROR, "keanon: more new rows of %s than the %lld read before",
+			 get_rel_name(w->relid), (long long) f->n);
+	ExecDropSingleTupleTableSlot(in);
+	tuplesort_performsort(sort);
+
+	for (int i = 0; i < d->rri->ri_NumIndices; i++)
+		if (RelationGetRelid(d->rri->ri_IndexRelationDescs[i]) != w->index_oid)
+			btrees = true;
+	out = MakeSingleTupleTableSlot(sdesc, &TTSOpsMinimalTuple);
+	bistate = GetBulkInsertState();
+	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
+	{
+		HeapTuple	tup;
+
+		if (sdesc == desc)
+			tup = ExecCopySlotHeapTuple(out);
+		else
+		{
+			/* the rows table's columns, without the ranks */
+			slot_getallattrs(out);
+			tup = heap_form_tuple(desc, out->tts_values, out->tts_isnull);
+		}
+		heap_insert(d->rel, tup, cid, 0, bistate);
+		if (btrees)
+		{
+			ExecStoreHeapTuple(tup, d->tslot, false);
+			(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
+			ExecClearTuple(d->tslot);
+			ResetPerTupleExprContext(d->estate);
+		}
+		heap_freetuple(tup);
+		CHECK_FOR_INTERRUPTS();
+	}
+	FreeBulkInsertState(bistate);
+	ExecDropSingleTupleTableSlot(out);
+	tuplesort_end(sort);
 	CommandCounterIncrement();
 }
 

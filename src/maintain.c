@@ -28,6 +28,8 @@
  * counters read again under the lock.
  */
 #include "postgres.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -41,6 +43,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/portal.h"
 #include "utils/queryenvironment.h"
 #include "utils/rel.h"
@@ -501,6 +504,168 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 }
 
 /*
+ * Fresh rows read directly, without SQL: the watched table scanned in
+ * physical order from its first block (a watch's fill), or a statement's
+ * transition table.  Rows without a value are skipped, as the SQL sources'
+ * filter does.  A source is read twice, the same rows in the same order
+ * both times: the values, then the rows to write.
+ */
+typedef struct FreshSource
+{
+	AttrNumber	att;			/* the value's column */
+	TupleTableSlot *slot;
+	Relation	rel;			/* a table, scanned under snap */
+	Snapshot	snap;
+	TableScanDesc scan;
+	Tuplestorestate *store;		/* or a transition table, read by ptr */
+	int			ptr;
+} FreshSource;
+
+static void
+source_open_table(FreshSource *s, Watch *w, Snapshot snap)
+{
+	memset(s, 0, sizeof(FreshSource));
+	s->att = KeanonSourceValueAtt(w);
+	s->rel = table_open(w->relid, AccessShareLock);
+	s->snap = snap;
+	s->slot = table_slot_create(s->rel, NULL);
+}
+
+static void
+source_open_store(FreshSource *s, Watch *w, Tuplestorestate *store, TupleDesc desc)
+{
+	memset(s, 0, sizeof(FreshSource));
+	s->att = KeanonSourceValueAtt(w);
+	s->store = store;
+	s->ptr = tuplestore_alloc_read_pointer(store, EXEC_FLAG_REWIND);
+	s->slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+}
+
+/* Back to the first row */
+static void
+source_rewind(FreshSource *s)
+{
+	if (s->rel != NULL)
+	{
+		if (s->scan != NULL)
+			table_endscan(s->scan);
+		/* no synchronized scan: both reads start at block 0 */
+		s->scan = table_beginscan_strat(s->rel, s->snap, 0, NULL, true, false);
+	}
+	else
+	{
+		tuplestore_select_read_pointer(s->store, s->ptr);
+		tuplestore_rescan(s->store);
+		tuplestore_select_read_pointer(s->store, 0);
+	}
+}
+
+/* The next row with a value, or NULL */
+static TupleTableSlot *
+source_next(void *arg)
+{
+	FreshSource *s = arg;
+	bool		isnull;
+
+	for (;;)
+	{
+		bool		got;
+
+		CHECK_FOR_INTERRUPTS();
+		if (s->rel != NULL)
+			got = table_scan_getnextslot(s->scan, ForwardScanDirection, s->slot);
+		else
+		{
+			tuplestore_select_read_pointer(s->store, s->ptr);
+			got = tuplestore_gettupleslot(s->store, true, false, s->slot);
+			tuplestore_select_read_pointer(s->store, 0);
+		}
+		if (!got)
+			return NULL;
+		(void) slot_getattr(s->slot, s->att, &isnull);
+		if (!isnull)
+			return s->slot;
+	}
+}
+
+static void
+source_close(FreshSource *s)
+{
+	if (s->scan != NULL)
+		table_endscan(s->scan);
+	ExecDropSingleTupleTableSlot(s->slot);
+	if (s->rel != NULL)
+		table_close(s->rel, NoLock);
+}
+
+/* The same as fresh_collect, for rows read directly from a source */
+static KeChange *
+fresh_collect_source(Watch *w, FreshRows *f, FreshSource *s, KeChange *changes, int *nchanges)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	int16		typlen;
+	bool		typbyval;
+	int64		at = *nchanges;
+	int64		cap = 1024;
+	TupleTableSlot *slot;
+
+	get_typlenbyval(vt->typid, &typlen, &typbyval);
+	memset(f, 0, sizeof(FreshRows));
+	f->arrival0 = w->next_arrival;
+	f->value = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * cap);
+	f->num = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeNum) * cap);
+	source_rewind(s);
+	while ((slot = source_next(s)) != NULL)
+	{
+		bool		isnull;
+
+		if (at + f->n + 1 >= INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many rows changed in %s by one statement", get_rel_name(w->relid))));
+		if (f->n == cap)
+		{
+			cap *= 2;
+			f->value = repalloc_huge(f->value, sizeof(Datum) * cap);
+			f->num = repalloc_huge(f->num, sizeof(KeNum) * cap);
+		}
+		f->value[f->n++] = datumCopy(slot_getattr(slot, s->att, &isnull), typbyval, typlen);
+	}
+	/* the finest value sets an unconstrained numeric's scale first */
+	if (vt->grows)
+	{
+		int32		need = -1;
+
+		for (int64 i = 0; i < f->n; i++)
+		{
+			Numeric		x = DatumGetNumeric(f->value[i]);
+
+			if (!numeric_is_nan(x) && !numeric_is_inf(x))
+				need = Max(need, DatumGetInt32(DirectFunctionCall1(numeric_min_scale,
+																   NumericGetDatum(x))));
+		}
+		if (need >= 0)
+			KeanonIndexFitScale(w->ki, need);
+	}
+	for (int64 i = 0; i < f->n; i++)
+		f->num[i] = KeanonDatumToNum(vt, f->value[i]);
+	f->pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	f->slot = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	f->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + f->n + 1))
+		: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (f->n + 1));
+	for (int64 i = 0; i < f->n; i++)
+	{
+		changes[at + i].value = f->num[i];
+		changes[at + i].delta = 1;
+	}
+	w->next_arrival += f->n;
+	w->fresh = f;
+	*nchanges = (int) (at + f->n);
+	return changes;
+}
+
+/*
  * The same for one new row of the watched table (in slot, which the fresh
  * rows keep for fresh_write, or which is dropped for a row without a value)
  */
@@ -544,29 +709,27 @@ fresh_collect_one(Watch *w, FreshRows *f, TupleTableSlot *slot, KeChange *change
 }
 
 /*
- * A uniformly random order of n rows: an int8[] whose element i (from 1)
- * is row i's rank.  The rows a statement adds unplaced are written in this
+ * A uniformly random order of n rows: element i is row i's rank.  The rows a statement adds unplaced are written in this
  * order, so that where a row lands in the rows table, hence where the view
  * returns it, says nothing about its value, whatever order the statement
  * or the watched table had (a table loaded in value order, say).
  */
-static Datum
-shuffled_ordinals(int64 n)
+static int64 *
+shuffled_ranks(int64 n)
 {
-	Datum	   *rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(n, 1));
+	int64	   *rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(n, 1));
 
 	for (int64 i = 0; i < n; i++)
-		rank[i] = Int64GetDatum(i);
+		rank[i] = i;
 	for (int64 i = n - 1; i > 0; i--)
 	{
 		int64		r = (int64) KeanonRandomBelow((uint64) i + 1);
-		Datum		t = rank[i];
+		int64		t = rank[i];
 
 		rank[i] = rank[r];
 		rank[r] = t;
 	}
-	return PointerGetDatum(construct_array(rank, (int) n, INT8OID, 8, FLOAT8PASSBYVAL,
-										   TYPALIGN_DOUBLE));
+	return rank;
 }
 
 /* Order row indexes by the (partition, slot) of fresh rows (qsort_arg) */
@@ -585,35 +748,48 @@ place_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
- * The order of placed fresh rows by (partition, slot), as shuffled_ordinals
- * gives it.  A row's place in it tells its partition, which the view shows,
+ * The order of placed fresh rows by (partition, slot), as shuffled_ranks
+ * gives one.  A row's place in it tells its partition, which the view shows,
  * and its slot, a uniformly random order within the partition drawn
  * independently of the values: nothing about its true value.  New
  * partitions take increasing ids, so the rows table's (keanon_pid, ...)
  * btrees then take most entries at their right edge.
  */
-static Datum
-placed_ordinals(FreshRows *f)
+static int64 *
+placed_ranks(FreshRows *f)
 {
 	int64	   *order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(f->n, 1));
-	Datum	   *rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	int64	   *rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(f->n, 1));
 
 	for (int64 i = 0; i < f->n; i++)
 		order[i] = i;
 	qsort_arg(order, f->n, sizeof(int64), place_cmp, f);
 	for (int64 i = 0; i < f->n; i++)
-		rank[order[i]] = Int64GetDatum(i);
+		rank[order[i]] = i;
 	pfree(order);
-	return PointerGetDatum(construct_array(rank, (int) f->n, INT8OID, 8, FLOAT8PASSBYVAL,
+	return rank;
+}
+
+/* Ranks as an int8[] whose element i (from 1) is row i's, for SQL */
+static Datum
+ranks_array(int64 *rank, int64 n)
+{
+	Datum	   *d = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(n, 1));
+
+	for (int64 i = 0; i < n; i++)
+		d[i] = Int64GetDatum(rank[i]);
+	pfree(rank);
+	return PointerGetDatum(construct_array(d, (int) n, INT8OID, 8, FLOAT8PASSBYVAL,
 										   TYPALIGN_DOUBLE));
 }
 
 /*
- * Write the fresh rows of the source query into the rows table, placed
- * when republication placed them (it places all or none).
+ * Write the fresh rows of the source (read directly, or the source query
+ * src) into the rows table, placed when republication placed them (it
+ * places all or none).
  */
 static void
-fresh_write(Watch *w, const char *src)
+fresh_write(Watch *w, const char *src, FreshSource *source)
 {
 	FreshRows  *f = w->fresh;
 	const KeanonValueType *vt = &w->ki->vt;
@@ -634,9 +810,16 @@ fresh_write(Watch *w, const char *src)
 		w->fresh = NULL;
 		return;
 	}
+	if (source != NULL)
+	{
+		source_rewind(source);
+		KeanonRowsInsertMany(w, f, f->placed ? NULL : shuffled_ranks(f->n), source_next, source);
+		w->fresh = NULL;
+		return;
+	}
 	values[0] = Int64GetDatum(f->arrival0);
 	values[4] = f->n == 1 && f->placed ? (Datum) 0 :
-		f->placed ? placed_ordinals(f) : shuffled_ordinals(f->n);
+		ranks_array(f->placed ? placed_ranks(f) : shuffled_ranks(f->n), f->n);
 	if (f->placed)
 	{
 		int16		typlen;
@@ -811,6 +994,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	char	   *src = NULL;
 	char	   *fresh_name = NULL;
 	Tuplestorestate *fresh_store = NULL;
+	FreshSource source = {0};
 	int16		typlen;
 	bool		typbyval;
 
@@ -897,6 +1081,12 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		else
 			ExecDropSingleTupleTableSlot(new_one);
 	}
+	else if (by_insert && newstore != NULL)
+	{
+		/* the new rows, read from the transition table directly */
+		source_open_store(&source, &w, newstore, desc);
+		changes = fresh_collect_source(&w, &fresh, &source, changes, &nchanges);
+	}
 	else if (by_insert)
 	{
 		/* scanned alone, the new rows come in the same order every time */
@@ -968,8 +1158,13 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 							  del_pid, del_slot, del_pub, del_had_pid);
 		}
 	}
-	if (src != NULL || fresh.one != NULL)
-		fresh_write(&w, src);
+	if (source.slot != NULL)
+	{
+		fresh_write(&w, NULL, &source);
+		source_close(&source);
+	}
+	else if (src != NULL || fresh.one != NULL)
+		fresh_write(&w, src, NULL);
 	if (fresh_name != NULL)
 	{
 		SPI_unregister_relation(fresh_name);
@@ -1025,7 +1220,8 @@ KeanonFill(Oid relid)
 	FreshRows	fresh = {0};
 	KeChange   *changes;
 	int			nchanges = 0;
-	char	   *src;
+	FreshSource source;
+	Snapshot	snap;
 
 	KeanonWatchLoad(relid, &w, false);
 	KeanonBeginWrite(&w, true);
@@ -1036,14 +1232,16 @@ KeanonFill(Oid relid)
 				 errmsg("the watch of %s is already filled", get_rel_name(relid))));
 	/*
 	 * Arrival follows the table's physical order, read twice (for the
-	 * values, then to write the rows) by plain sequential scans that
-	 * keanon.watch keeps from starting mid-table (synchronize_seqscans).
+	 * values, then to write the rows) by plain sequential scans from its
+	 * first block, under one snapshot taken under the table's lock: every
+	 * committed row, even under a transaction snapshot that predates some
+	 * (the triggers will never see those rows arrive), and this
+	 * transaction's own.
 	 */
-	fit_scale(&w, KeanonQualifiedName(relid));
-	src = psprintf("(SELECT t.*, row_number() OVER () AS keanon_ordinal "
-				   "FROM %s t WHERE t.%s IS NOT NULL)",
-				   KeanonQualifiedName(relid), w.s);
-	changes = fresh_collect(&w, &fresh, src, NULL, &nchanges);
+	CommandCounterIncrement();
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	source_open_table(&source, &w, snap);
+	changes = fresh_collect_source(&w, &fresh, &source, NULL, &nchanges);
 	pfree(changes);
 	if (fresh.n >= KEANON_PROGRESS_ROWS)
 		ereport(NOTICE,
@@ -1054,7 +1252,9 @@ KeanonFill(Oid relid)
 		ereport(NOTICE,
 				(errmsg("keanon: placed the rows of %s in %lld partitions; writing them",
 						get_rel_name(relid), (long long) (w.next_pid % 1000000000000LL))));
-	fresh_write(&w, src);
+	fresh_write(&w, NULL, &source);
+	source_close(&source);
+	UnregisterSnapshot(snap);
 	KeanonSaveWatch(&w);
 	KeanonEndWrite(&w);
 	return fresh.n;

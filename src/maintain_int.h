@@ -121,6 +121,8 @@ extern void KeanonDirectClose(Watch *w);
 extern AttrNumber KeanonSourceValueAtt(Watch *w);
 extern void KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 							const Datum *slot, const Datum *pub);
+extern void KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
+								 TupleTableSlot *(*next) (void *arg), void *arg);
 extern void KeanonWatchCountersRead(Watch *w);
 extern void KeanonSaveWatch(Watch *w);
 /* a published partition: its id and bounds */
