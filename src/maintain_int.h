@@ -63,6 +63,8 @@ typedef struct FreshRows
 	Datum	   *pub;
 	TupleTableSlot *one;		/* a single row read from the trigger's
 								 * transition table, written directly */
+	int64	   *order;			/* if set, the rows' indexes in (value,
+								 * arrival) order */
 } FreshRows;
 
 /*

@@ -119,16 +119,20 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 	fr = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * f->n);
 	for (int64 r = 0; r < f->n; r++)
 	{
+		/* in (value, arrival) order already when a sort gave it */
+		int64		x = f->order != NULL ? f->order[r] : r;
+
 		ItemPointerSetInvalid(&fr[r].tid);
-		fr[r].value = f->value[r];
-		fr[r].num = f->num[r];
-		fr[r].fresh = r;
-		fr[r].arrival = f->arrival0 + r + 1;
+		fr[r].value = f->value[x];
+		fr[r].num = f->num[x];
+		fr[r].fresh = x;
+		fr[r].arrival = f->arrival0 + x + 1;
 		fr[r].pid = 0;
 		fr[r].slot = -1;
 		fr[r].pub = (Datum) 0;
 	}
-	qsort_arg(fr, f->n, sizeof(PlacedRow), KeanonValueArrivalCmp, &kind);
+	if (f->order == NULL)
+		qsort_arg(fr, f->n, sizeof(PlacedRow), KeanonValueArrivalCmp, &kind);
 	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + f->n));
 	while (i < *nrows || j < f->n)
 	{
