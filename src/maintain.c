@@ -452,6 +452,33 @@ departed_one(Watch *w, TupleTableSlot *slot, int *nchanges, GoneRow *first, Datu
 }
 
 /*
+ * The fresh rows f, their values and numbers read, become the statement's:
+ * room for their places, their arrivals after the table's, one change
+ * each after the *nchanges in changes (grown; *nchanges updated)
+ */
+static KeChange *
+fresh_collected(Watch *w, FreshRows *f, KeChange *changes, int *nchanges)
+{
+	int64		at = *nchanges;
+
+	f->arrival0 = w->next_arrival;
+	f->pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	f->slot = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	f->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
+	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + f->n + 1))
+		: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (f->n + 1));
+	for (int64 i = 0; i < f->n; i++)
+	{
+		changes[at + i].value = f->num[i];
+		changes[at + i].delta = 1;
+	}
+	w->next_arrival += f->n;
+	w->fresh = f;
+	*nchanges = (int) (at + f->n);
+	return changes;
+}
+
+/*
  * Read the values of the fresh rows of a source query (a subquery with the
  * watched table's columns and keanon_ordinal numbering the rows from 1),
  * and add them to the changes (grown as needed; *nchanges updated).
@@ -471,16 +498,10 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many rows changed in %s by one statement", get_rel_name(w->relid))));
+	memset(f, 0, sizeof(FreshRows));
 	f->n = (int64) SPI_processed;
-	f->arrival0 = w->next_arrival;
-	f->placed = false;
 	f->value = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
 	f->num = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeNum) * Max(f->n, 1));
-	f->pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
-	f->slot = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
-	f->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
-	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + f->n + 1))
-		: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (f->n + 1));
 	for (int64 r = 0; r < f->n; r++)
 	{
 		bool		isnull;
@@ -493,14 +514,9 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 				 get_rel_name(w->relid));
 		f->value[i] = datumCopy(d, typbyval, typlen);
 		f->num[i] = KeanonDatumToNum(vt, f->value[i]);
-		changes[at + i].value = f->num[i];
-		changes[at + i].delta = 1;
 	}
 	SPI_freetuptable(SPI_tuptable);
-	w->next_arrival += f->n;
-	w->fresh = f;
-	*nchanges = (int) (at + f->n);
-	return changes;
+	return fresh_collected(w, f, changes, nchanges);
 }
 
 /*
@@ -611,7 +627,6 @@ fresh_collect_source(Watch *w, FreshRows *f, FreshSource *s, KeChange *changes, 
 
 	get_typlenbyval(vt->typid, &typlen, &typbyval);
 	memset(f, 0, sizeof(FreshRows));
-	f->arrival0 = w->next_arrival;
 	f->value = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * cap);
 	f->num = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeNum) * cap);
 	source_rewind(s);
@@ -649,20 +664,7 @@ fresh_collect_source(Watch *w, FreshRows *f, FreshSource *s, KeChange *changes, 
 	}
 	for (int64 i = 0; i < f->n; i++)
 		f->num[i] = KeanonDatumToNum(vt, f->value[i]);
-	f->pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
-	f->slot = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
-	f->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
-	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + f->n + 1))
-		: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * (f->n + 1));
-	for (int64 i = 0; i < f->n; i++)
-	{
-		changes[at + i].value = f->num[i];
-		changes[at + i].delta = 1;
-	}
-	w->next_arrival += f->n;
-	w->fresh = f;
-	*nchanges = (int) (at + f->n);
-	return changes;
+	return fresh_collected(w, f, changes, nchanges);
 }
 
 /*
@@ -677,7 +679,6 @@ fresh_collect_one(Watch *w, FreshRows *f, TupleTableSlot *slot, KeChange *change
 	Datum		d;
 	int16		typlen;
 	bool		typbyval;
-	int64		at = *nchanges;
 
 	d = slot_getattr(slot, KeanonSourceValueAtt(w), &isnull);
 	memset(f, 0, sizeof(FreshRows));
@@ -694,25 +695,17 @@ fresh_collect_one(Watch *w, FreshRows *f, TupleTableSlot *slot, KeChange *change
 	f->one = slot;
 	f->value = palloc(sizeof(Datum));
 	f->num = palloc(sizeof(KeNum));
-	f->pid = palloc(sizeof(Datum));
-	f->slot = palloc(sizeof(Datum));
-	f->pub = palloc(sizeof(Datum));
 	f->value[0] = datumCopy(d, typbyval, typlen);
 	f->num[0] = KeanonDatumToNum(vt, f->value[0]);
-	changes = changes ? repalloc_huge(changes, sizeof(KeChange) * (at + 2))
-		: palloc(sizeof(KeChange) * 2);
-	changes[at].value = f->num[0];
-	changes[at].delta = 1;
-	w->next_arrival += 1;
-	*nchanges = (int) (at + 1);
-	return changes;
+	return fresh_collected(w, f, changes, nchanges);
 }
 
 /*
- * A uniformly random order of n rows: element i is row i's rank.  The rows a statement adds unplaced are written in this
- * order, so that where a row lands in the rows table, hence where the view
- * returns it, says nothing about its value, whatever order the statement
- * or the watched table had (a table loaded in value order, say).
+ * A uniformly random order of n rows: element i is row i's rank.  The
+ * rows a statement adds unplaced are written in this order, so that where
+ * a row lands in the rows table, hence where the view returns it, says
+ * nothing about its value, whatever order the statement or the watched
+ * table had (a table loaded in value order, say).
  */
 static int64 *
 shuffled_ranks(int64 n)
