@@ -481,16 +481,22 @@ BEGIN
 END $$;
 CREATE TRIGGER note_sql AFTER INSERT ON multi_keanon_rows
 	FOR EACH ROW EXECUTE FUNCTION note_rows_table_write();
-CREATE FUNCTION multi_agrees() RETURNS TABLE (rows_hold_table boolean, view_shows_all boolean,
-	btrees_checked bigint, exact boolean) LANGUAGE sql AS $$
-	SELECT (SELECT array_agg(id || ':' || note || ':' || v ORDER BY id) FROM multi WHERE v IS NOT NULL) =
-		   (SELECT array_agg(id || ':' || note || ':' || v ORDER BY id) FROM multi_keanon_rows),
-		   (SELECT array_agg(note ORDER BY note) FROM multi WHERE v IS NOT NULL) =
-		   (SELECT array_agg(note ORDER BY note) FROM multi_anon),
+-- whether the rows table holds the table's rows with a value (each seen as
+-- the expression image), the view shows their notes, the btrees are sound
+-- and the partitioning is the optimum; kept to the end of single2 below
+CREATE FUNCTION rows_agree(tab text, image text) RETURNS TABLE (rows_hold_table boolean,
+	view_shows_all boolean, btrees_checked bigint, exact boolean) LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format($q$
+	SELECT (SELECT array_agg(%2$s ORDER BY %2$s) FROM %1$I WHERE v IS NOT NULL) =
+		   (SELECT array_agg(%2$s ORDER BY %2$s) FROM %3$I),
+		   (SELECT array_agg(note ORDER BY note) FROM %1$I WHERE v IS NOT NULL) =
+		   (SELECT array_agg(note ORDER BY note) FROM %4$I),
 		   (SELECT count(bt_index_check(x.indexrelid, true))
 			FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
-			WHERE x.indrelid = 'multi_keanon_rows'::regclass AND a.amname = 'btree'),
-		   keanon.check('multi') $$;
+			WHERE x.indrelid = %3$L::regclass AND a.amname = 'btree'),
+		   keanon.check(%1$L)$q$, tab, image, tab || '_keanon_rows', tab || '_anon');
+END $$;
 INSERT INTO multi SELECT i, CASE WHEN i = 37 THEN repeat(md5(i::text), 300) ELSE 'n' || i END,
 	CASE WHEN i % 5 = 0 THEN NULL ELSE (i * 37) % 101 END FROM generate_series(31, 70) i;
 INSERT INTO multi SELECT i, 'm' || i, (i * 13) % 97 FROM generate_series(71, 90) i
@@ -500,13 +506,12 @@ FROM multi_keanon_rows;
 -- arrivals continue the table's, in the statement's order
 SELECT array_agg(id ORDER BY keanon_arrival) = array_agg(id ORDER BY id) AS arrival_in_order
 FROM multi_keanon_rows;
-SELECT * FROM multi_agrees();
+SELECT * FROM rows_agree('multi', $$id || ':' || note || ':' || v$$);
 SELECT count(*) AS sql_inserts FROM rows_table_writes;
 UPDATE multi SET v = v + 1000 WHERE id IN (2, 3, 41);
 SELECT array_agg(id ORDER BY id) AS sql_inserts FROM rows_table_writes;
-SELECT * FROM multi_agrees();
+SELECT * FROM rows_agree('multi', $$id || ':' || note || ':' || v$$);
 DROP TABLE multi;
-DROP FUNCTION multi_agrees();
 
 -- A single-row DELETE finds its row through the rows table's primary key
 -- (here on text and integer) and removes it directly: a row without a
@@ -526,17 +531,7 @@ INSERT INTO single2 SELECT 'c', i, 'n' || i, i * 3 FROM generate_series(1, 30) i
 DELETE FROM single2 WHERE region = 'c' AND id = 7;
 DELETE FROM single2 WHERE region = 'c' AND id = 30;
 DELETE FROM single2 WHERE region = 'a';
-CREATE FUNCTION single2_agrees() RETURNS TABLE (rows_hold_table boolean, view_shows_all boolean,
-	btrees_checked bigint, exact boolean) LANGUAGE sql AS $$
-	SELECT (SELECT array_agg(region || id || ':' || v ORDER BY region, id) FROM single2 WHERE v IS NOT NULL) =
-		   (SELECT array_agg(region || id || ':' || v ORDER BY region, id) FROM single2_keanon_rows),
-		   (SELECT array_agg(note ORDER BY note) FROM single2 WHERE v IS NOT NULL) =
-		   (SELECT array_agg(note ORDER BY note) FROM single2_anon),
-		   (SELECT count(bt_index_check(x.indexrelid, true))
-			FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
-			WHERE x.indrelid = 'single2_keanon_rows'::regclass AND a.amname = 'btree'),
-		   keanon.check('single2') $$;
-SELECT * FROM single2_agrees();
+SELECT * FROM rows_agree('single2', $$region || id || ':' || v$$);
 CREATE FUNCTION single2_updates() RETURNS TABLE (step text, rows_hold_table boolean,
 	view_shows_all boolean, btrees_checked bigint, exact boolean) LANGUAGE plpgsql AS $$
 DECLARE
@@ -561,7 +556,7 @@ BEGIN
 		'WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.region, s.id, ''merged'', s.v)',
 		'MERGE INTO single2 t USING (VALUES (''c'', 16)) s(region, id) ON (t.region, t.id) = (s.region, s.id) WHEN MATCHED THEN DELETE'] LOOP
 		EXECUTE u;
-		RETURN QUERY SELECT u, * FROM single2_agrees();
+		RETURN QUERY SELECT u, * FROM rows_agree('single2', $i$region || id || ':' || v$i$);
 	END LOOP;
 END $$;
 -- the direct paths run no SQL on the rows table: a row trigger its owner
@@ -579,22 +574,22 @@ ALTER TABLE single2_keanon_rows DROP CONSTRAINT single2_keanon_rows_pkey;
 DELETE FROM single2 WHERE region = 'c' AND id = 12;
 DELETE FROM single2 WHERE region = 'c' AND id = 1;
 SELECT array_agg(id ORDER BY id) AS sql_deletes FROM rows_table_writes;
-SELECT * FROM single2_agrees();
+SELECT * FROM rows_agree('single2', $$region || id || ':' || v$$);
 UPDATE single2 SET note = 'again' WHERE region = 'c' AND id = 3;
 UPDATE single2 SET v = 14 WHERE region = 'c' AND id = 5;
-SELECT * FROM single2_agrees();
+SELECT * FROM rows_agree('single2', $$region || id || ':' || v$$);
 -- a primary key on the key's columns in another order serves as well
 ALTER TABLE single2_keanon_rows ADD PRIMARY KEY (id, region);
 DELETE FROM single2 WHERE region = 'c' AND id = 2;
 UPDATE single2 SET id = 98 WHERE region = 'c' AND id = 17;
 UPDATE single2 SET v = 33 WHERE region = 'c' AND id = 18;
 UPDATE single2 SET note = 'reordered' WHERE region = 'c' AND id = 19;
-SELECT * FROM single2_agrees();
+SELECT * FROM rows_agree('single2', $$region || id || ':' || v$$);
 SELECT count(*) FILTER (WHERE note = 'reordered') AS reordered FROM single2_anon;
 DROP TABLE single2, rows_table_writes;
 DROP FUNCTION note_rows_table_write();
 DROP FUNCTION single2_updates();
-DROP FUNCTION single2_agrees();
+DROP FUNCTION rows_agree(text, text);
 
 -- A single-row UPDATE moving a value across the table applies its old and
 -- new value one by one: it reads the partitions and rows around each (as
