@@ -256,9 +256,12 @@ KeanonDatumToNum(const KeanonValueType *vt, Datum d)
 
 				if (numeric_is_nan(num) || numeric_is_inf(num))
 					reject_non_finite();
-				str = DatumGetCString(DirectFunctionCall1(numeric_out, d));
+				str = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
 				n = numeric_text_to_num(str, vt);
 				pfree(str);
+				/* a detoasted copy, one per value of a fill or a load */
+				if ((Pointer) num != DatumGetPointer(d))
+					pfree(num);
 				return n;
 			}
 	}

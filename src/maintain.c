@@ -658,6 +658,8 @@ fresh_collect_source(Watch *w, FreshRows *f, FreshSource *s, KeChange *changes, 
 			if (!numeric_is_nan(x) && !numeric_is_inf(x))
 				need = Max(need, DatumGetInt32(DirectFunctionCall1(numeric_min_scale,
 																   NumericGetDatum(x))));
+			if ((Pointer) x != DatumGetPointer(f->value[i]))
+				pfree(x);
 		}
 		if (need >= 0)
 			KeanonIndexFitScale(w->ki, need);
