@@ -133,6 +133,13 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 	}
 	if (f->order == NULL)
 		qsort_arg(fr, f->n, sizeof(PlacedRow), KeanonValueArrivalCmp, &kind);
+	if (*nrows == 0)
+	{
+		/* nothing to merge with (a fill, a load into an empty table) */
+		pfree(rows);
+		*nrows = f->n;
+		return fr;
+	}
 	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + f->n));
 	while (i < *nrows || j < f->n)
 	{
