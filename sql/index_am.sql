@@ -294,13 +294,21 @@ SELECT keanon.sum_bounds(keanon_pid) = un_oracle('q = 1') AS exact FROM un_anon 
 DROP FUNCTION un_oracle;
 
 -- A watch's fill reads the table without SQL and sets the scale from the
--- finest value it reads; so does a multi-row INSERT
+-- finest value it reads; so do INSERTs and UPDATEs, from their transition
+-- tables
 CREATE TABLE un2 (id integer PRIMARY KEY, q integer, v numeric);
 INSERT INTO un2 VALUES (1, 1, 1.5), (2, 2, 2.000000000001), (3, 3, 10), (4, 1, 3.5), (5, 2, NULL),
 	(6, 3, 4.75);
 SELECT keanon.watch('un2', 'v', '{q}', 2, 0.5);
 SELECT scale, nrows FROM index_metapage('un2_keanon_idx');
 INSERT INTO un2 VALUES (7, 1, 5.0000000000001), (8, 2, 6), (9, 3, NULL);
+SELECT scale, nrows FROM index_metapage('un2_keanon_idx');
+-- UPDATEs: the scale rises from the new rows before the old ones (at the
+-- old scale in the rows table) are converted
+INSERT INTO un2 VALUES (10, 1, 7.00000000000001);
+UPDATE un2 SET v = 3.000000000000001 WHERE id = 4;
+SELECT scale, nrows FROM index_metapage('un2_keanon_idx');
+UPDATE un2 SET v = v + 0.0000000000000001 WHERE id IN (1, 3, 9);
 SELECT scale, nrows FROM index_metapage('un2_keanon_idx');
 SELECT keanon.check('un2'),
 	   (SELECT array_agg(v ORDER BY v) FROM un2_anon) = (SELECT array_agg(v ORDER BY v) FROM un2 WHERE v IS NOT NULL)

@@ -178,6 +178,34 @@ fit_scale(Watch *w, const char *src)
 		KeanonIndexFitScale(w->ki, DatumGetInt32(need));
 }
 
+/* The decimal places a numeric value needs; -1 for NaN and infinities */
+static int32
+numeric_places(Datum d)
+{
+	Numeric		x = DatumGetNumeric(d);
+	int32		places = -1;
+
+	if (!numeric_is_nan(x) && !numeric_is_inf(x))
+		places = DatumGetInt32(DirectFunctionCall1(numeric_min_scale, NumericGetDatum(x)));
+	if ((Pointer) x != DatumGetPointer(d))
+		pfree(x);
+	return places;
+}
+
+/* The same as fit_scale, for values already read */
+static void
+fit_scale_values(Watch *w, const Datum *values, int64 n)
+{
+	int32		need = -1;
+
+	if (!w->ki->vt.grows)
+		return;
+	for (int64 i = 0; i < n; i++)
+		need = Max(need, numeric_places(values[i]));
+	if (need >= 0)
+		KeanonIndexFitScale(w->ki, need);
+}
+
 /*
  * Keep the rows of a query in a tuplestore registered as relation name
  * (SPI connected), run in snapshot snap if given: later statements read
@@ -614,6 +642,29 @@ source_close(FreshSource *s)
 		table_close(s->rel, NoLock);
 }
 
+/* The same as fit_scale, for the values of a transition table */
+static void
+fit_scale_store(Watch *w, Tuplestorestate *store, TupleDesc desc)
+{
+	FreshSource s;
+	TupleTableSlot *slot;
+	int32		need = -1;
+
+	if (!w->ki->vt.grows)
+		return;
+	source_open_store(&s, w, store, desc);
+	source_rewind(&s);
+	while ((slot = source_next(&s)) != NULL)
+	{
+		bool		isnull;
+
+		need = Max(need, numeric_places(slot_getattr(slot, s.att, &isnull)));
+	}
+	source_close(&s);
+	if (need >= 0)
+		KeanonIndexFitScale(w->ki, need);
+}
+
 /* The same as fresh_collect, for rows read directly from a source */
 static KeChange *
 fresh_collect_source(Watch *w, FreshRows *f, FreshSource *s, KeChange *changes, int *nchanges)
@@ -647,23 +698,7 @@ fresh_collect_source(Watch *w, FreshRows *f, FreshSource *s, KeChange *changes, 
 		f->value[f->n++] = datumCopy(slot_getattr(slot, s->att, &isnull), typbyval, typlen);
 	}
 	/* the finest value sets an unconstrained numeric's scale first */
-	if (vt->grows)
-	{
-		int32		need = -1;
-
-		for (int64 i = 0; i < f->n; i++)
-		{
-			Numeric		x = DatumGetNumeric(f->value[i]);
-
-			if (!numeric_is_nan(x) && !numeric_is_inf(x))
-				need = Max(need, DatumGetInt32(DirectFunctionCall1(numeric_min_scale,
-																   NumericGetDatum(x))));
-			if ((Pointer) x != DatumGetPointer(f->value[i]))
-				pfree(x);
-		}
-		if (need >= 0)
-			KeanonIndexFitScale(w->ki, need);
-	}
+	fit_scale_values(w, f->value, f->n);
 	for (int64 i = 0; i < f->n; i++)
 		f->num[i] = KeanonDatumToNum(vt, f->value[i]);
 	return fresh_collected(w, f, changes, nchanges);
@@ -698,6 +733,7 @@ fresh_collect_one(Watch *w, FreshRows *f, TupleTableSlot *slot, KeChange *change
 	f->value = palloc(sizeof(Datum));
 	f->num = palloc(sizeof(KeNum));
 	f->value[0] = datumCopy(d, typbyval, typlen);
+	fit_scale_values(w, f->value, 1);
 	f->num[0] = KeanonDatumToNum(vt, f->value[0]);
 	return fresh_collected(w, f, changes, nchanges);
 }
@@ -1029,8 +1065,14 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	KeanonWatchLoad(relid, &w, false);
 	KeanonBeginWrite(&w, true);
 	get_typlenbyval(w.ki->vt.typid, &typlen, &typbyval);
-	/* the statement's finest value sets the scale before any is converted */
-	if (by_insert || by_update)
+	/*
+	 * The statement's finest value sets the scale before any is converted.
+	 * The direct collectors see to it for an INSERT, which converts nothing
+	 * before its new values; an UPDATE converts its departing rows first.
+	 */
+	if (by_update && newstore != NULL)
+		fit_scale_store(&w, newstore, desc);
+	else if ((by_insert || by_update) && newstore == NULL)
 		fit_scale(&w, newrel);
 
 	changes = NULL;
