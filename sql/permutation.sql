@@ -89,3 +89,92 @@ SELECT count(*) FROM seen;
 SELECT keanon.check('shift');
 SELECT keanon.unwatch('shift');
 DROP TABLE shift;
+
+--
+-- Rows crossing partitions: in a partition carried over, a row that leaves
+-- and one that joins, paired at random, make a replace step (the joiner
+-- takes the leaver's slot and published value, and a row drawn among those
+-- showing the leaver's value shows the joiner's).  With k = 4 the twelve
+-- values make three partitions of four; 20 and 24 arriving in one INSERT
+-- push 49 and 61 into the second partition and 108 and 120 into the third,
+-- so the first and second each carry over two stayers, two leavers and two
+-- joiners.  From a fresh draw each trial, the published values of each of
+-- the two partitions' rows (in id order) must be each of the 24
+-- arrangements alike, and so must their slots (23 degrees of freedom:
+-- critical value 76, about 1.5 in 10^7).
+--
+CREATE TABLE cross4 (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO cross4 SELECT row_number() OVER (), 0, x
+FROM unnest('{14, 22, 49, 61, 79, 93, 108, 120, 123, 149, 167, 183}'::integer[]) x;
+SELECT keanon.watch('cross4', 'v', '{g}', 4, 1);
+SELECT lo, hi, n FROM cross4_keanon_parts ORDER BY hi;
+CREATE TEMP TABLE pids AS SELECT id, keanon_pid FROM cross4_keanon_rows;
+INSERT INTO cross4 VALUES (100, 0, 20), (101, 0, 24);
+SELECT lo, hi, n FROM cross4_keanon_parts ORDER BY hi;
+-- each partition carried over: its id goes on with the rows it keeps
+SELECT p.keanon_pid = r.keanon_pid AS same_partition_id, array_agg(r.v ORDER BY r.v) AS kept
+FROM cross4_keanon_rows r JOIN pids p USING (id)
+GROUP BY 1 ORDER BY 2;
+DELETE FROM cross4 WHERE id >= 100;
+CREATE TEMP TABLE arranged (part text, what text, arrangement text);
+DO $$
+BEGIN
+	FOR i IN 1 .. 1200 LOOP
+		PERFORM keanon.republish('cross4');
+		INSERT INTO cross4 VALUES (100, 0, 20), (101, 0, 24);
+		INSERT INTO arranged
+		SELECT CASE WHEN v < 40 THEN 'first' ELSE 'second' END, w.what,
+			   string_agg(CASE w.what WHEN 'pub' THEN keanon_pub ELSE keanon_slot END::text, ',' ORDER BY id)
+		FROM cross4_keanon_rows, (VALUES ('pub'), ('slot')) w(what)
+		WHERE v < 100
+		GROUP BY 1, 2;
+		DELETE FROM cross4 WHERE id >= 100;
+	END LOOP;
+END
+$$;
+SELECT part, what, count(DISTINCT arrangement) AS arrangements,
+	   sum((c - 50.0) ^ 2 / 50.0) < 76 AS uniform
+FROM (SELECT part, what, arrangement, count(*) AS c FROM arranged GROUP BY 1, 2, 3) o
+GROUP BY part, what ORDER BY part, what;
+SELECT count(*) FROM arranged;
+SELECT keanon.check('cross4');
+SELECT keanon.unwatch('cross4');
+DROP TABLE cross4, pids;
+
+-- What a replace step writes: with k = 10 the thirty values make three
+-- partitions of ten; 1 arriving pushes 576 into the second partition and
+-- 1172 out of it into the third, so the second carries over nine rows that
+-- stay, one leaver and one joiner.  Of the nine, at most one may change (the
+-- one drawn to show the joiner's value in place of the leaver's), where a
+-- leave and a join would move up to four.  Over 200 trials from fresh
+-- draws, one changes about 9 times in 10 (not when the leaver showed its
+-- own value).
+CREATE TABLE cross10 (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO cross10 SELECT row_number() OVER (), 0, x
+FROM unnest('{13, 108, 109, 164, 211, 260, 266, 318, 454, 576, 764, 826, 831, 875, 942,
+			  1025, 1060, 1077, 1081, 1172, 1192, 1335, 1418, 1506, 1604, 1747, 1874, 1887,
+			  1963, 1995}'::integer[]) x;
+SELECT keanon.watch('cross10', 'v', '{g}', 10, 1);
+SELECT lo, hi, n FROM cross10_keanon_parts ORDER BY hi;
+CREATE TEMP TABLE stayers_changed (changed bigint);
+DO $$
+BEGIN
+	FOR i IN 1 .. 200 LOOP
+		PERFORM keanon.republish('cross10');
+		CREATE TEMP TABLE before AS SELECT id, keanon_pid, keanon_slot, keanon_pub FROM cross10_keanon_rows;
+		INSERT INTO cross10 VALUES (100, 0, 1);
+		INSERT INTO stayers_changed
+		SELECT count(*) FILTER (WHERE (r.keanon_slot, r.keanon_pub) IS DISTINCT FROM (b.keanon_slot, b.keanon_pub))
+		FROM cross10_keanon_rows r JOIN before b USING (id)
+		WHERE r.v BETWEEN 764 AND 1081 AND r.keanon_pid = b.keanon_pid;
+		DROP TABLE before;
+		DELETE FROM cross10 WHERE id = 100;
+	END LOOP;
+END
+$$;
+SELECT count(*) AS trials, max(changed) AS most_stayers_changed,
+	   count(*) FILTER (WHERE changed = 1) >= 140 AS one_changed_often
+FROM stayers_changed;
+SELECT keanon.check('cross10');
+SELECT keanon.unwatch('cross10');
+DROP TABLE cross10;

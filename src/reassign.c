@@ -205,17 +205,58 @@ old_index(const OldParts *op, int64 pid)
 	return -1;
 }
 
+/*
+ * A slot drawn uniformly among slots [0, cur) whose value is t, or -1.
+ * Drawing among equal values, not taking the first, keeps the published
+ * values uniform.
+ */
+static int64
+random_showing(KeKind kind, const KeNum *st_pnum, int64 cur, KeNum t)
+{
+	int64		c = 0,
+				pick;
+
+	for (int64 s = 0; s < cur; s++)
+		if (ke_num_eq(kind, st_pnum[s], t))
+			c++;
+	if (c == 0)
+		return -1;
+	pick = (int64) KeanonRandomBelow((uint64) c);
+	for (int64 s = 0; s < cur; s++)
+		if (ke_num_eq(kind, st_pnum[s], t) && pick-- == 0)
+			return s;
+	return -1;
+}
+
+/* The true value of a leaver of old partition k (-1: the departed row) */
+static KeNum
+leaver_num(const OldParts *op, const PlacedRow *rows, int64 r)
+{
+	return r < 0 ? op->gone.num : rows[r].num;
+}
+
+/* The slot a leaver of old partition k sits at now */
+static int64
+slot_of_leaver(const OldParts *op, int k, int64 r, const int64 *slot_of, int64 gone_slot)
+{
+	return r < 0 ? gone_slot : slot_of[r - op->first[k]];
+}
+
 /* Rows of a partition are carried over only where that is cheaper */
 #define CARRY_MAX_WORK	(4 * 1000 * 1000)
 
 /*
  * Carry the old partition that shares most rows with the new partition of
- * rows[pos .. pos+n) over to it: its rows that do not belong there leave it
- * one by one, each handing its published value to a row drawn at random
- * among those showing its true value (the last slot filling the gap), and
- * the rows that newly belong join by the inside-out shuffle.  Each step
- * keeps the published values a uniform permutation of the true ones, as a
- * fresh draw would, while only the rows the steps touch change.  Returns
+ * rows[pos .. pos+n) over to it by permute.c's steps: a row that no longer
+ * belongs there and one that newly does, paired at random, make a replace
+ * step (the newcomer takes the leaver's slot and published value); the
+ * leavers left over leave one by one, each handing its published value to
+ * a row drawn at random among those showing its true value (the last slot
+ * filling the gap), and the joiners left over join by the inside-out
+ * shuffle.  Each step keeps the published values a uniform permutation of
+ * the true ones, as a fresh draw would, while only the rows the steps
+ * touch change; a replace touches at most one row besides the newcomer,
+ * where a leave and a join touch up to four.  Returns
  * the partition's id with each row's slot and published value, or 0 (a
  * fresh draw is needed) when no old partition is whole to start from.
  */
@@ -240,6 +281,11 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	int64	   *slot_of;
 	int64		gone_slot = -1;
 	int64		pid;
+	int64	   *lv;
+	int64	   *jn;
+	int64		nl = 0,
+				nj = 0,
+				npair;
 
 	/* the old partition sharing most rows, not carried over already */
 	for (int64 j = pos; j < pos + n; j++)
@@ -318,42 +364,51 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 		if (st_row[s] == -2)
 			return 0;
 
-	/* the rows that leave, the departed one first, then in sorted order */
-	cur = size;
-	for (int64 r = (gone_slot >= 0 ? op->first[k] - 1 : op->first[k]); r <= op->last[k]; r++)
+	/*
+	 * Who leaves (-1: the departed row) and who joins.  As many leavers as
+	 * there are joiners, drawn at random, are each replaced by a joiner
+	 * drawn at random; the matching uses neither row's value.
+	 */
+	lv = palloc(sizeof(int64) * (nleave + 1));
+	jn = palloc(sizeof(int64) * (n + 1));
+	if (gone_slot >= 0)
+		lv[nl++] = -1;
+	for (int64 r = op->first[k]; r <= op->last[k]; r++)
+		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
+			lv[nl++] = r;
+	for (int64 j = pos; j < pos + n; j++)
+		if (rows[j].fresh >= 0 || rows[j].pid != pid)
+			jn[nj++] = j;
+	npair = Min(nl, nj);
+	for (int64 i = 0; i < npair; i++)
 	{
-		int64		sl;
-		KeNum		t;
-		int64		c = 0,
-					pick;
-		int64		last;
+		int64		x = i + (int64) KeanonRandomBelow((uint64) (nl - i));
+		int64		t = lv[i];
 
-		if (r < op->first[k])
-		{
-			sl = gone_slot;
-			t = op->gone.num;
-		}
-		else
-		{
-			if (rows[r].fresh >= 0 || rows[r].pid != pid || (r >= pos && r < pos + n))
-				continue;
-			sl = slot_of[r - op->first[k]];
-			t = rows[r].num;
-		}
-		for (int64 s = 0; s < cur; s++)
-			if (ke_num_eq(kind, st_pnum[s], t))
-				c++;
-		if (c == 0)
+		lv[i] = lv[x];
+		lv[x] = t;
+		x = i + (int64) KeanonRandomBelow((uint64) (nj - i));
+		t = jn[i];
+		jn[i] = jn[x];
+		jn[x] = t;
+	}
+
+	/*
+	 * The unmatched leavers leave: a row drawn among those showing the
+	 * leaver's true value takes over its published value, and the last
+	 * slot's row moves into the gap
+	 */
+	cur = size;
+	for (int64 i = npair; i < nl; i++)
+	{
+		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
+		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, rows, lv[i]));
+		int64		last = cur - 1;
+
+		if (pick < 0)
 			return 0;
-		pick = (int64) KeanonRandomBelow((uint64) c);
-		for (int64 s = 0; s < cur; s++)
-			if (ke_num_eq(kind, st_pnum[s], t) && pick-- == 0)
-			{
-				st_pub[s] = st_pub[sl];
-				st_pnum[s] = st_pnum[sl];
-				break;
-			}
-		last = cur - 1;
+		st_pub[pick] = st_pub[sl];
+		st_pnum[pick] = st_pnum[sl];
 		if (sl != last)
 		{
 			st_row[sl] = st_row[last];
@@ -367,13 +422,30 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 		cur--;
 	}
 
-	/* the rows that join */
-	for (int64 j = pos; j < pos + n; j++)
+	/*
+	 * Each matched leaver is replaced (permute.c's replace step): its
+	 * joiner takes its slot and its published value, and a row drawn among
+	 * those showing the leaver's true value shows the joiner's instead.  No
+	 * other row moves.
+	 */
+	for (int64 i = 0; i < npair; i++)
 	{
+		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
+		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, rows, lv[i]));
+
+		if (pick < 0)
+			return 0;
+		st_row[sl] = jn[i];
+		st_pub[pick] = rows[jn[i]].value;
+		st_pnum[pick] = rows[jn[i]].num;
+	}
+
+	/* the other joiners join by the inside-out shuffle */
+	for (int64 i = npair; i < nj; i++)
+	{
+		int64		j = jn[i];
 		uint64		x;
 
-		if (rows[j].fresh < 0 && rows[j].pid == pid)
-			continue;
 		x = KeanonRandomBelow((uint64) cur + 1);
 		if ((int64) x < cur)
 		{
@@ -414,6 +486,8 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 		out_pub[st_row[s] - pos] = st_pub[s];
 	}
 	op->taken[k] = true;
+	pfree(lv);
+	pfree(jn);
 	pfree(st_row);
 	pfree(st_pub);
 	pfree(st_pnum);
