@@ -527,8 +527,11 @@ BEGIN
 	END IF;
 	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, rows_name, keylist);
 	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, rows_name);
-	-- the rows showing a value, for a row leaving a large partition
-	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub)', nsp, rows_name);
+	-- the rows showing a value, for a row leaving a large partition: only
+	-- slots from 32 up, so that a small partition's rows, found through the
+	-- (keanon_pid, keanon_slot) index, cost no entry here when they move
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub) WHERE keanon_slot >= 32',
+				   nsp, rows_name);
 
 	IF mode = 'deferred' THEN
 		-- writers only note the keys they change: no lock shared by writers

@@ -402,14 +402,20 @@ DROP FUNCTION direct_btrees_exact();
 
 -- A row leaving a large partition in which its value is rare: sampling
 -- slots seldom finds a row showing that value, so the rows showing it are
--- listed, by the (keanon_pid, keanon_pub) index or, that index gone, from
--- the partition's rows.  Each departure in place touches at most two other
--- rows (one takes over the published value, the last slot fills the gap).
+-- listed: by the (keanon_pid, keanon_pub) index as keanon.watch builds it
+-- (slots from 32 up) together with the (keanon_pid, keanon_slot) index
+-- below that slot, by that index rebuilt to hold no slot of the partition
+-- (so that only the slot index finds the rows), by that index made whole,
+-- or, that index gone, from the partition's rows.  Each departure in place
+-- touches at most two other rows (one takes over the published value, the
+-- last slot fills the gap).
 CREATE TABLE rare (id integer PRIMARY KEY, g integer, v integer);
 INSERT INTO rare SELECT i, i % 3, 0 FROM generate_series(1, 600) i;
-INSERT INTO rare SELECT 600 + i, i % 3, i FROM generate_series(1, 8) i;
-SELECT keanon.watch('rare', 'v', '{g}', 5, 1);
+INSERT INTO rare SELECT 600 + i, i % 3, i FROM generate_series(1, 12) i;
+-- (e = 10: the values 0 .. 12 cannot be split into two partitions)
+SELECT keanon.watch('rare', 'v', '{g}', 5, 10);
 SELECT lo, hi, n FROM rare_keanon_parts ORDER BY hi;
+SELECT pg_get_indexdef('rare_keanon_rows_keanon_pid_keanon_pub_idx'::regclass);
 CREATE TEMP TABLE rare_before AS SELECT id, keanon_pid, keanon_slot, keanon_pub FROM rare_keanon_rows;
 CREATE FUNCTION rare_change(sql text) RETURNS TABLE (few_rows_changed boolean, btrees boolean, exact boolean)
 LANGUAGE plpgsql AS $$
@@ -427,8 +433,17 @@ END $$;
 SELECT * FROM rare_change('DELETE FROM rare WHERE id = 602');
 SELECT * FROM rare_change('UPDATE rare SET v = 0 WHERE id = 603');
 DROP INDEX rare_keanon_rows_keanon_pid_keanon_pub_idx;
+CREATE INDEX rare_keanon_rows_keanon_pid_keanon_pub_idx ON rare_keanon_rows (keanon_pid, keanon_pub)
+WHERE keanon_slot >= 100000;
 SELECT * FROM rare_change('DELETE FROM rare WHERE id = 604');
 SELECT * FROM rare_change('UPDATE rare SET v = 0 WHERE id = 605');
+DROP INDEX rare_keanon_rows_keanon_pid_keanon_pub_idx;
+CREATE INDEX rare_keanon_rows_keanon_pid_keanon_pub_idx ON rare_keanon_rows (keanon_pid, keanon_pub);
+SELECT * FROM rare_change('DELETE FROM rare WHERE id = 606');
+SELECT * FROM rare_change('UPDATE rare SET v = 0 WHERE id = 607');
+DROP INDEX rare_keanon_rows_keanon_pid_keanon_pub_idx;
+SELECT * FROM rare_change('DELETE FROM rare WHERE id = 608');
+SELECT * FROM rare_change('UPDATE rare SET v = 0 WHERE id = 609');
 SELECT lo, hi, n FROM rare_keanon_parts ORDER BY hi;
 DROP TABLE rare, rare_before;
 DROP FUNCTION rare_change(text);

@@ -123,6 +123,7 @@ struct KeanonDirect
 	DirectTable rows;
 	Relation	slot_index;		/* (keanon_pid, keanon_slot), or NULL */
 	Relation	pub_index;		/* (keanon_pid, keanon_pub), or NULL */
+	int32		pub_from;		/* the least slot it holds (its predicate) */
 	RegProcedure pub_eq;		/* its = for the values */
 	AttrNumber	att_pid;
 	AttrNumber	att_slot;
@@ -248,20 +249,55 @@ default_btree_proc(Oid typid, int16 strategy, Oid *opfamily)
 	return OidIsValid(op) ? get_opcode(op) : InvalidOid;
 }
 
-/* A plain ascending btree of the table on exactly the key columns, or NULL */
+/*
+ * The least slot a partial index's predicate keeps, should it be exactly
+ * "att >= c" for an integer constant c (the built-in int4 >=, by OID);
+ * else -1
+ */
+static int32
+slot_predicate(Relation index, AttrNumber att)
+{
+	List	   *pred = RelationGetIndexPredicate(index);
+	OpExpr	   *op;
+	Var		   *var;
+	Const	   *c;
+
+	if (list_length(pred) != 1 || !IsA(linitial(pred), OpExpr))
+		return -1;
+	op = linitial(pred);
+	if (get_opcode(op->opno) != F_INT4GE || list_length(op->args) != 2 ||
+		!IsA(linitial(op->args), Var) || !IsA(lsecond(op->args), Const))
+		return -1;
+	var = linitial(op->args);
+	c = lsecond(op->args);
+	if (var->varattno != att || c->constisnull || c->consttype != INT4OID ||
+		DatumGetInt32(c->constvalue) < 0)
+		return -1;
+	return DatumGetInt32(c->constvalue);
+}
+
+/*
+ * A plain ascending btree of the table on exactly the key columns, or NULL.
+ * With from_att, also one whose predicate is "from_att >= c" (see
+ * slot_predicate), c into *from (0 for an index without a predicate).
+ */
 static Relation
-direct_index(DirectTable *d, int nkeys, const DirectKey *keys)
+direct_index_from(DirectTable *d, int nkeys, const DirectKey *keys, AttrNumber from_att,
+				  int32 *from)
 {
 	for (int i = 0; i < d->rri->ri_NumIndices; i++)
 	{
 		Relation	index = d->rri->ri_IndexRelationDescs[i];
 		Form_pg_index ix = index->rd_index;
 		bool		match;
+		int32		least = 0;
 
 		if (index->rd_rel->relam != BTREE_AM_OID || !ix->indisvalid || !ix->indisready ||
 			ix->indnkeyatts != nkeys ||
-			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
-			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
+			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL))
+			continue;
+		if (!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			(from_att == InvalidAttrNumber || (least = slot_predicate(index, from_att)) < 0))
 			continue;
 		match = true;
 		for (int k = 0; k < nkeys; k++)
@@ -269,9 +305,20 @@ direct_index(DirectTable *d, int nkeys, const DirectKey *keys)
 				index->rd_indoption[k] != 0)
 				match = false;
 		if (match)
+		{
+			if (from != NULL)
+				*from = least;
 			return index;
+		}
 	}
 	return NULL;
+}
+
+/* A plain ascending btree of the table on exactly the key columns, or NULL */
+static Relation
+direct_index(DirectTable *d, int nkeys, const DirectKey *keys)
+{
+	return direct_index_from(d, nkeys, keys, InvalidAttrNumber, NULL);
 }
 
 /* The first row (under SnapshotSelf) with the keys' values, into scan_slot */
@@ -390,7 +437,7 @@ rows_table(Watch *w)
 	rt->pub_eq = default_btree_proc(w->ki->vt.typid, BTEqualStrategyNumber, &keys[1].opfamily);
 	if (OidIsValid(rt->pub_eq))
 	{
-		rt->pub_index = direct_index(&rt->rows, 2, keys);
+		rt->pub_index = direct_index_from(&rt->rows, 2, keys, rt->att_slot, &rt->pub_from);
 		if (rt->pub_index != NULL && rt->pub_index->rd_opcintype[1] != w->ki->vt.typid)
 			rt->pub_index = NULL;
 	}
@@ -1234,49 +1281,76 @@ KeanonPlacedRowAt(Watch *w, int64 pid, int32 slot, PlacedRow *out)
 	return true;
 }
 
+/* Append a slot to the growing array *slots of *n (capacity *cap) */
+static void
+add_slot(int32 **slots, int64 *n, int64 *cap, int32 slot)
+{
+	if (*n == *cap)
+	{
+		*cap *= 2;
+		*slots = repalloc_huge(*slots, sizeof(int32) * *cap);
+	}
+	(*slots)[(*n)++] = slot;
+}
+
 /*
  * The slots of partition pid whose rows show the value pub: one scan of the
- * (keanon_pid, keanon_pub) index, or of the partition's rows should that
- * index be gone.  Returns their number, the slots into *slots.
+ * (keanon_pid, keanon_pub) index and, when that index holds only the slots
+ * from some least one up (a partial index, as keanon.watch builds it, so
+ * that the many small partitions' rows cost no entry there), one of the
+ * (keanon_pid, keanon_slot) index below it; or of the partition's rows
+ * should either index be gone.  Returns their number, the slots into
+ * *slots.
  */
 int64
 KeanonSlotsShowing(Watch *w, int64 pid, Datum pub, int32 **slots)
 {
 	KeanonDirect *rt = rows_table(w);
 	const KeanonValueType *vt = &w->ki->vt;
+	KeNum		target = KeanonDatumToNum(vt, pub);
 	int64		n = 0;
 
-	if (rt->pub_index != NULL)
+	if (rt->pub_index != NULL && (rt->pub_from == 0 || rt->slot_index != NULL))
 	{
-		IndexScanDesc scan = index_beginscan(rt->rows.rel, rt->pub_index, SnapshotSelf, 2, 0);
 		TupleTableSlot *slot = rt->rows.scan_slot;
+		IndexScanDesc scan;
 		ScanKeyData sk[2];
 		int64		cap = 16;
+		bool		isnull;
 
 		*slots = palloc(sizeof(int32) * cap);
+		scan = index_beginscan(rt->rows.rel, rt->pub_index, SnapshotSelf, 2, 0);
 		ScanKeyInit(&sk[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pid));
 		ScanKeyInit(&sk[1], 2, BTEqualStrategyNumber, rt->pub_eq, pub);
 		sk[1].sk_collation = rt->pub_index->rd_indcollation[1];
 		index_rescan(scan, sk, 2, NULL, 0);
 		while (index_getnext_slot(scan, ForwardScanDirection, slot))
 		{
-			bool		isnull;
-
-			if (n == cap)
-			{
-				cap *= 2;
-				*slots = repalloc_huge(*slots, sizeof(int32) * cap);
-			}
-			(*slots)[n++] = DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull));
+			add_slot(slots, &n, &cap, DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull)));
 			ExecClearTuple(slot);
 		}
 		index_endscan(scan);
+		if (rt->pub_from > 0)
+		{
+			scan = index_beginscan(rt->rows.rel, rt->slot_index, SnapshotSelf, 2, 0);
+			ScanKeyInit(&sk[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pid));
+			ScanKeyInit(&sk[1], 2, BTLessStrategyNumber, F_INT4LT, Int32GetDatum(rt->pub_from));
+			index_rescan(scan, sk, 2, NULL, 0);
+			while (index_getnext_slot(scan, ForwardScanDirection, slot))
+			{
+				Datum		d = slot_getattr(slot, rt->att_pub, &isnull);
+
+				if (!isnull && ke_num_eq(vt->kind, target, KeanonDatumToNum(vt, d)))
+					add_slot(slots, &n, &cap, DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull)));
+				ExecClearTuple(slot);
+			}
+			index_endscan(scan);
+		}
 	}
 	else
 	{
 		int64		nrows;
 		PlacedRow  *rows = KeanonRowsOfPartitions(w, &pid, 1, &nrows);
-		KeNum		target = KeanonDatumToNum(vt, pub);
 
 		*slots = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(nrows, 1));
 		/* (the rows of a partition are placed: each shows a value) */
