@@ -178,3 +178,46 @@ FROM stayers_changed;
 SELECT keanon.check('cross10');
 SELECT keanon.unwatch('cross10');
 DROP TABLE cross10;
+
+-- Rows a multi-row statement deletes (or updates, deleting the old
+-- versions) leave the partitions carried over by the same steps: with
+-- k = 4 the values 10 .. 80 make {10 .. 40} and {50 .. 80}; rows 3 (30)
+-- and 6 (60) updated to 65 and 25 in one statement leave each partition a
+-- departed row and a new version joining in its place.  From a fresh draw
+-- each trial, the published values and the slots of each partition's rows
+-- (in id order) must be each of the 24 arrangements alike (critical value
+-- 76 as above).
+CREATE TABLE gone4 (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO gone4 SELECT i, 0, 10 * i FROM generate_series(1, 8) i;
+SELECT keanon.watch('gone4', 'v', '{g}', 4, 1);
+CREATE TEMP TABLE pids AS SELECT id, keanon_pid FROM gone4_keanon_rows;
+UPDATE gone4 SET v = CASE id WHEN 3 THEN 65 ELSE 25 END WHERE id IN (3, 6);
+SELECT lo, hi, n FROM gone4_keanon_parts ORDER BY hi;
+-- both partitions carried over: the rows that stayed keep their ids
+SELECT p.keanon_pid = r.keanon_pid AS same_partition_id, array_agg(r.v ORDER BY r.v) AS rows
+FROM gone4_keanon_rows r JOIN pids p USING (id)
+GROUP BY 1 ORDER BY 2;
+UPDATE gone4 SET v = 10 * id WHERE id IN (3, 6);
+TRUNCATE arranged;
+DO $$
+BEGIN
+	FOR i IN 1 .. 1200 LOOP
+		PERFORM keanon.republish('gone4');
+		UPDATE gone4 SET v = CASE id WHEN 3 THEN 65 ELSE 25 END WHERE id IN (3, 6);
+		INSERT INTO arranged
+		SELECT CASE WHEN v < 45 THEN 'low' ELSE 'high' END, w.what,
+			   string_agg(CASE w.what WHEN 'pub' THEN keanon_pub ELSE keanon_slot END::text, ',' ORDER BY id)
+		FROM gone4_keanon_rows, (VALUES ('pub'), ('slot')) w(what)
+		GROUP BY 1, 2;
+		UPDATE gone4 SET v = 10 * id WHERE id IN (3, 6);
+	END LOOP;
+END
+$$;
+SELECT part, what, count(DISTINCT arrangement) AS arrangements,
+	   sum((c - 50.0) ^ 2 / 50.0) < 76 AS uniform
+FROM (SELECT part, what, arrangement, count(*) AS c FROM arranged GROUP BY 1, 2, 3) o
+GROUP BY part, what ORDER BY part, what;
+SELECT count(*) FROM arranged;
+SELECT keanon.check('gone4');
+SELECT keanon.unwatch('gone4');
+DROP TABLE gone4, pids;

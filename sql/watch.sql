@@ -400,6 +400,33 @@ DROP TABLE direct;
 DROP FUNCTION direct_churn(integer);
 DROP FUNCTION direct_btrees_exact();
 
+-- A multi-row DELETE or UPDATE carries the partitions it changes over: its
+-- rows leave them (or are replaced by their new versions) by the O(1) steps,
+-- whatever the partitions' size.  Of 612 rows in one partition, deleting 3
+-- changes at most 2 others each, and updating 2 values within it at most 1
+-- other each; drawing the partition afresh would move all of them.
+CREATE TABLE multi_gone (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO multi_gone SELECT i, i % 3, CASE WHEN i <= 600 THEN 0 ELSE i - 600 END
+FROM generate_series(1, 612) i;
+SELECT keanon.watch('multi_gone', 'v', '{g}', 5, 10);
+CREATE TEMP TABLE gone_before AS SELECT id, keanon_pid, keanon_slot, keanon_pub FROM multi_gone_keanon_rows;
+DELETE FROM multi_gone WHERE id IN (3, 4, 602);
+SELECT count(*) FILTER (WHERE (b.keanon_pid, b.keanon_slot, b.keanon_pub)
+						IS DISTINCT FROM (r.keanon_pid, r.keanon_slot, r.keanon_pub)) <= 6 AS few_changed,
+	   count(*) AS rows_left
+FROM multi_gone_keanon_rows r JOIN gone_before b USING (id);
+SELECT keanon.check('multi_gone');
+TRUNCATE gone_before;
+INSERT INTO gone_before SELECT id, keanon_pid, keanon_slot, keanon_pub FROM multi_gone_keanon_rows;
+UPDATE multi_gone SET v = v + 1 WHERE id IN (604, 605);
+SELECT count(*) FILTER (WHERE (b.keanon_pid, b.keanon_slot, b.keanon_pub)
+						IS DISTINCT FROM (r.keanon_pid, r.keanon_slot, r.keanon_pub)) <= 4 AS few_changed,
+	   count(*) FILTER (WHERE b.keanon_pid = r.keanon_pid) AS kept_partition
+FROM multi_gone_keanon_rows r JOIN gone_before b USING (id);
+SELECT lo, hi, n FROM multi_gone_keanon_parts ORDER BY hi;
+SELECT keanon.check('multi_gone');
+DROP TABLE multi_gone, gone_before;
+
 -- A row leaving a large partition in which its value is rare: sampling
 -- slots seldom finds a row showing that value, so the rows showing it are
 -- listed: by the (keanon_pid, keanon_pub) index as keanon.watch builds it

@@ -70,7 +70,8 @@ typedef struct Watch
 	KeanonIndex *ki;			/* open for writing during maintenance */
 	struct FreshRows *fresh;	/* a statement's rows not yet written */
 	struct KeanonDirect *rt;	/* internal tables open for direct access */
-	struct GoneRow *gone;		/* the one row a statement deleted */
+	struct GoneRow *gone;		/* the published rows a statement deleted */
+	int			ngone;
 	bool		all_placed;		/* no table row waits unplaced */
 	struct KeanonRange *ranges; /* where a batch applied change by change */
 	int			nranges;		/* may have moved partitions */

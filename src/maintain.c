@@ -365,16 +365,41 @@ returned_changes(Watch *w, KeChange *changes, int at, int64 delta)
 	return at;
 }
 
+/* Append a deleted row's place to *gone (of *ngone; -1 once past the most kept) */
+static void
+add_gone(Watch *w, GoneRow **gone, int *ngone, int64 pid, int32 slot, Datum pub, KeNum num)
+{
+	if (*ngone < 0)
+		return;
+	if (*ngone >= KEANON_GONE_MAX)
+	{
+		*ngone = -1;
+		return;
+	}
+	/* room doubling at each power of two */
+	if (*gone == NULL)
+		*gone = palloc(sizeof(GoneRow) * 16);
+	else if (*ngone >= 16 && (*ngone & (*ngone - 1)) == 0)
+		*gone = repalloc(*gone, sizeof(GoneRow) * *ngone * 2);
+	(*gone)[*ngone].pid = pid;
+	(*gone)[*ngone].slot = slot;
+	(*gone)[*ngone].pub = pub;
+	(*gone)[*ngone].num = num;
+	(*ngone)++;
+}
+
 /*
  * Run a DELETE ... RETURNING of the rows table (value, pid, slot, pub)
  * through a cursor, a batch at a time: a statement deleting millions of
  * rows holds their values as changes, not their tuples (the portal keeps
- * the returned rows in a tuplestore bounded by work_mem).  The first row's
- * place goes to *first (valid when it was published) and its value to
- * *first_d: what the O(1) paths need when it is the only one.
+ * the returned rows in a tuplestore bounded by work_mem).  The places of
+ * the published ones go to *gone (*ngone of them, or -1 past
+ * KEANON_GONE_MAX), and the first row's value to *first_d: what the O(1)
+ * paths need when it is the only one.
  */
 static KeChange *
-departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow *first, Datum *first_d)
+departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow **gone, int *ngone,
+			  Datum *first_d)
 {
 	Portal		portal;
 	KeChange   *changes;
@@ -385,7 +410,7 @@ departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow *first, Datum *f
 
 	get_typlenbyval(w->ki->vt.typid, &typlen, &typbyval);
 	changes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeChange) * cap);
-	first->valid = false;
+	*ngone = 0;
 	portal = SPI_cursor_open(NULL, KeanonPlan(w->relid, sql, 0, NULL, false), NULL, NULL, false);
 	for (;;)
 	{
@@ -401,29 +426,31 @@ departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow *first, Datum *f
 			cap = (n + (int64) SPI_processed + 1) * 2;
 			changes = repalloc_huge(changes, sizeof(KeChange) * cap);
 		}
-		if (n == 0)
+		for (uint64 i = 0; i < SPI_processed && *ngone >= 0; i++)
 		{
-			HeapTuple	t = SPI_tuptable->vals[0];
+			HeapTuple	t = SPI_tuptable->vals[i];
 			TupleDesc	d = SPI_tuptable->tupdesc;
-			bool		isnull;
-			bool		pubnull;
-			Datum		pub;
+			bool		vnull,
+						pidnull,
+						pubnull;
+			Datum		v = SPI_getbinval(t, d, 1, &vnull);
+			Datum		pid = SPI_getbinval(t, d, 2, &pidnull);
+			Datum		slot = SPI_getbinval(t, d, 3, &pubnull);
+			Datum		pub = SPI_getbinval(t, d, 4, &pubnull);
 
-			*first_d = datumCopy(SPI_getbinval(t, d, 1, &isnull), typbyval, typlen);
-			first->pid = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
-			first->valid = !isnull;
-			first->slot = DatumGetInt32(SPI_getbinval(t, d, 3, &isnull));
-			pub = SPI_getbinval(t, d, 4, &pubnull);
-			if (pubnull)
-				first->valid = false;
-			else
-				first->pub = datumCopy(pub, typbyval, typlen);
-			first->num = KeanonDatumToNum(&w->ki->vt, *first_d);
+			if (n == 0 && i == 0)
+				*first_d = vnull ? (Datum) 0 : datumCopy(v, typbyval, typlen);
+			if (vnull || pidnull || pubnull)
+				continue;
+			add_gone(w, gone, ngone, DatumGetInt64(pid), DatumGetInt32(slot),
+					 datumCopy(pub, typbyval, typlen), KeanonDatumToNum(&w->ki->vt, v));
 		}
 		n = returned_changes(w, changes, (int) n, -1);
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
+	if (*ngone < 0)
+		*ngone = 0;
 	*nchanges = (int) n;
 	return changes;
 }
@@ -453,7 +480,8 @@ store_row(Watch *w, Tuplestorestate *store, TupleDesc desc)
  * primary key to find it by.
  */
 static KeChange *
-departed_one(Watch *w, TupleTableSlot *slot, int *nchanges, GoneRow *first, Datum *first_d)
+departed_one(Watch *w, TupleTableSlot *slot, int *nchanges, GoneRow **gone, int *ngone,
+			 Datum *first_d)
 {
 	KeChange   *changes = palloc(sizeof(KeChange) * 3);
 	PlacedRow	row;
@@ -464,16 +492,20 @@ departed_one(Watch *w, TupleTableSlot *slot, int *nchanges, GoneRow *first, Datu
 		pfree(changes);
 		return NULL;
 	}
-	first->valid = false;
+	*ngone = 0;
 	*nchanges = found;
 	if (found == 0)
 		return changes;
 	*first_d = row.value;
-	first->valid = row.pid != 0;
-	first->pid = row.pid;
-	first->slot = row.slot;
-	first->pub = row.pub;
-	first->num = row.num;
+	if (row.pid != 0)
+	{
+		*gone = palloc(sizeof(GoneRow));
+		(*gone)->pid = row.pid;
+		(*gone)->slot = row.slot;
+		(*gone)->pub = row.pub;
+		(*gone)->num = row.num;
+		*ngone = 1;
+	}
 	changes[0].value = row.num;
 	changes[0].delta = -1;
 	return changes;
@@ -1047,7 +1079,8 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	int32		del_slot = 0;
 	bool		del_had_pid = false;
 	FreshRows	fresh = {0};
-	GoneRow		gone = {0};
+	GoneRow    *gone = NULL;
+	int			ngone = 0;
 	TupleTableSlot *old_one = NULL;
 	TupleTableSlot *new_one = NULL;
 	bool		update_one = false;
@@ -1080,7 +1113,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	{
 		/* the common single row, read from the transition table directly */
 		old_one = store_row(&w, oldstore, desc);
-		changes = departed_one(&w, old_one, &nchanges, &gone, &del_d);
+		changes = departed_one(&w, old_one, &nchanges, &gone, &ngone, &del_d);
 	}
 	else if (by_update && oldstore != NULL && newstore != NULL &&
 			 tuplestore_tuple_count(oldstore) == 1 && tuplestore_tuple_count(newstore) == 1)
@@ -1097,7 +1130,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		else if (same_key && same_value)
 			changes = palloc(sizeof(KeChange) * 2);
 		else
-			changes = departed_one(&w, old_one, &nchanges, &gone, &del_d);
+			changes = departed_one(&w, old_one, &nchanges, &gone, &ngone, &del_d);
 	}
 	if (old_one != NULL)
 		ExecDropSingleTupleTableSlot(old_one);
@@ -1116,7 +1149,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 						   w.rows, oldrel, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
 						   newrel, KeanonNameList(w.keys, "n."), KeanonNameList(w.keys, "o."),
 						   w.s, w.s, w.s);
-		changes = departed_rows(&w, sql, &nchanges, &gone, &del_d);
+		changes = departed_rows(&w, sql, &nchanges, &gone, &ngone, &del_d);
 	}
 	if (by_delete || by_update)
 	{
@@ -1124,15 +1157,17 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		if (ndel == 1)
 		{
 			del_v = changes[0].value;
-			del_had_pid = gone.valid;
-			del_pid = gone.pid;
-			del_slot = gone.slot;
-			del_pub = gone.pub;
-			if (gone.valid)
-				w.gone = &gone;
+			del_had_pid = ngone == 1;
+			if (del_had_pid)
+			{
+				del_pid = gone[0].pid;
+				del_slot = gone[0].slot;
+				del_pub = gone[0].pub;
+			}
 		}
-		else
-			gone.valid = false;
+		/* the published rows that left, for their partitions' carry-over */
+		w.gone = gone;
+		w.ngone = ngone;
 	}
 	if (by_insert && newstore != NULL && tuplestore_tuple_count(newstore) == 1)
 	{

@@ -33,10 +33,15 @@ typedef struct PlacedRow
 	Datum		pub;
 } PlacedRow;
 
-/* The one row a statement deleted, where it was (see OldParts) */
+/*
+ * A published row a statement deleted, where it was (see OldParts).  A
+ * statement keeps up to KEANON_GONE_MAX of them, so that the partitions
+ * they left can be carried over; past that its partitions are drawn
+ * afresh.
+ */
+#define KEANON_GONE_MAX	65536
 typedef struct GoneRow
 {
-	bool		valid;
 	int64		pid;
 	int32		slot;
 	Datum		pub;
@@ -80,7 +85,8 @@ typedef struct OldParts
 	bool	   *taken;
 	int64	   *first;			/* the range of its rows among those placed */
 	int64	   *last;
-	GoneRow		gone;			/* the departed row, if it was in one */
+	GoneRow    *gone;			/* the departed rows of these, by pid */
+	int			ngone;
 } OldParts;
 
 /* maintain.c */

@@ -30,8 +30,17 @@
  *
  * Each step maps a uniform permutation to a uniform permutation of the new
  * multiset (tested with chi-square tests in sql/permutation.sql).  Any
- * other change goes to the reassignment (reassign.c).  All randomness
- * comes from pg_strong_random.
+ * other change goes to the reassignment (reassign.c), which carries old
+ * partitions over by the same steps, pairing leavers with joiners at
+ * random into replace steps.  All randomness comes from pg_strong_random.
+ *
+ * Why a replace step keeps the permutation uniform: renaming the leaver to
+ * the joiner maps the uniform assignments of the old rows one to one onto
+ * those of the new rows; then one row drawn uniformly among the b showing
+ * the leaving value t shows the joining value u.  An assignment g of the
+ * new multiset (u shown a + 1 times) arises from the a + 1 assignments that
+ * show t on one of g's rows showing u, each with probability 1/b: every g
+ * is equally likely.
  */
 #include "postgres.h"
 
@@ -379,8 +388,7 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 		move_slot(w, pid, (int32) (n - 1), slot);
 	KeanonPartChanged(w, pid, p->lo, &vd, NULL);
 	/* the partition no longer counts the departed row */
-	if (w->gone != NULL)
-		w->gone->valid = false;
+	w->ngone = 0;
 	return true;
 }
 

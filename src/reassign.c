@@ -228,18 +228,58 @@ random_showing(KeKind kind, const KeNum *st_pnum, int64 cur, KeNum t)
 	return -1;
 }
 
-/* The true value of a leaver of old partition k (-1: the departed row) */
+/*
+ * In carry_over, a row of the old partition is r >= 0 (rows[r]) or the
+ * departed row g of those gone from it, GONE(g)
+ */
+#define GONE(g)		(-3 - (int64) (g))
+#define GONE_INDEX(r)	((int) (-3 - (r)))
+
+/* The true value of a leaver of old partition k, its departed rows from g0 */
 static KeNum
-leaver_num(const OldParts *op, const PlacedRow *rows, int64 r)
+leaver_num(const OldParts *op, int g0, const PlacedRow *rows, int64 r)
 {
-	return r < 0 ? op->gone.num : rows[r].num;
+	return r < 0 ? op->gone[g0 + GONE_INDEX(r)].num : rows[r].num;
 }
 
 /* The slot a leaver of old partition k sits at now */
 static int64
-slot_of_leaver(const OldParts *op, int k, int64 r, const int64 *slot_of, int64 gone_slot)
+slot_of_leaver(const OldParts *op, int k, int64 r, const int64 *slot_of, const int64 *gone_slot)
 {
-	return r < 0 ? gone_slot : slot_of[r - op->first[k]];
+	return r < 0 ? gone_slot[GONE_INDEX(r)] : slot_of[r - op->first[k]];
+}
+
+/* Order departed rows by partition (a qsort comparator) */
+static int
+gone_cmp(const void *a, const void *b)
+{
+	int64		x = ((const GoneRow *) a)->pid;
+	int64		y = ((const GoneRow *) b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The departed rows of partition pid: their number, the first at *first */
+static int
+gone_of(const OldParts *op, int64 pid, int *first)
+{
+	int			lo = 0,
+				hi = op->ngone;
+	int			n = 0;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (op->gone[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	while (lo + n < op->ngone && op->gone[lo + n].pid == pid)
+		n++;
+	return n;
 }
 
 /* Rows of a partition are carried over only where that is cheaper */
@@ -279,7 +319,9 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	Datum	   *st_pub;
 	KeNum	   *st_pnum;
 	int64	   *slot_of;
-	int64		gone_slot = -1;
+	int64	   *gone_slot;
+	int			g0,
+				ng;
 	int64		pid;
 	int64	   *lv;
 	int64	   *jn;
@@ -325,12 +367,12 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	for (int64 r = op->first[k]; r <= op->last[k]; r++)
 		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
 			nleave++;
-	if (op->gone.valid && op->gone.pid == pid)
-		nleave++;
+	ng = gone_of(op, pid, &g0);
+	nleave += ng;
 	if (nleave * size > CARRY_MAX_WORK)
 		return 0;
 
-	/* its state before: slot -> row (-1: the departed row), published value */
+	/* its state before: slot -> row (or departed row), published value */
 	st_row = palloc(sizeof(int64) * (size + n));
 	st_pub = palloc(sizeof(Datum) * (size + n));
 	st_pnum = palloc(sizeof(KeNum) * (size + n));
@@ -351,28 +393,31 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 		st_pnum[s] = KeanonDatumToNum(vt, rows[r].pub);
 		slot_of[r - op->first[k]] = s;
 	}
-	if (op->gone.valid && op->gone.pid == pid)
+	gone_slot = palloc(sizeof(int64) * Max(ng, 1));
+	for (int g = 0; g < ng; g++)
 	{
-		gone_slot = op->gone.slot;
-		if (gone_slot < 0 || gone_slot >= size || st_row[gone_slot] != -2)
+		const GoneRow *gr = &op->gone[g0 + g];
+
+		if (gr->slot < 0 || gr->slot >= size || st_row[gr->slot] != -2)
 			return 0;
-		st_row[gone_slot] = -1;
-		st_pub[gone_slot] = op->gone.pub;
-		st_pnum[gone_slot] = KeanonDatumToNum(vt, op->gone.pub);
+		gone_slot[g] = gr->slot;
+		st_row[gr->slot] = GONE(g);
+		st_pub[gr->slot] = gr->pub;
+		st_pnum[gr->slot] = KeanonDatumToNum(vt, gr->pub);
 	}
 	for (int64 s = 0; s < size; s++)
 		if (st_row[s] == -2)
 			return 0;
 
 	/*
-	 * Who leaves (-1: the departed row) and who joins.  As many leavers as
+	 * Who leaves (the departed rows first) and who joins.  As many leavers as
 	 * there are joiners, drawn at random, are each replaced by a joiner
 	 * drawn at random; the matching uses neither row's value.
 	 */
 	lv = palloc(sizeof(int64) * (nleave + 1));
 	jn = palloc(sizeof(int64) * (n + 1));
-	if (gone_slot >= 0)
-		lv[nl++] = -1;
+	for (int g = 0; g < ng; g++)
+		lv[nl++] = GONE(g);
 	for (int64 r = op->first[k]; r <= op->last[k]; r++)
 		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
 			lv[nl++] = r;
@@ -402,7 +447,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	for (int64 i = npair; i < nl; i++)
 	{
 		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
-		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, rows, lv[i]));
+		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, g0, rows, lv[i]));
 		int64		last = cur - 1;
 
 		if (pick < 0)
@@ -417,7 +462,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 			if (st_row[sl] >= 0)
 				slot_of[st_row[sl] - op->first[k]] = sl;
 			else
-				gone_slot = sl;
+				gone_slot[GONE_INDEX(st_row[sl])] = sl;
 		}
 		cur--;
 	}
@@ -431,7 +476,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	for (int64 i = 0; i < npair; i++)
 	{
 		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
-		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, rows, lv[i]));
+		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, g0, rows, lv[i]));
 
 		if (pick < 0)
 			return 0;
@@ -488,6 +533,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	op->taken[k] = true;
 	pfree(lv);
 	pfree(jn);
+	pfree(gone_slot);
 	pfree(st_row);
 	pfree(st_pub);
 	pfree(st_pnum);
@@ -985,10 +1031,13 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 		}
 		pfree(left);
 	}
-	op.gone.valid = false;
-	/* the departed row counts if its partition is among those replaced */
-	if (w->gone != NULL && w->gone->valid && old_index(&op, w->gone->pid) >= 0)
-		op.gone = *w->gone;
+	/* the departed rows count in their partitions among those replaced */
+	op.gone = palloc(sizeof(GoneRow) * Max(w->ngone, 1));
+	op.ngone = 0;
+	for (int g = 0; g < w->ngone; g++)
+		if (old_index(&op, w->gone[g].pid) >= 0)
+			op.gone[op.ngone++] = w->gone[g];
+	qsort(op.gone, op.ngone, sizeof(GoneRow), gone_cmp);
 
 	/* keanon.republish (no changed values) draws every partition afresh */
 	KeanonPlaceRows(w, &np, rows, nrows, cv != NULL ? &op : NULL);

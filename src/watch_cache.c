@@ -185,6 +185,7 @@ watch_cache_put(const Watch *w)
 	e->w.ki = NULL;
 	e->w.fresh = NULL;
 	e->w.gone = NULL;
+	e->w.ngone = 0;
 	e->w.all_placed = false;
 }
 
@@ -383,6 +384,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->ki = NULL;
 	w->fresh = NULL;
 	w->gone = NULL;
+	w->ngone = 0;
 	w->rt = NULL;
 	w->all_placed = false;
 	watch_cache_put(w);
