@@ -21,14 +21,18 @@
 # ROUNDS times in alternation: an UPDATE of the value (to a random one),
 # an UPDATE of the quasi-identifier, a DELETE and the INSERT of the row
 # again; pgbench's mean latency of each statement (median over the
-# rounds) is reported.  Then BULK_ROWS rows (default 1000000) are loaded
+# rounds) is reported.  Then, with fsync off, one psql session per table
+# runs COST_INSERTS (default 20000) single-row autocommit INSERTs of the
+# same values, ROUNDS times in alternation, and reports the median CPU
+# time of its backend and WAL written per INSERT (and, for the live table,
+# the rows-table rows written per INSERT).  Then BULK_ROWS rows (default 1000000) are loaded
 # by INSERT ... SELECT and by COPY into each table holding as many rows
 # already: for the deferred table, the load itself and the load followed
 # by its flush.  Last, with fsync off, the live table and its twin are
 # built at each size of SCALE_ROWS (default "10000 10000000") and take
 # single-row INSERTs from one client as above (the live ratio at the
 # largest size over the smallest's is the last line).  PARTS (default
-# "insert mix bulk scale") runs a subset.
+# "insert mix cost bulk scale") runs a subset.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rows=${ROWS:-100000}
@@ -36,7 +40,8 @@ secs=${SECONDS_PER_RUN:-10}
 rounds=${ROUNDS:-2}
 bulk=${BULK_ROWS:-1000000}
 fsync_list=${FSYNC_LIST:-"off on"}
-parts=${PARTS:-"insert mix bulk scale"}
+parts=${PARTS:-"insert mix cost bulk scale"}
+cost_n=${COST_INSERTS:-20000}
 scale_rows=${SCALE_ROWS:-"10000 10000000"}
 has_part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 # room for the 10^7-row tables of the scale part with keanon's own
@@ -165,6 +170,60 @@ if has_part mix; then
 	done
 	unset lat
 	bench_psql -At -c "SELECT 'check,mix,,,' || keanon.check('l_t') || ',' || keanon.check('d_t') || ',,,'"
+fi
+
+# what one single-row INSERT costs the writer's backend, on the CPU alone:
+# its CPU time (from /proc/self/stat, not disturbed by the client or by
+# other processes' scheduling as throughput is), the WAL it writes and,
+# for the live table, the rows-table rows written (inserted, updated or
+# deleted) per INSERT.  A deferred table's worker does
+# its publishing in another process, which this does not count.
+if has_part cost; then
+	bench_sql -c "ALTER SYSTEM SET fsync = off" -c "SELECT pg_reload_conf()"
+	make_tables "$rows"
+	tick_us=$((1000000 / $(getconf CLK_TCK)))
+	for t in $tables; do
+		awk -v t=$t -v n="$cost_n" 'BEGIN { srand(7); for (i = 0; i < n; i++) { v = int(rand() * 1e9);
+			printf "INSERT INTO %s (g, v) VALUES (%d, %d);\n", t, v % 100, v } }' >"$work/cost_$t.sql"
+	done
+	chown postgres: "$work"/cost_*.sql
+	bench_sql -c "SELECT pg_stat_reset()"
+	declare -A cpu=() wal=()
+	for ((r = 1; r <= rounds; r++)); do
+		for t in $tables; do
+			# one session: CPU ticks and WAL position before, the INSERTs, then both after
+			read -r c w < <(bench_psql -At -v n="$cost_n" -v f="$work/cost_$t.sql" -v tick="$tick_us" <<'SQL'
+SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint AS c0, pg_current_wal_insert_lsn() AS w0
+FROM pg_read_file('/proc/self/stat') s \gset
+\o /dev/null
+\i :f
+\o
+SELECT round((split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint - :c0) * :tick / :n::numeric, 1)
+	   || ' ' || round((pg_current_wal_insert_lsn() - :'w0') / :n)
+FROM pg_read_file('/proc/self/stat') s;
+SQL
+			)
+			cpu[$t]="${cpu[$t]:-} $c"
+			wal[$t]="${wal[$t]:-} $w"
+			drain >/dev/null
+		done
+	done
+	for what in cpu wal; do
+		declare -n m=$what
+		b=$(echo "${m[b_t]}" | tr ' ' '\n' | grep . | median)
+		l=$(echo "${m[l_t]}" | tr ' ' '\n' | grep . | median)
+		d=$(echo "${m[d_t]}" | tr ' ' '\n' | grep . | median)
+		unit=us
+		[ $what = wal ] && unit=bytes
+		echo "insert_${what}_per_row,off,1,$b,$l,$d,$unit,$(ratio "$b" "$l"),$(ratio "$b" "$d")"
+		unset -n m
+	done
+	unset cpu wal
+	sleep 1
+	bench_psql -At -c "SELECT 'insert_rows_table_writes_per_row,off,1,,' ||
+		round((n_tup_ins + n_tup_upd + n_tup_del)::numeric / ($rounds * $cost_n), 2) || ',,rows,,'
+		FROM pg_stat_user_tables WHERE relname = 'l_t_keanon_rows'"
+	bench_psql -At -c "SELECT 'check,cost,,,' || keanon.check('l_t') || ',' || keanon.check('d_t') || ',,,'"
 fi
 
 # loads into full tables (fsync as last set)
