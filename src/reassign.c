@@ -206,26 +206,159 @@ old_index(const OldParts *op, int64 pid)
 }
 
 /*
+ * Which slots [0, cur) of a partition being carried over show each value,
+ * for drawing one at random.  A small partition is scanned; a larger one
+ * keeps, per value, the list of its slots (and each slot's place in its
+ * list), so that each of many rows leaving costs O(1), not O(n).
+ */
+#define SHOWING_SCAN_MAX	256
+
+typedef struct ShowEntry
+{
+	KeNum		key;
+	int32		n;
+	int32		cap;
+	int32	   *slots;
+} ShowEntry;
+
+typedef struct Showing
+{
+	MemoryContext cxt;			/* the map's, or NULL */
+	KeKind		kind;
+	KeNum	   *pnum;			/* each slot's published value */
+	HTAB	   *map;			/* NULL: scan pnum */
+	int32	   *pos;			/* a slot's place in its value's list */
+} Showing;
+
+static KeNum
+show_key(KeKind kind, KeNum v)
+{
+	KeNum		k;
+
+	memset(&k, 0, sizeof(k));
+	if (kind == KE_KIND_FLOAT)
+		k.f = v.f == 0 ? 0.0 : v.f;		/* -0 and 0 are one value */
+	else
+		k.i = v.i;
+	return k;
+}
+
+static void
+show_add(Showing *sh, KeNum v, int64 s)
+{
+	KeNum		key = show_key(sh->kind, v);
+	bool		found;
+	ShowEntry  *e = hash_search(sh->map, &key, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		e->n = 0;
+		e->cap = 4;
+		e->slots = MemoryContextAlloc(sh->cxt, sizeof(int32) * e->cap);
+	}
+	else if (e->n == e->cap)
+	{
+		e->cap *= 2;
+		e->slots = repalloc(e->slots, sizeof(int32) * e->cap);
+	}
+	sh->pos[s] = e->n;
+	e->slots[e->n++] = (int32) s;
+}
+
+static void
+show_remove(Showing *sh, KeNum v, int64 s)
+{
+	KeNum		key = show_key(sh->kind, v);
+	ShowEntry  *e = hash_search(sh->map, &key, HASH_FIND, NULL);
+	int32		moved;
+
+	Assert(e != NULL && e->n > 0 && e->slots[sh->pos[s]] == s);
+	moved = e->slots[--e->n];
+	e->slots[sh->pos[s]] = moved;
+	sh->pos[moved] = sh->pos[s];
+}
+
+static void
+showing_init(Showing *sh, KeKind kind, KeNum *pnum, int64 size)
+{
+	sh->kind = kind;
+	sh->pnum = pnum;
+	sh->map = NULL;
+	sh->pos = NULL;
+	sh->cxt = NULL;
+	if (size > SHOWING_SCAN_MAX)
+	{
+		HASHCTL		ctl;
+
+		sh->cxt = AllocSetContextCreate(CurrentMemoryContext, "keanon carry-over",
+										ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(KeNum);
+		ctl.entrysize = sizeof(ShowEntry);
+		ctl.hcxt = sh->cxt;
+		sh->map = hash_create("keanon carry-over", 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		sh->pos = MemoryContextAllocHuge(sh->cxt, sizeof(int32) * size);
+		for (int64 s = 0; s < size; s++)
+			show_add(sh, pnum[s], s);
+	}
+}
+
+/*
  * A slot drawn uniformly among slots [0, cur) whose value is t, or -1.
  * Drawing among equal values, not taking the first, keeps the published
  * values uniform.
  */
 static int64
-random_showing(KeKind kind, const KeNum *st_pnum, int64 cur, KeNum t)
+showing_pick(Showing *sh, int64 cur, KeNum t)
 {
 	int64		c = 0,
 				pick;
 
+	if (sh->map != NULL)
+	{
+		KeNum		key = show_key(sh->kind, t);
+		ShowEntry  *e = hash_search(sh->map, &key, HASH_FIND, NULL);
+
+		if (e == NULL || e->n == 0)
+			return -1;
+		return e->slots[KeanonRandomBelow((uint64) e->n)];
+	}
 	for (int64 s = 0; s < cur; s++)
-		if (ke_num_eq(kind, st_pnum[s], t))
+		if (ke_num_eq(sh->kind, sh->pnum[s], t))
 			c++;
 	if (c == 0)
 		return -1;
 	pick = (int64) KeanonRandomBelow((uint64) c);
 	for (int64 s = 0; s < cur; s++)
-		if (ke_num_eq(kind, st_pnum[s], t) && pick-- == 0)
+		if (ke_num_eq(sh->kind, sh->pnum[s], t) && pick-- == 0)
 			return s;
 	return -1;
+}
+
+/* Slot s now shows v */
+static void
+showing_set(Showing *sh, int64 s, KeNum v)
+{
+	if (sh->map != NULL)
+	{
+		show_remove(sh, sh->pnum[s], s);
+		show_add(sh, v, s);
+	}
+	sh->pnum[s] = v;
+}
+
+/* Slot s, the last, leaves the range */
+static void
+showing_drop(Showing *sh, int64 s)
+{
+	if (sh->map != NULL)
+		show_remove(sh, sh->pnum[s], s);
+}
+
+static void
+showing_done(Showing *sh)
+{
+	if (sh->cxt != NULL)
+		MemoryContextDelete(sh->cxt);
 }
 
 /*
@@ -282,9 +415,6 @@ gone_of(const OldParts *op, int64 pid, int *first)
 	return n;
 }
 
-/* Rows of a partition are carried over only where that is cheaper */
-#define CARRY_MAX_WORK	(4 * 1000 * 1000)
-
 /*
  * Carry the old partition that shares most rows with the new partition of
  * rows[pos .. pos+n) over to it by permute.c's steps: a row that no longer
@@ -320,6 +450,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	KeNum	   *st_pnum;
 	int64	   *slot_of;
 	int64	   *gone_slot;
+	Showing		sh;
 	int			g0,
 				ng;
 	int64		pid;
@@ -369,8 +500,6 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 			nleave++;
 	ng = gone_of(op, pid, &g0);
 	nleave += ng;
-	if (nleave * size > CARRY_MAX_WORK)
-		return 0;
 
 	/* its state before: slot -> row (or departed row), published value */
 	st_row = palloc(sizeof(int64) * (size + n));
@@ -444,26 +573,34 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	 * slot's row moves into the gap
 	 */
 	cur = size;
+	showing_init(&sh, kind, st_pnum, size);
 	for (int64 i = npair; i < nl; i++)
 	{
 		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
-		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, g0, rows, lv[i]));
+		int64		pick = showing_pick(&sh, cur, leaver_num(op, g0, rows, lv[i]));
 		int64		last = cur - 1;
 
 		if (pick < 0)
+		{
+			showing_done(&sh);
 			return 0;
-		st_pub[pick] = st_pub[sl];
-		st_pnum[pick] = st_pnum[sl];
+		}
+		if (pick != sl)
+		{
+			st_pub[pick] = st_pub[sl];
+			showing_set(&sh, pick, st_pnum[sl]);
+		}
 		if (sl != last)
 		{
 			st_row[sl] = st_row[last];
 			st_pub[sl] = st_pub[last];
-			st_pnum[sl] = st_pnum[last];
+			showing_set(&sh, sl, st_pnum[last]);
 			if (st_row[sl] >= 0)
 				slot_of[st_row[sl] - op->first[k]] = sl;
 			else
 				gone_slot[GONE_INDEX(st_row[sl])] = sl;
 		}
+		showing_drop(&sh, last);
 		cur--;
 	}
 
@@ -476,14 +613,18 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	for (int64 i = 0; i < npair; i++)
 	{
 		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
-		int64		pick = random_showing(kind, st_pnum, cur, leaver_num(op, g0, rows, lv[i]));
+		int64		pick = showing_pick(&sh, cur, leaver_num(op, g0, rows, lv[i]));
 
 		if (pick < 0)
+		{
+			showing_done(&sh);
 			return 0;
+		}
 		st_row[sl] = jn[i];
 		st_pub[pick] = rows[jn[i]].value;
-		st_pnum[pick] = rows[jn[i]].num;
+		showing_set(&sh, pick, rows[jn[i]].num);
 	}
+	showing_done(&sh);
 
 	/* the other joiners join by the inside-out shuffle */
 	for (int64 i = npair; i < nj; i++)
