@@ -117,6 +117,15 @@ FROM cross4_keanon_rows r JOIN pids p USING (id)
 GROUP BY 1 ORDER BY 2;
 DELETE FROM cross4 WHERE id >= 100;
 CREATE TEMP TABLE arranged (part text, what text, arrangement text);
+-- per partition and draw, how many of the 24 arrangements were seen, and
+-- whether alike (1,200 trials: 50 expected of each)
+CREATE FUNCTION pg_temp.arranged_alike()
+RETURNS TABLE (part text, what text, arrangements bigint, uniform boolean)
+LANGUAGE sql AS $$
+	SELECT part, what, count(DISTINCT arrangement), sum((c - 50.0) ^ 2 / 50.0) < 76
+	FROM (SELECT part, what, arrangement, count(*) AS c FROM arranged GROUP BY 1, 2, 3) o
+	GROUP BY part, what ORDER BY part, what
+$$;
 DO $$
 BEGIN
 	FOR i IN 1 .. 1200 LOOP
@@ -132,10 +141,7 @@ BEGIN
 	END LOOP;
 END
 $$;
-SELECT part, what, count(DISTINCT arrangement) AS arrangements,
-	   sum((c - 50.0) ^ 2 / 50.0) < 76 AS uniform
-FROM (SELECT part, what, arrangement, count(*) AS c FROM arranged GROUP BY 1, 2, 3) o
-GROUP BY part, what ORDER BY part, what;
+SELECT * FROM pg_temp.arranged_alike();
 SELECT count(*) FROM arranged;
 SELECT keanon.check('cross4');
 SELECT keanon.unwatch('cross4');
@@ -213,10 +219,7 @@ BEGIN
 	END LOOP;
 END
 $$;
-SELECT part, what, count(DISTINCT arrangement) AS arrangements,
-	   sum((c - 50.0) ^ 2 / 50.0) < 76 AS uniform
-FROM (SELECT part, what, arrangement, count(*) AS c FROM arranged GROUP BY 1, 2, 3) o
-GROUP BY part, what ORDER BY part, what;
+SELECT * FROM pg_temp.arranged_alike();
 SELECT count(*) FROM arranged;
 SELECT keanon.check('gone4');
 SELECT keanon.unwatch('gone4');

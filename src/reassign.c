@@ -175,12 +175,18 @@ typedef struct OldPartSort
 	int64		size;
 } OldPartSort;
 
+/*
+ * Order records by partition id, their first member (OldPartSort, GoneRow:
+ * a qsort comparator)
+ */
 static int
-old_part_cmp(const void *a, const void *b)
+pid_first_cmp(const void *a, const void *b)
 {
-	int64		x = ((const OldPartSort *) a)->pid;
-	int64		y = ((const OldPartSort *) b)->pid;
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
 
+	StaticAssertStmt(offsetof(OldPartSort, pid) == 0 && offsetof(GoneRow, pid) == 0,
+					 "the partition id must come first");
 	return x < y ? -1 : x > y;
 }
 
@@ -380,16 +386,6 @@ static int64
 slot_of_leaver(const OldParts *op, int k, int64 r, const int64 *slot_of, const int64 *gone_slot)
 {
 	return r < 0 ? gone_slot[GONE_INDEX(r)] : slot_of[r - op->first[k]];
-}
-
-/* Order departed rows by partition (a qsort comparator) */
-static int
-gone_cmp(const void *a, const void *b)
-{
-	int64		x = ((const GoneRow *) a)->pid;
-	int64		y = ((const GoneRow *) b)->pid;
-
-	return x < y ? -1 : x > y;
 }
 
 /* The departed rows of partition pid: their number, the first at *first */
@@ -1133,7 +1129,7 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 			ops[i].pid = DatumGetInt64(old_pids[i]);
 			ops[i].size = old_parts[i].n;
 		}
-		qsort(ops, nold, sizeof(OldPartSort), old_part_cmp);
+		qsort(ops, nold, sizeof(OldPartSort), pid_first_cmp);
 		for (int i = 0; i < nold; i++)
 		{
 			op.pid[i] = ops[i].pid;
@@ -1178,7 +1174,7 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 	for (int g = 0; g < w->ngone; g++)
 		if (old_index(&op, w->gone[g].pid) >= 0)
 			op.gone[op.ngone++] = w->gone[g];
-	qsort(op.gone, op.ngone, sizeof(GoneRow), gone_cmp);
+	qsort(op.gone, op.ngone, sizeof(GoneRow), pid_first_cmp);
 
 	/* keanon.republish (no changed values) draws every partition afresh */
 	KeanonPlaceRows(w, &np, rows, nrows, cv != NULL ? &op : NULL);
