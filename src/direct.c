@@ -270,10 +270,10 @@ slot_predicate(Relation index, AttrNumber att)
 		return -1;
 	var = linitial(op->args);
 	c = lsecond(op->args);
-	if (var->varattno != att || c->constisnull || c->consttype != INT4OID ||
-		DatumGetInt32(c->constvalue) < 0)
+	if (var->varattno != att || c->constisnull || c->consttype != INT4OID)
 		return -1;
-	return DatumGetInt32(c->constvalue);
+	/* slots start at 0: a lower least slot keeps them all */
+	return Max(DatumGetInt32(c->constvalue), 0);
 }
 
 /*
