@@ -120,29 +120,35 @@ CREATE TEMP TABLE arranged (part text, what text, arrangement text);
 -- per partition and draw, how many of the 24 arrangements were seen, and
 -- whether alike (1,200 trials: 50 expected of each)
 CREATE FUNCTION pg_temp.arranged_alike()
-RETURNS TABLE (part text, what text, arrangements bigint, uniform boolean)
+RETURNS TABLE (part text, what text, draws numeric, arrangements bigint, uniform boolean)
 LANGUAGE sql AS $$
-	SELECT part, what, count(DISTINCT arrangement), sum((c - 50.0) ^ 2 / 50.0) < 76
+	SELECT part, what, sum(c), count(DISTINCT arrangement), sum((c - 50.0) ^ 2 / 50.0) < 76
 	FROM (SELECT part, what, arrangement, count(*) AS c FROM arranged GROUP BY 1, 2, 3) o
 	GROUP BY part, what ORDER BY part, what
 $$;
-DO $$
+-- 1,200 trials on table tab (arranged emptied first): a fresh draw, the change, the arrangements
+-- of the published values and of the slots of the rows of value below
+-- upto, rows below split named 'low' and the others 'high', then undo
+CREATE FUNCTION pg_temp.arrange(tab text, change text, undo text, split integer, upto integer)
+RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
+	TRUNCATE arranged;
 	FOR i IN 1 .. 1200 LOOP
-		PERFORM keanon.republish('cross4');
-		INSERT INTO cross4 VALUES (100, 0, 20), (101, 0, 24);
-		INSERT INTO arranged
-		SELECT CASE WHEN v < 40 THEN 'first' ELSE 'second' END, w.what,
-			   string_agg(CASE w.what WHEN 'pub' THEN keanon_pub ELSE keanon_slot END::text, ',' ORDER BY id)
-		FROM cross4_keanon_rows, (VALUES ('pub'), ('slot')) w(what)
-		WHERE v < 100
-		GROUP BY 1, 2;
-		DELETE FROM cross4 WHERE id >= 100;
+		PERFORM keanon.republish(tab::regclass);
+		EXECUTE change;
+		EXECUTE format('INSERT INTO arranged
+			SELECT CASE WHEN v < %s THEN ''low'' ELSE ''high'' END, w.what,
+				   string_agg(CASE w.what WHEN ''pub'' THEN keanon_pub ELSE keanon_slot END::text, '','' ORDER BY id)
+			FROM %I, (VALUES (''pub''), (''slot'')) w(what)
+			WHERE v < %s
+			GROUP BY 1, 2', split, tab || '_keanon_rows', upto);
+		EXECUTE undo;
 	END LOOP;
 END
 $$;
+SELECT pg_temp.arrange('cross4', 'INSERT INTO cross4 VALUES (100, 0, 20), (101, 0, 24)',
+					  'DELETE FROM cross4 WHERE id >= 100', 40, 100);
 SELECT * FROM pg_temp.arranged_alike();
-SELECT count(*) FROM arranged;
 SELECT keanon.check('cross4');
 SELECT keanon.unwatch('cross4');
 DROP TABLE cross4, pids;
@@ -204,23 +210,9 @@ SELECT p.keanon_pid = r.keanon_pid AS same_partition_id, array_agg(r.v ORDER BY 
 FROM gone4_keanon_rows r JOIN pids p USING (id)
 GROUP BY 1 ORDER BY 2;
 UPDATE gone4 SET v = 10 * id WHERE id IN (3, 6);
-TRUNCATE arranged;
-DO $$
-BEGIN
-	FOR i IN 1 .. 1200 LOOP
-		PERFORM keanon.republish('gone4');
-		UPDATE gone4 SET v = CASE id WHEN 3 THEN 65 ELSE 25 END WHERE id IN (3, 6);
-		INSERT INTO arranged
-		SELECT CASE WHEN v < 45 THEN 'low' ELSE 'high' END, w.what,
-			   string_agg(CASE w.what WHEN 'pub' THEN keanon_pub ELSE keanon_slot END::text, ',' ORDER BY id)
-		FROM gone4_keanon_rows, (VALUES ('pub'), ('slot')) w(what)
-		GROUP BY 1, 2;
-		UPDATE gone4 SET v = 10 * id WHERE id IN (3, 6);
-	END LOOP;
-END
-$$;
+SELECT pg_temp.arrange('gone4', 'UPDATE gone4 SET v = CASE id WHEN 3 THEN 65 ELSE 25 END WHERE id IN (3, 6)',
+					  'UPDATE gone4 SET v = 10 * id WHERE id IN (3, 6)', 45, 1000);
 SELECT * FROM pg_temp.arranged_alike();
-SELECT count(*) FROM arranged;
 SELECT keanon.check('gone4');
 SELECT keanon.unwatch('gone4');
 DROP TABLE gone4, pids;
