@@ -475,6 +475,55 @@ store_row(Watch *w, Tuplestorestate *store, TupleDesc desc)
 }
 
 /*
+ * A multi-row UPDATE's new rows (the trigger's transition table store, of
+ * the table's descriptor desc), read directly: a row whose key and value
+ * stayed keeps its place in the rows table and takes its new
+ * quasi-identifiers there (*qi_changed tells whether any did), and the
+ * others with a value are copied, in the statement's order, into the
+ * returned store of fresh rows.  NULL, with nothing done, when the rows
+ * table has no primary key to find rows by (the SQL statements run
+ * instead).
+ */
+static Tuplestorestate *
+update_fresh_rows(Watch *w, Tuplestorestate *newstore, TupleDesc desc, bool *qi_changed)
+{
+	Tuplestorestate *fresh = tuplestore_begin_heap(false, false, work_mem);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	int			ptr = tuplestore_alloc_read_pointer(newstore, EXEC_FLAG_REWIND);
+	AttrNumber	att = KeanonSourceValueAtt(w);
+
+	tuplestore_select_read_pointer(newstore, ptr);
+	tuplestore_rescan(newstore);
+	for (;;)
+	{
+		bool		isnull;
+		bool		changed;
+		int			found;
+
+		tuplestore_select_read_pointer(newstore, ptr);
+		if (!tuplestore_gettupleslot(newstore, true, true, slot))
+			break;
+		tuplestore_select_read_pointer(newstore, 0);
+		(void) slot_getattr(slot, att, &isnull);
+		if (isnull)
+			continue;
+		found = KeanonRowSetQis(w, slot, &changed);
+		if (found < 0)
+		{
+			ExecDropSingleTupleTableSlot(slot);
+			tuplestore_end(fresh);
+			return NULL;
+		}
+		*qi_changed |= changed;
+		if (found == 0)
+			tuplestore_puttupleslot(fresh, slot);
+	}
+	tuplestore_select_read_pointer(newstore, 0);
+	ExecDropSingleTupleTableSlot(slot);
+	return fresh;
+}
+
+/*
  * The same for one departing row of the watched table (in slot), its row
  * deleted from the rows table directly.  NULL when the rows table has no
  * primary key to find it by.
@@ -1091,6 +1140,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	char	   *src = NULL;
 	char	   *fresh_name = NULL;
 	Tuplestorestate *fresh_store = NULL;
+	Tuplestorestate *update_store = NULL;
 	FreshSource source = {0};
 	int16		typlen;
 	bool		typbyval;
@@ -1199,6 +1249,13 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 					   "WHERE n.%s IS NOT NULL)", newrel, w.s);
 		changes = fresh_collect(&w, &fresh, src, changes, &nchanges);
 	}
+	else if (by_update && newstore != NULL &&
+			 (update_store = update_fresh_rows(&w, newstore, desc, &qi_changed)) != NULL)
+	{
+		/* read directly, as an INSERT's are */
+		source_open_store(&source, &w, update_store, desc);
+		changes = fresh_collect_source(&w, &fresh, &source, changes, &nchanges);
+	}
 	else if (by_update)
 	{
 		/*
@@ -1226,7 +1283,7 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 			ins_d = fresh.value[0];
 		}
 	}
-	if (by_update && w.qis != NIL && !update_one)
+	if (by_update && w.qis != NIL && !update_one && update_store == NULL)
 	{
 		sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM %s n WHERE (%s) = (%s) "
 					   "AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
@@ -1275,6 +1332,8 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 		SPI_unregister_relation(fresh_name);
 		tuplestore_end(fresh_store);
 	}
+	if (update_store != NULL)
+		tuplestore_end(update_store);
 	/* no generation bump, hence no serialization failure, for no change */
 	if (ndel > 0 || fresh.n > 0 || qi_changed)
 		KeanonSaveWatch(&w);
