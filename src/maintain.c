@@ -367,7 +367,7 @@ returned_changes(Watch *w, KeChange *changes, int at, int64 delta)
 
 /* Append a deleted row's place to *gone (of *ngone; -1 once past the most kept) */
 static void
-add_gone(Watch *w, GoneRow **gone, int *ngone, int64 pid, int32 slot, Datum pub, KeNum num)
+add_gone(GoneRow **gone, int *ngone, int64 pid, int32 slot, Datum pub, KeNum num)
 {
 	if (*ngone < 0)
 		return;
@@ -432,17 +432,18 @@ departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow **gone, int *ngo
 			TupleDesc	d = SPI_tuptable->tupdesc;
 			bool		vnull,
 						pidnull,
+						slotnull,
 						pubnull;
 			Datum		v = SPI_getbinval(t, d, 1, &vnull);
 			Datum		pid = SPI_getbinval(t, d, 2, &pidnull);
-			Datum		slot = SPI_getbinval(t, d, 3, &pubnull);
+			Datum		slot = SPI_getbinval(t, d, 3, &slotnull);
 			Datum		pub = SPI_getbinval(t, d, 4, &pubnull);
 
 			if (n == 0 && i == 0)
 				*first_d = vnull ? (Datum) 0 : datumCopy(v, typbyval, typlen);
-			if (vnull || pidnull || pubnull)
+			if (vnull || pidnull || slotnull || pubnull)
 				continue;
-			add_gone(w, gone, ngone, DatumGetInt64(pid), DatumGetInt32(slot),
+			add_gone(gone, ngone, DatumGetInt64(pid), DatumGetInt32(slot),
 					 datumCopy(pub, typbyval, typlen), KeanonDatumToNum(&w->ki->vt, v));
 		}
 		n = returned_changes(w, changes, (int) n, -1);
@@ -475,55 +476,6 @@ store_row(Watch *w, Tuplestorestate *store, TupleDesc desc)
 }
 
 /*
- * A multi-row UPDATE's new rows (the trigger's transition table store, of
- * the table's descriptor desc), read directly: a row whose key and value
- * stayed keeps its place in the rows table and takes its new
- * quasi-identifiers there (*qi_changed tells whether any did), and the
- * others with a value are copied, in the statement's order, into the
- * returned store of fresh rows.  NULL, with nothing done, when the rows
- * table has no primary key to find rows by (the SQL statements run
- * instead).
- */
-static Tuplestorestate *
-update_fresh_rows(Watch *w, Tuplestorestate *newstore, TupleDesc desc, bool *qi_changed)
-{
-	Tuplestorestate *fresh = tuplestore_begin_heap(false, false, work_mem);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-	int			ptr = tuplestore_alloc_read_pointer(newstore, EXEC_FLAG_REWIND);
-	AttrNumber	att = KeanonSourceValueAtt(w);
-
-	tuplestore_select_read_pointer(newstore, ptr);
-	tuplestore_rescan(newstore);
-	for (;;)
-	{
-		bool		isnull;
-		bool		changed;
-		int			found;
-
-		tuplestore_select_read_pointer(newstore, ptr);
-		if (!tuplestore_gettupleslot(newstore, true, true, slot))
-			break;
-		tuplestore_select_read_pointer(newstore, 0);
-		(void) slot_getattr(slot, att, &isnull);
-		if (isnull)
-			continue;
-		found = KeanonRowSetQis(w, slot, &changed);
-		if (found < 0)
-		{
-			ExecDropSingleTupleTableSlot(slot);
-			tuplestore_end(fresh);
-			return NULL;
-		}
-		*qi_changed |= changed;
-		if (found == 0)
-			tuplestore_puttupleslot(fresh, slot);
-	}
-	tuplestore_select_read_pointer(newstore, 0);
-	ExecDropSingleTupleTableSlot(slot);
-	return fresh;
-}
-
-/*
  * The same for one departing row of the watched table (in slot), its row
  * deleted from the rows table directly.  NULL when the rows table has no
  * primary key to find it by.
@@ -547,14 +499,7 @@ departed_one(Watch *w, TupleTableSlot *slot, int *nchanges, GoneRow **gone, int 
 		return changes;
 	*first_d = row.value;
 	if (row.pid != 0)
-	{
-		*gone = palloc(sizeof(GoneRow));
-		(*gone)->pid = row.pid;
-		(*gone)->slot = row.slot;
-		(*gone)->pub = row.pub;
-		(*gone)->num = row.num;
-		*ngone = 1;
-	}
+		add_gone(gone, ngone, row.pid, row.slot, row.pub, row.num);
 	changes[0].value = row.num;
 	changes[0].delta = -1;
 	return changes;
@@ -721,6 +666,44 @@ source_close(FreshSource *s)
 	ExecDropSingleTupleTableSlot(s->slot);
 	if (s->rel != NULL)
 		table_close(s->rel, NoLock);
+}
+
+/*
+ * A multi-row UPDATE's new rows (the trigger's transition table store, of
+ * the table's descriptor desc), read directly: a row whose key and value
+ * stayed keeps its place in the rows table and takes its new
+ * quasi-identifiers there (*qi_changed tells whether any did), and the
+ * others with a value are copied, in the statement's order, into the
+ * returned store of fresh rows.  NULL, with nothing done, when the rows
+ * table has no primary key to find rows by (the SQL statements run
+ * instead).
+ */
+static Tuplestorestate *
+update_fresh_rows(Watch *w, Tuplestorestate *newstore, TupleDesc desc, bool *qi_changed)
+{
+	Tuplestorestate *fresh = tuplestore_begin_heap(false, false, work_mem);
+	FreshSource s;
+	TupleTableSlot *slot;
+
+	source_open_store(&s, w, newstore, desc);
+	source_rewind(&s);
+	while ((slot = source_next(&s)) != NULL)
+	{
+		bool		changed;
+		int			found = KeanonRowSetQis(w, slot, &changed);
+
+		if (found < 0)
+		{
+			source_close(&s);
+			tuplestore_end(fresh);
+			return NULL;
+		}
+		*qi_changed |= changed;
+		if (found == 0)
+			tuplestore_puttupleslot(fresh, slot);
+	}
+	source_close(&s);
+	return fresh;
 }
 
 /* The same as fit_scale, for the values of a transition table */

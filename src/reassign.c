@@ -439,8 +439,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	int64		best = 0;
 	int64		size,
 				cur,
-				span,
-				nleave = 0;
+				span;
 	int64	   *st_row;
 	Datum	   *st_pub;
 	KeNum	   *st_pnum;
@@ -491,11 +490,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	span = op->last[k] - op->first[k] + 1;
 	if (size <= 0 || size > INT_MAX || op->first[k] < 0)
 		return 0;
-	for (int64 r = op->first[k]; r <= op->last[k]; r++)
-		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
-			nleave++;
 	ng = gone_of(op, pid, &g0);
-	nleave += ng;
 
 	/* its state before: slot -> row (or departed row), published value */
 	st_row = palloc(sizeof(int64) * (size + n));
@@ -539,7 +534,7 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 	 * there are joiners, drawn at random, are each replaced by a joiner
 	 * drawn at random; the matching uses neither row's value.
 	 */
-	lv = palloc(sizeof(int64) * (nleave + 1));
+	lv = palloc(sizeof(int64) * (span + ng + 1));
 	jn = palloc(sizeof(int64) * (n + 1));
 	for (int g = 0; g < ng; g++)
 		lv[nl++] = GONE(g);
