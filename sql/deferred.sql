@@ -245,6 +245,32 @@ SELECT keanon.flush('dunlogged');
 SELECT keanon.check('dunlogged');
 DROP TABLE dunlogged;
 
+-- A flush reads the changed rows in the table's own layout: around
+-- columns dropped before and after the watch and one added after it,
+-- through inserts alone, quasi-identifier and value updates, deletes, and
+-- values of a finer scale than any published
+CREATE TABLE dlayout (gone1 text, id integer PRIMARY KEY, gone2 integer, q integer,
+	s numeric, note text);
+INSERT INTO dlayout SELECT 'x', i, i, i % 4, i * 1.5, 'n' FROM generate_series(1, 40) i;
+ALTER TABLE dlayout DROP COLUMN gone1;
+SELECT keanon.watch('dlayout', 's', '{q}', 3, 4, mode => 'deferred');
+ALTER TABLE dlayout DROP COLUMN gone2;
+ALTER TABLE dlayout ADD COLUMN extra integer DEFAULT 7;
+INSERT INTO dlayout (id, q, s, note) SELECT i, i % 4, i * 1.25, 'm' FROM generate_series(41, 60) i;
+SELECT keanon.flush('dlayout');
+UPDATE dlayout SET q = q + 10 WHERE id % 5 = 0;
+UPDATE dlayout SET s = s + 0.125 WHERE id % 7 = 0;
+DELETE FROM dlayout WHERE id % 9 = 0;
+INSERT INTO dlayout (id, q, s) VALUES (100, 1, 3.0625), (101, 2, NULL);
+SELECT keanon.flush('dlayout');
+-- every row with a value published once, with its own quasi-identifier and value
+SELECT count(*) AS mismatched FROM (SELECT id, q, s FROM dlayout WHERE s IS NOT NULL) d
+	FULL JOIN dlayout_keanon_rows r USING (id)
+WHERE r.id IS NULL OR d.id IS NULL OR r.q IS DISTINCT FROM d.q OR r.s IS DISTINCT FROM d.s;
+SELECT count(*) AS published, pg_catalog.max(scale(s)) AS finest FROM dlayout_keanon_rows;
+SELECT keanon.check('dlayout');
+DROP TABLE dlayout;
+
 -- ----------------------------------------------------------------
 -- Bad input, each refused with its errcode and nothing changed
 -- ----------------------------------------------------------------

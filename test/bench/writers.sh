@@ -25,7 +25,9 @@
 # runs COST_INSERTS (default 20000) single-row autocommit INSERTs of the
 # same values, ROUNDS times in alternation, and reports the median CPU
 # time of its backend and WAL written per INSERT (and, for the live table,
-# the rows-table rows written per INSERT).  Then BULK_ROWS rows (default 1000000) are loaded
+# the rows-table rows written per INSERT); the deferred table's INSERTs
+# wait, the worker off, for one keanon.flush, whose CPU time per row
+# published is reported too (the worker's cost per row it publishes).  Then BULK_ROWS rows (default 1000000) are loaded
 # by INSERT ... SELECT and by COPY into each table holding as many rows
 # already: for the deferred table, the load itself and the load followed
 # by its flush.  Last, with fsync off, the live table and its twin are
@@ -127,8 +129,11 @@ for fsync in $fsync_list; do
 					sampler=$!
 				fi
 				got[$t]="${got[$t]:-} $(tps "$work/ins_$t.sql" $c)"
+				ended=$(date +%s.%N)
 				[ -n "$sampler" ] && wait "$sampler"
-				d=$(drain)
+				drain >/dev/null
+				# from the writers' end, not the sampler's (which outlasts them)
+				d=$(awk -v a="$ended" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
 				[ $t = d_t ] && echo "catch_up_after_run,$fsync,$c,,,$d,s,,"
 			done
 		done
@@ -189,8 +194,12 @@ if has_part cost; then
 	chown postgres: "$work"/cost_*.sql
 	bench_sql -c "SELECT pg_stat_reset()"
 	declare -A cpu=() wal=()
+	flush_cpu=
 	for ((r = 1; r <= rounds; r++)); do
 		for t in $tables; do
+			# the deferred table's INSERTs wait for the flush timed below
+			[ $t = d_t ] && bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" \
+				-c "SELECT pg_reload_conf()"
 			# one session: CPU ticks and WAL position before, the INSERTs, then both after
 			read -r c w < <(bench_psql -At -v n="$cost_n" -v f="$work/cost_$t.sql" -v tick="$tick_us" <<'SQL'
 SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint AS c0, pg_current_wal_insert_lsn() AS w0
@@ -205,6 +214,18 @@ SQL
 			)
 			cpu[$t]="${cpu[$t]:-} $c"
 			wal[$t]="${wal[$t]:-} $w"
+			if [ $t = d_t ]; then
+				# what publishing them costs: one flush of the lot, in a session's CPU time
+				flush_cpu="$flush_cpu $(bench_psql -At -v n="$cost_n" -v tick="$tick_us" <<'SQL'
+SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint AS c0
+FROM pg_read_file('/proc/self/stat') s \gset
+SELECT keanon.flush('d_t') AS flushed \gset
+SELECT round((split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint - :c0) * :tick / nullif(:flushed, 0)::numeric, 1)
+FROM pg_read_file('/proc/self/stat') s;
+SQL
+				)"
+				bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM RESET keanon.worker" -c "SELECT pg_reload_conf()"
+			fi
 			drain >/dev/null
 		done
 	done
@@ -219,6 +240,7 @@ SQL
 		unset -n m
 	done
 	unset cpu wal
+	echo "flush_cpu_per_row,off,1,,,$(echo "$flush_cpu" | tr ' ' '\n' | grep . | median),us,,"
 	sleep 1
 	bench_psql -At -c "SELECT 'insert_rows_table_writes_per_row,off,1,,' ||
 		round((n_tup_ins + n_tup_upd + n_tup_del)::numeric / ($rounds * $cost_n), 2) || ',,rows,,'
