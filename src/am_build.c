@@ -240,10 +240,11 @@ write_tree(Relation index, const KeanonValueType *vt, int k, KeNum e,
 }
 
 /*
- * Lay m runs (ascending values and their counts) into an existing index's
- * pages, with vt's scale and e in the metapage, without WAL, then log them
- * all.  The caller holds the keanon lock and has made the rebuild mark
- * durable (see KeanonIndexFitScale).
+ * Lay m runs (ascending values and their counts, or m sorted values when
+ * counts is NULL) into an existing index's pages, with vt's scale and e in
+ * the metapage, without WAL, then log them all.  The caller holds the
+ * keanon lock and has made the rebuild mark durable (see
+ * KeanonIndexFitScale).
  */
 void
 KeanonWriteRuns(Relation index, const KeanonValueType *vt, int k, KeNum e,

@@ -618,7 +618,13 @@ KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n)
 	MemoryContextSwitchTo(old);
 }
 
-/* Lay sorted values into an index opened for writing whose tree is empty */
+/*
+ * Lay sorted values into an index opened for writing whose tree is empty.
+ * The pages are written as a rebuild writes them (see KeanonIndexFitScale):
+ * in place without WAL, the rebuild mark durable first, then logged whole.
+ * Through the write store every new page would take a private copy until
+ * the end, the whole index's size in memory (about 120 bytes a row).
+ */
 void
 KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n)
 {
@@ -626,6 +632,12 @@ KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n)
 
 	Assert(ki->mode == KEANON_STORE_WRITE);
 	Assert(ke_nrows(ki->engine) == 0);
-	KeanonCheckStatus(ke_build_sorted(ki->engine, sorted, n), ki->index);
+	ke_close(ki->engine);
+	ki->engine = NULL;
+	KeanonStoreRelease(ki->store);
+	register_writer(ki->index, true);
+	KeanonWriteRuns(ki->index, &ki->vt, ki->k, ki->e, sorted, NULL, n);
+	clear_rebuild_mark(ki->index);
+	attach_engine(ki, KEANON_STORE_WRITE);
 	MemoryContextSwitchTo(old);
 }
