@@ -216,7 +216,7 @@ SQL
 			wal[$t]="${wal[$t]:-} $w"
 			if [ $t = d_t ]; then
 				# what publishing them costs: one flush of the lot, in a session's CPU time
-				flush_cpu="$flush_cpu $(bench_psql -At -v n="$cost_n" -v tick="$tick_us" <<'SQL'
+				flush_cpu="$flush_cpu $(bench_psql -At -v tick="$tick_us" <<'SQL'
 SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint AS c0
 FROM pg_read_file('/proc/self/stat') s \gset
 SELECT keanon.flush('d_t') AS flushed \gset
