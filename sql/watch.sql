@@ -389,6 +389,12 @@ BEGIN
 END $$;
 SELECT direct_btrees_exact();
 SELECT keanon.check('direct');
+-- a statement of many rows writes them a batch at a time (multi-inserts,
+-- 1,000 rows or 64 kB each): 2,500 rows span three batches
+INSERT INTO direct SELECT i, i % 7, (pg_catalog.hashint4(i) & 4095) FROM generate_series(30000, 32499) i;
+SELECT direct_btrees_exact();
+SELECT count(*) FROM direct_keanon_rows WHERE id BETWEEN 30000 AND 32499;
+SELECT keanon.check('direct');
 DROP INDEX direct_keanon_rows_keanon_pid_keanon_slot_idx;
 ALTER TABLE direct_keanon_parts DROP CONSTRAINT direct_keanon_parts_pkey;
 DROP INDEX direct_keanon_parts_hi_idx;

@@ -689,6 +689,10 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 	CommandCounterIncrement();
 }
 
+/* rows written by one multi-insert, at most, as COPY batches them */
+#define KEANON_INSERT_BATCH			1000
+#define KEANON_INSERT_BATCH_BYTES	65536
+
 /*
  * Insert into the rows table the fresh rows f of the watched table: row i
  * (from 0) is what the i-th call of next(arg) returns (a slot of the
@@ -696,9 +700,9 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
  * (f->placed) are written in (partition, slot) order, the others in the
  * order of rank[] (row i rank[i]-th).  The rows go through a sort (in
  * maintenance_work_mem, spilling as CREATE INDEX's does), then into the
- * heap with a bulk-insert state and into every index but keanon's own,
- * whose changes come from the triggers.  Ends with a command counter
- * increment.
+ * heap by multi-inserts with a bulk-insert state, as COPY writes them, and
+ * into every index but keanon's own, whose changes come from the
+ * triggers.  Ends with a command counter increment.
  */
 void
 KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
@@ -720,6 +724,9 @@ KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
 	BulkInsertState bistate;
 	CommandId	cid = GetCurrentCommandId(true);
 	bool		btrees = false;
+	TupleTableSlot **batch;
+	int			nbatch = 0;
+	Size		batch_bytes = 0;
 
 	if (!f->placed)
 	{
@@ -781,29 +788,47 @@ KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
 			btrees = true;
 	out = MakeSingleTupleTableSlot(sdesc, &TTSOpsMinimalTuple);
 	bistate = GetBulkInsertState();
-	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
+	batch = palloc0(sizeof(TupleTableSlot *) * KEANON_INSERT_BATCH);
+	for (;;)
 	{
-		HeapTuple	tup;
+		bool		more = tuplesort_gettupleslot(sort, true, false, out, NULL);
 
-		if (sdesc == desc)
-			tup = ExecCopySlotHeapTuple(out);
-		else
+		if (more)
 		{
-			/* the rows table's columns, without the ranks */
+			TupleTableSlot *to;
+
+			if (batch[nbatch] == NULL)
+				batch[nbatch] = table_slot_create(d->rel, NULL);
+			to = batch[nbatch++];
+			ExecClearTuple(to);
 			slot_getallattrs(out);
-			tup = heap_form_tuple(desc, out->tts_values, out->tts_isnull);
+			/* the rows table's columns (without the ranks), copied */
+			memcpy(to->tts_values, out->tts_values, sizeof(Datum) * natts);
+			memcpy(to->tts_isnull, out->tts_isnull, sizeof(bool) * natts);
+			ExecStoreVirtualTuple(to);
+			ExecMaterializeSlot(to);
+			batch_bytes += MAXALIGN(heap_compute_data_size(desc, to->tts_values, to->tts_isnull));
 		}
-		heap_insert(d->rel, tup, cid, 0, bistate);
-		if (btrees)
+		if (nbatch > 0 &&
+			(!more || nbatch == KEANON_INSERT_BATCH || batch_bytes >= KEANON_INSERT_BATCH_BYTES))
 		{
-			ExecStoreHeapTuple(tup, d->tslot, false);
-			(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
-			ExecClearTuple(d->tslot);
-			ResetPerTupleExprContext(d->estate);
+			/* a page's tuples in one WAL record, as COPY writes them */
+			table_multi_insert(d->rel, batch, nbatch, cid, 0, bistate);
+			for (int i = 0; i < nbatch && btrees; i++)
+			{
+				(void) ExecInsertIndexTuples(d->rri, batch[i], d->estate, false, false, NULL, NIL);
+				ResetPerTupleExprContext(d->estate);
+			}
+			nbatch = 0;
+			batch_bytes = 0;
 		}
-		heap_freetuple(tup);
+		if (!more)
+			break;
 		CHECK_FOR_INTERRUPTS();
 	}
+	for (int i = 0; i < KEANON_INSERT_BATCH && batch[i] != NULL; i++)
+		ExecDropSingleTupleTableSlot(batch[i]);
+	pfree(batch);
 	FreeBulkInsertState(bistate);
 	ExecDropSingleTupleTableSlot(out);
 	tuplesort_end(sort);
