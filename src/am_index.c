@@ -533,6 +533,29 @@ KeanonCollectRunArrays(const KeRunInfo *r, void *arg)
 }
 
 /*
+ * Replace the state of an index opened for writing by the given runs (see
+ * KeanonWriteRuns), at value type vt and extent e, as a rebuild writes
+ * them: the rebuild mark durable first, the pages in place without WAL,
+ * then logged whole, the mark cleared.  The write store's private copies
+ * are dropped: the runs replace them.
+ */
+static void
+rewrite_state(KeanonIndex *ki, const KeanonValueType *vt, KeNum e,
+			  const KeNum *vals, const int64 *counts, size_t n)
+{
+	if (ki->engine != NULL)
+		ke_close(ki->engine);
+	ki->engine = NULL;
+	KeanonStoreRelease(ki->store);
+	register_writer(ki->index, true);
+	KeanonWriteRuns(ki->index, vt, ki->k, e, vals, counts, n);
+	clear_rebuild_mark(ki->index);
+	ki->vt = *vt;
+	ki->e = e;
+	attach_engine(ki, KEANON_STORE_WRITE);
+}
+
+/*
  * Let an unconstrained numeric index opened for writing keep at least
  * `scale` decimal places.  Values with more decimal places than the index
  * keeps are refused on conversion, and converting never changes the
@@ -593,17 +616,8 @@ KeanonIndexFitScale(KeanonIndex *ki, int scale)
 	vt.scale = scale;
 	e = KeanonENum(&vt, KeanonOptionsE((KeanonOptions *) ki->index->rd_options));
 
-	/* the private copies of this change are in the runs: the rewrite replaces them */
-	if (ki->engine != NULL)
-		ke_close(ki->engine);
-	ki->engine = NULL;
-	KeanonStoreRelease(ki->store);
-	register_writer(ki->index, true);
-	KeanonWriteRuns(ki->index, &vt, ki->k, e, ra.vals, ra.counts, ra.n);
-	clear_rebuild_mark(ki->index);
-	ki->vt = vt;
-	ki->e = e;
-	attach_engine(ki, KEANON_STORE_WRITE);
+	/* the private copies of this change are in the runs */
+	rewrite_state(ki, &vt, e, ra.vals, ra.counts, ra.n);
 	MemoryContextSwitchTo(old);
 }
 
@@ -620,9 +634,7 @@ KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n)
 
 /*
  * Lay sorted values into an index opened for writing whose tree is empty.
- * The pages are written as a rebuild writes them (see KeanonIndexFitScale):
- * in place without WAL, the rebuild mark durable first, then logged whole.
- * Through the write store every new page would take a private copy until
+ * The pages are written as a rebuild writes them (rewrite_state).  Through the write store every new page would take a private copy until
  * the end, the whole index's size in memory (about 120 bytes a row).
  */
 void
@@ -632,12 +644,6 @@ KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n)
 
 	Assert(ki->mode == KEANON_STORE_WRITE);
 	Assert(ke_nrows(ki->engine) == 0);
-	ke_close(ki->engine);
-	ki->engine = NULL;
-	KeanonStoreRelease(ki->store);
-	register_writer(ki->index, true);
-	KeanonWriteRuns(ki->index, &ki->vt, ki->k, ki->e, sorted, NULL, n);
-	clear_rebuild_mark(ki->index);
-	attach_engine(ki, KEANON_STORE_WRITE);
+	rewrite_state(ki, &ki->vt, ki->e, sorted, NULL, n);
 	MemoryContextSwitchTo(old);
 }

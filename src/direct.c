@@ -795,19 +795,15 @@ KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
 
 		if (more)
 		{
-			TupleTableSlot *to;
+			HeapTuple	tup;
 
-			if (batch[nbatch] == NULL)
-				batch[nbatch] = table_slot_create(d->rel, NULL);
-			to = batch[nbatch++];
-			ExecClearTuple(to);
-			slot_getallattrs(out);
 			/* the rows table's columns (without the ranks), copied */
-			memcpy(to->tts_values, out->tts_values, sizeof(Datum) * natts);
-			memcpy(to->tts_isnull, out->tts_isnull, sizeof(bool) * natts);
-			ExecStoreVirtualTuple(to);
-			ExecMaterializeSlot(to);
-			batch_bytes += MAXALIGN(heap_compute_data_size(desc, to->tts_values, to->tts_isnull));
+			slot_getallattrs(out);
+			tup = heap_form_tuple(desc, out->tts_values, out->tts_isnull);
+			batch_bytes += tup->t_len;
+			if (batch[nbatch] == NULL)
+				batch[nbatch] = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
+			ExecStoreHeapTuple(tup, batch[nbatch++], true);
 		}
 		if (nbatch > 0 &&
 			(!more || nbatch == KEANON_INSERT_BATCH || batch_bytes >= KEANON_INSERT_BATCH_BYTES))
