@@ -33,6 +33,7 @@ OBJS = \
 	src/owner.o \
 	src/spi_plans.o \
 	src/watch_cache.o \
+	src/layout.o \
 	src/watch.o \
 	src/privacy.o \
 	src/engine/ke_engine.o \

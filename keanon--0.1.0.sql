@@ -208,6 +208,13 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.rename_watched_column(regclass, name, name) IS
 'part of following a renamed watched column: record its new name in keanon.watches (the caller must own the table, and the column must carry the new name)';
 
+CREATE FUNCTION keanon.check_layout(tab regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_check_layout'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.check_layout(regclass) IS
+'part of keanon.on_alter: check that the internal tables of the watch of tab are laid out as keanon writes them (the caller must own the table); an error names the table that is not';
+
 CREATE FUNCTION keanon.maintain()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'keanon_maintain'
@@ -272,6 +279,7 @@ CREATE FUNCTION keanon.watch(
 RETURNS regclass
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+SET row_security = on
 AS $watch$
 DECLARE
 	nsp name;
@@ -578,6 +586,7 @@ CREATE FUNCTION keanon.unwatch(tab regclass)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+SET row_security = on
 AS $unwatch$
 BEGIN
 	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
@@ -598,6 +607,7 @@ CREATE FUNCTION keanon.drop_internal(view oid, rows_table oid, parts_table oid, 
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+SET row_security = on
 AS $drop_internal$
 DECLARE
 	obj oid;
@@ -619,6 +629,7 @@ CREATE FUNCTION keanon.end_watch(tab regclass)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+SET row_security = on
 AS $end_watch$
 DECLARE
 	w record;
@@ -645,6 +656,8 @@ CREATE FUNCTION keanon.on_alter()
 RETURNS event_trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+SET row_security = on
+SET jit = off
 AS $on_alter$
 DECLARE
 	w record;
@@ -658,12 +671,15 @@ DECLARE
 	owner_name name;
 	obj regclass;
 BEGIN
-	IF to_regclass('keanon.watches') IS NULL THEN
-		RETURN;
+	IF to_regclass('keanon.watches') IS NULL
+	   OR current_setting('keanon.following_ddl', true) = 'on' THEN
+		RETURN;					-- a change of keanon's own, made below
 	END IF;
+	PERFORM set_config('keanon.following_ddl', 'on', true);
 	FOR w IN SELECT x.* FROM keanon.watches x
-			 WHERE x.relid::oid IN (SELECT objid FROM pg_event_trigger_ddl_commands()
-									WHERE classid = 'pg_class'::regclass)
+			 WHERE ARRAY[x.relid, x.rows_table, x.parts_table, x.release_table, x.pending_table]::oid[]
+				   && ARRAY(SELECT objid FROM pg_event_trigger_ddl_commands()
+							WHERE classid = 'pg_class'::regclass)
 				OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = x.relid OR i.inhparent = x.relid) LOOP
 		-- a watched column renamed: found by its number, renamed along
 		SELECT t.tgattr INTO attrs FROM pg_trigger t
@@ -743,11 +759,15 @@ BEGIN
 					  DETAIL = 'Its internal tables must share its persistence, so that a crash empties all of them together.',
 					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
 		END IF;
+		-- the internal tables as keanon writes them: a retyped, added or
+		-- dropped column is refused (an index or a setting is the owner's)
+		PERFORM keanon.check_layout(w.relid);
 	END LOOP;
+	PERFORM set_config('keanon.following_ddl', 'off', true);
 END;
 $on_alter$;
 COMMENT ON FUNCTION keanon.on_alter() IS
-'event trigger: follow a watched column''s rename (into the rows table, the view, the release table and keanon.watches), and refuse a change to a watched table that its watch cannot follow (a watched column dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back)';
+'event trigger: follow a watched column''s rename (into the rows table, the view, the release table and keanon.watches), and refuse a change to a watched table that its watch cannot follow (a watched column dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back) or a change to an internal table''s columns';
 CREATE EVENT TRIGGER keanon_on_alter ON ddl_command_end
 	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
 	EXECUTE FUNCTION keanon.on_alter();
@@ -759,6 +779,8 @@ CREATE FUNCTION keanon.on_drop()
 RETURNS event_trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+SET row_security = on
+SET jit = off
 AS $on_drop$
 DECLARE
 	w record;
@@ -818,6 +840,7 @@ CREATE FUNCTION keanon.releases(tab regclass,
 RETURNS SETOF record
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
+SET row_security = on
 AS $$
 	SELECT r.release_no, r.released_at, r.rows_published, r.partitions, r.sum_error,
 		   r.unconstrained_sum_error

@@ -752,20 +752,16 @@ compute_bounds(HitState *st, Bounds *b)
 					   *cn;
 			int			nv,
 						nc;
-			int16		typlen;
-			bool		typbyval;
-			char		typalign;
 			KeNum	   *vals;
 			int64	   *cnts;
 			HitEntry   *he = hash_search(st->hits, &pid, HASH_FIND, NULL);
 
 			if (he == NULL)
 				continue;		/* read along, not hit */
-			get_typlenbyvalalign(vt.typid, &typlen, &typbyval, &typalign);
-			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 3, &isnull)), vt.typid,
-							  typlen, typbyval, typalign, &vd, &vn, &nv);
-			deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, d, 4, &isnull)), INT8OID, 8,
-							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &cd, &cn, &nc);
+			KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(t, d, 3, &isnull)), vt.typid,
+								&vd, &vn, &nv);
+			KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(t, d, 4, &isnull)), INT8OID,
+								&cd, &cn, &nc);
 			vals = palloc(sizeof(KeNum) * Max(nv, 1));
 			cnts = palloc(sizeof(int64) * Max(nc, 1));
 			for (int j = 0; j < nv; j++)

@@ -23,6 +23,9 @@
  *	rename_watched_column	the caller owns the table, and the column
  *					carries the new name now.
  *
+ * Each of them is also a relcache invalidation of the table, which makes
+ * every backend forget its cached watch of it (watch_cache.c).
+ *
  * Watch numbers are the least free ones, so there is no counter to
  * exhaust: each number stands for a watched table of its caller's own.
  */
@@ -39,6 +42,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -224,6 +228,8 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 	for (int i = 0; i < 5; i++)
 		if (OidIsValid(objs[i]))
 			depend_on_table(objs[i], relid);
+	/* every backend's cached watches of the table are forgotten */
+	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_INT32((int32) wno);
 }
 
@@ -260,6 +266,8 @@ keanon_forget_watch(PG_FUNCTION_ARGS)
 							  1, types, values, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "keanon: could not forget a watch");
 	KeanonOwnerEnd(&cat);
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		CacheInvalidateRelcacheByRelid(relid);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		Datum		out[5];
@@ -312,5 +320,6 @@ keanon_rename_watched_column(PG_FUNCTION_ARGS)
 				 errmsg("table %s is not watched", get_rel_name(relid))));
 	KeanonOwnerEnd(&cat);
 	SPI_finish();
+	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }

@@ -427,6 +427,7 @@ rows_table(Watch *w)
 	rt->att_value = index_column(w->index_oid);
 	get_typlenbyvalalign(w->ki->vt.typid, &rt->typlen, &rt->typbyval, &rt->typalign);
 	direct_open(&rt->rows, w->rows_oid, updated, 3);
+	KeanonCheckRowsLayout(w, rt->rows.rel);
 	keys[0].att = rt->att_pid;
 	keys[0].opfamily = KEANON_INTEGER_BTREE_FAM;
 	keys[1].att = rt->att_slot;
@@ -495,6 +496,7 @@ parts_table(Watch *w)
 	rt->att_hi_split = column_number(w->parts_oid, "hi_split");
 	rt->att_lo_slot = column_number(w->parts_oid, "lo_slot");
 	direct_open(&rt->parts, w->parts_oid, updated, 4);
+	KeanonCheckPartsLayout(w, rt->parts.rel);
 	key.att = rt->att_part_pid;
 	key.opfamily = KEANON_INTEGER_BTREE_FAM;
 	rt->part_index = direct_index(&rt->parts, 1, &key);
@@ -1107,10 +1109,10 @@ KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Da
 	tid = d->scan_slot->tts_tid;
 	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
 	n = DatumGetInt64(slot_getattr(d->scan_slot, rt->att_n, &isnull));
-	deconstruct_array(DatumGetArrayTypePCopy(slot_getattr(d->scan_slot, rt->att_vals, &isnull)),
-					  vt->typid, typlen, typbyval, typalign, &vals, NULL, &nvals);
-	deconstruct_array(DatumGetArrayTypePCopy(slot_getattr(d->scan_slot, rt->att_cnts, &isnull)),
-					  INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &cnts, NULL, &ncnts);
+	KeanonArrayElements(DatumGetArrayTypePCopy(slot_getattr(d->scan_slot, rt->att_vals, &isnull)),
+						vt->typid, &vals, NULL, &nvals);
+	KeanonArrayElements(DatumGetArrayTypePCopy(slot_getattr(d->scan_slot, rt->att_cnts, &isnull)),
+						INT8OID, &cnts, NULL, &ncnts);
 	ExecClearTuple(d->scan_slot);
 	if (nvals != ncnts)
 		elog(ERROR, "keanon: partition %lld of %s has %d values and %d counts",

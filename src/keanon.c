@@ -32,6 +32,7 @@ _PG_init(void)
 	KeanonInitReloptions();
 	KeanonEngineAllocator();
 	KeanonWatchCacheInit();
+	KeanonLayoutInit();
 	KeanonPlansInit();
 	KeanonWorkerInit();
 }

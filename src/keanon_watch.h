@@ -40,6 +40,8 @@
 
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/rel.h"
 
 #include "keanon_am.h"
 
@@ -61,6 +63,7 @@ typedef struct Watch
 	bool		deferred;		/* writers append to the pending list */
 	Oid			pending_oid;	/* the pending list (deferred mode) */
 	char	   *pending;
+	AttrNumber	s_attnum;		/* the sensitive column's number in the table */
 	int			nwatched;		/* the watched columns' numbers in the table, */
 	AttrNumber *watched_attnums;	/* the keys first (list_length(keys)) */
 	Oid			release_oid;	/* the last release's rows (release mode) */
@@ -112,11 +115,19 @@ extern int	KeanonSpiRun(Oid relid, const char *sql, int nargs, Oid *types, Datum
 extern void KeanonWatchCacheInit(void);
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern bool KeanonWatchCached(Oid relid, Watch *w);
+extern void KeanonWatchForget(Oid relid);
 extern void KeanonWatchForReader(Oid relid, Watch *w, const char *what);
 extern char *KeanonQualifiedName(Oid relid);
 extern char *KeanonNameList(List *names, const char *prefix);
 extern List *KeanonUnionNames(List *a, List *b);
 extern Oid	KeanonRelOwner(Oid relid);
+
+/* layout.c */
+extern void KeanonLayoutInit(void);
+extern void KeanonCheckRowsLayout(const Watch *w, Relation rel);
+extern void KeanonCheckPartsLayout(const Watch *w, Relation rel);
+extern void KeanonArrayElements(ArrayType *arr, Oid elemtype, Datum **elems, bool **nulls,
+								int *n);
 
 /* watch.c */
 extern int64 KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid));

@@ -16,6 +16,8 @@
  *	  unqualified operator, function and type of keanon's statements
  *	  resolves to the built-in one: operators and functions are never looked
  *	  up in pg_temp;
+ *	- row_security is on, so that keanon.watches filters its rows by owner
+ *	  rather than refusing to be read (pg_dump's scripts turn it off);
  *	- the operation is security-restricted, so nothing it calls can change
  *	  the role, create temporary objects or leave other state behind.
  *
@@ -67,6 +69,10 @@ KeanonRoleBegin(Oid role, KeanonOwnerScope *scope)
 						   SECURITY_RESTRICTED_OPERATION);
 	scope->nest_level = NewGUCNestLevel();
 	(void) set_config_option("search_path", KEANON_SAFE_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	/* keanon.watches filters by row security; off (as in a restore) it errs */
+	(void) set_config_option("row_security", "on",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 }

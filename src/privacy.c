@@ -261,8 +261,8 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 		p->pid = SPI_getbinval(t, desc, 1, &isnull);
 		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, desc, 2, &isnull)), NUMERICOID,
 						  -1, false, TYPALIGN_INT, &p->vals, &vn, &p->d);
-		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, desc, 3, &isnull)), INT8OID,
-						  8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &cd, &cn, &nc);
+		KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(t, desc, 3, &isnull)), INT8OID,
+							&cd, &cn, &nc);
 		if (p->d == 0 || nc != p->d)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),

@@ -33,6 +33,7 @@ PG_FUNCTION_INFO_V1(keanon_fill);
 PG_FUNCTION_INFO_V1(keanon_release);
 PG_FUNCTION_INFO_V1(keanon_partitions);
 PG_FUNCTION_INFO_V1(keanon_check);
+PG_FUNCTION_INFO_V1(keanon_check_layout);
 
 /*
  * The trigger data of a call of one of keanon's statement triggers, after
@@ -516,4 +517,28 @@ keanon_check(PG_FUNCTION_ARGS)
 	SPI_finish();
 	KeanonOwnerEnd(&os);
 	PG_RETURN_BOOL(true);
+}
+
+/*
+ * keanon.check_layout(tab): part of keanon.on_alter, load the watch of tab
+ * afresh, which checks that its internal tables are laid out as it needs
+ * (layout.c), as the table's owner
+ */
+Datum
+keanon_check_layout(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	KeanonOwnerScope os;
+	Watch		w;
+
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	KeanonWatchForget(relid);
+	KeanonOwnerBegin(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonWatchLoad(relid, &w, false);
+	SPI_finish();
+	KeanonOwnerEnd(&os);
+	PG_RETURN_VOID();
 }

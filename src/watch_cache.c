@@ -5,12 +5,15 @@
  *
  * A loaded watch holds its relations' OIDs and their qualified, quoted
  * names, for the statements of maintenance.  Entries are keyed by the
- * watched table's OID and kept for the backend's life, but any relcache
- * invalidation (watching or unwatching changes the table's triggers; a
- * rename or DROP of any of its relations) and any change to a schema (a
- * renamed schema changes the qualified names) empties the cache.  The
- * counters are not trusted from here: maintenance reads them again under
- * the watch's lock.
+ * watched table's OID and kept for the backend's life, but a relcache
+ * invalidation of any relation a watch names (watching or unwatching
+ * changes the table's triggers; a rename, ALTER or DROP of any of its
+ * relations; every change catalog.c records) forgets that watch, and any
+ * change to a schema (a renamed schema changes the qualified names)
+ * forgets them all.  A forgotten entry's memory lives on until the
+ * transaction ends, since a loaded watch, a shallow copy, may still be in
+ * use.  The counters are not trusted from here: maintenance reads them
+ * again under the watch's lock.
  */
 #include "postgres.h"
 
@@ -18,6 +21,7 @@
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -30,6 +34,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
 
 #include "keanon_watch.h"
 
@@ -98,6 +103,7 @@ KeanonQualifiedName(Oid relid)
 typedef struct WatchCacheEntry
 {
 	Oid			relid;			/* hash key */
+	MemoryContext cxt;			/* the entry's strings and lists */
 	Watch		w;
 } WatchCacheEntry;
 
@@ -107,15 +113,66 @@ typedef struct WatchCacheEntry
 static HTAB *watch_cache = NULL;
 static MemoryContext watch_cache_cxt = NULL;
 
-/* Relcache or namespace invalidation callback: forget every cached watch */
+/*
+ * The memory of forgotten entries, deleted at the end of the transaction.
+ * A loaded watch is a shallow copy of its entry, and an invalidation can
+ * arrive while it is in use (whenever a lock is taken), so an entry's
+ * memory outlives its place in the cache until no statement can use it.
+ */
+static MemoryContext watch_cache_retired = NULL;
+static bool watch_cache_xact_cb = false;
+
+/* Keep an entry's memory until the transaction ends */
+static void
+watch_cache_retire_memory(MemoryContext cxt)
+{
+	if (watch_cache_retired == NULL)
+		watch_cache_retired = AllocSetContextCreate(TopMemoryContext, "keanon retired watches",
+													ALLOCSET_SMALL_SIZES);
+	MemoryContextSetParent(cxt, watch_cache_retired);
+}
+
+/* Forget one entry: out of the hash, its memory kept until transaction end */
+static void
+watch_cache_retire(WatchCacheEntry *e)
+{
+	watch_cache_retire_memory(e->cxt);
+	(void) hash_search(watch_cache, &e->relid, HASH_REMOVE, NULL);
+}
+
+/* Whether a cached watch depends on relation relid */
+static bool
+watch_depends_on(const Watch *w, Oid relid)
+{
+	return relid == w->relid || relid == w->rows_oid || relid == w->parts_oid ||
+		relid == w->view_oid || relid == w->index_oid || relid == w->release_oid ||
+		relid == w->pending_oid;
+}
+
+/*
+ * Relcache invalidation callback: forget the watches that depend on relid
+ * (all of them for InvalidOid).  Every change keanon's catalog records for
+ * a watch is also a relcache invalidation of its table (see catalog.c).
+ */
 static void
 watch_cache_inval(Datum arg, Oid relid)
 {
-	if (watch_cache_cxt != NULL)
-	{
-		MemoryContextReset(watch_cache_cxt);
-		watch_cache = NULL;
-	}
+	HASH_SEQ_STATUS seq;
+	WatchCacheEntry *e;
+
+	if (watch_cache == NULL)
+		return;
+	hash_seq_init(&seq, watch_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (!OidIsValid(relid) || watch_depends_on(&e->w, relid))
+			watch_cache_retire(e);
+}
+
+/* Forget the cached watch of relid, so that its next load reads it afresh */
+void
+KeanonWatchForget(Oid relid)
+{
+	watch_cache_inval((Datum) 0, relid);
 }
 
 /* A renamed schema changes the qualified names kept */
@@ -125,12 +182,28 @@ watch_cache_nsp_inval(Datum arg, int cacheid, uint32 hashvalue)
 	watch_cache_inval(arg, InvalidOid);
 }
 
+/* At the end of a transaction no loaded copy is in use any more */
+static void
+watch_cache_xact(XactEvent event, void *arg)
+{
+	if (watch_cache_retired != NULL &&
+		(event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		 event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		 event == XACT_EVENT_PARALLEL_ABORT))
+		MemoryContextReset(watch_cache_retired);
+}
+
 /* Register the cache's invalidation (from _PG_init) */
 void
 KeanonWatchCacheInit(void)
 {
 	CacheRegisterRelcacheCallback(watch_cache_inval, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, watch_cache_nsp_inval, (Datum) 0);
+	if (!watch_cache_xact_cb)
+	{
+		RegisterXactCallback(watch_cache_xact, NULL);
+		watch_cache_xact_cb = true;
+	}
 }
 
 /* A deep copy of a list of strings in cxt */
@@ -147,41 +220,51 @@ copy_names(List *names, MemoryContext cxt)
 	return out;
 }
 
-/* Keep a loaded watch in the cache */
+/* The cache, made at first use */
 static void
-watch_cache_put(const Watch *w)
+watch_cache_create(void)
 {
-	WatchCacheEntry *e;
-	bool		found;
+	HASHCTL		ctl;
 
 	if (watch_cache_cxt == NULL)
 		watch_cache_cxt = AllocSetContextCreate(TopMemoryContext, "keanon watch cache",
 												ALLOCSET_SMALL_SIZES);
-	/* bounded: past the limit, start over (a backend rarely writes so many) */
-	if (watch_cache != NULL && hash_get_num_entries(watch_cache) >= KEANON_MAX_CACHED_WATCHES)
-		watch_cache_inval((Datum) 0, InvalidOid);
-	if (watch_cache == NULL)
-	{
-		HASHCTL		ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(WatchCacheEntry);
+	ctl.hcxt = watch_cache_cxt;
+	watch_cache = hash_create("keanon watches", 16, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
 
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(WatchCacheEntry);
-		ctl.hcxt = watch_cache_cxt;
-		watch_cache = hash_create("keanon watches", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+/* Keep a loaded watch in the cache, in memory of the entry's own */
+static void
+watch_cache_put(const Watch *w)
+{
+	WatchCacheEntry *e;
+	MemoryContext cxt;
+	bool		found;
+
+	if (watch_cache == NULL)
+		watch_cache_create();
+	/* bounded: past the limit, start over (a backend rarely writes so many) */
+	if (hash_get_num_entries(watch_cache) >= KEANON_MAX_CACHED_WATCHES)
+		watch_cache_inval((Datum) 0, InvalidOid);
+	cxt = AllocSetContextCreate(watch_cache_cxt, "keanon watch", ALLOCSET_SMALL_SIZES);
 	e = hash_search(watch_cache, &w->relid, HASH_ENTER, &found);
+	if (found)
+		watch_cache_retire_memory(e->cxt);
+	e->cxt = cxt;
 	e->w = *w;
-	e->w.s = MemoryContextStrdup(watch_cache_cxt, w->s);
-	e->w.rows = MemoryContextStrdup(watch_cache_cxt, w->rows);
-	e->w.parts = MemoryContextStrdup(watch_cache_cxt, w->parts);
-	e->w.release = w->release ? MemoryContextStrdup(watch_cache_cxt, w->release) : NULL;
-	e->w.pending = w->pending ? MemoryContextStrdup(watch_cache_cxt, w->pending) : NULL;
-	e->w.watched_attnums = MemoryContextAlloc(watch_cache_cxt, sizeof(AttrNumber) * w->nwatched);
+	e->w.s = MemoryContextStrdup(cxt, w->s);
+	e->w.rows = MemoryContextStrdup(cxt, w->rows);
+	e->w.parts = MemoryContextStrdup(cxt, w->parts);
+	e->w.release = w->release ? MemoryContextStrdup(cxt, w->release) : NULL;
+	e->w.pending = w->pending ? MemoryContextStrdup(cxt, w->pending) : NULL;
+	e->w.watched_attnums = MemoryContextAlloc(cxt, sizeof(AttrNumber) * w->nwatched);
 	memcpy(e->w.watched_attnums, w->watched_attnums, sizeof(AttrNumber) * w->nwatched);
-	e->w.keys = copy_names(w->keys, watch_cache_cxt);
-	e->w.qis = copy_names(w->qis, watch_cache_cxt);
+	e->w.keys = copy_names(w->keys, cxt);
+	e->w.qis = copy_names(w->qis, cxt);
 	e->w.ki = NULL;
 	e->w.fresh = NULL;
 	e->w.gone = NULL;
@@ -191,7 +274,8 @@ watch_cache_put(const Watch *w)
 
 /*
  * The cached watch of relid, if it is cached: no statement runs, so a row
- * trigger can ask on every row
+ * trigger can ask on every row.  What it points to stays valid until the
+ * transaction ends, whatever invalidations arrive meanwhile.
  */
 bool
 KeanonWatchCached(Oid relid, Watch *w)
@@ -238,6 +322,42 @@ check_pending_shape(Oid relid, Oid pending_oid, const AttrNumber *keys, int nkey
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the pending list of the watch of %s does not match the table's key",
 						get_rel_name(relid)),
+				 errhint("Call keanon.unwatch and watch the table again.")));
+}
+
+/*
+ * The rows and partitions tables are laid out as the watch says (layout.c),
+ * and the keanon index is on the rows table's true values
+ */
+static void
+check_layouts(const Watch *w)
+{
+	Relation	rows = table_open(w->rows_oid, AccessShareLock);
+	Relation	parts = table_open(w->parts_oid, AccessShareLock);
+	HeapTuple	tup;
+	bool		ok;
+
+	KeanonCheckRowsLayout(w, rows);
+	KeanonCheckPartsLayout(w, parts);
+	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(w->index_oid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "keanon: cache lookup failed for index %u", w->index_oid);
+	{
+		Form_pg_index ix = (Form_pg_index) GETSTRUCT(tup);
+		AttrNumber	att = ix->indnatts == 1 ? ix->indkey.values[0] : InvalidAttrNumber;
+
+		ok = att > 0 && att <= RelationGetDescr(rows)->natts &&
+			strcmp(NameStr(TupleDescAttr(RelationGetDescr(rows), att - 1)->attname),
+				   get_attname(w->relid, w->s_attnum, false)) == 0;
+	}
+	ReleaseSysCache(tup);
+	table_close(parts, AccessShareLock);
+	table_close(rows, AccessShareLock);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the keanon index of the watch of %s is not on its sensitive column",
+						get_rel_name(w->relid)),
 				 errhint("Call keanon.unwatch and watch the table again.")));
 }
 
@@ -307,7 +427,14 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 
 	w->relid = relid;
 	w->owner = InvalidOid;
-	w->s = pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(SPI_getbinval(tup, desc, 1, &isnull))))));
+	{
+		char	   *s = pstrdup(NameStr(*DatumGetName(SPI_getbinval(tup, desc, 1, &isnull))));
+
+		w->s = pstrdup(quote_identifier(s));
+		w->s_attnum = get_attnum(relid, s);
+		if (w->s_attnum == InvalidAttrNumber)
+			elog(ERROR, "keanon: watched column \"%s\" of %s is missing", s, get_rel_name(relid));
+	}
 	w->qis = quoted_names(SPI_getbinval(tup, desc, 2, &isnull));
 	w->keys = quoted_names(SPI_getbinval(tup, desc, 3, &isnull));
 	w->k = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
@@ -378,6 +505,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 		}
 		if (IndexGetRelation(w->index_oid, false) != w->rows_oid)
 			check_owned_by(relid, InvalidOid, owner);
+		check_layouts(w);
 	}
 	w->rows = KeanonQualifiedName(w->rows_oid);
 	w->parts = KeanonQualifiedName(w->parts_oid);
