@@ -64,7 +64,8 @@ PROVE_TESTS = \
 	test/t/006_watch_dump_restore.pl \
 	test/t/007_watch_standby.pl \
 	test/t/008_watch_unlogged.pl \
-	test/t/009_deferred.pl
+	test/t/009_deferred.pl \
+	test/t/010_attack_server.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
 
