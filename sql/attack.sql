@@ -394,14 +394,22 @@ RESET ROLE;
 SELECT count(*) AS left_behind FROM pg_class WHERE relnamespace = 'alice'::regnamespace;
 SELECT count(*) AS watches_left FROM keanon.watches w
 WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = w.relid);
--- a watch whose internal objects changed hands is refused, not trusted
+-- a watch whose internal objects changed hands (past keanon's event
+-- trigger) is refused, not trusted
 SET ROLE keanon_alice;
 SELECT keanon.watch('alice.pay2', 's', '{qi}', 3, 10);
 RESET ROLE;
+ALTER EVENT TRIGGER keanon_on_alter DISABLE;
 ALTER TABLE alice.pay2_keanon_rows OWNER TO keanon_eve;
+ALTER EVENT TRIGGER keanon_on_alter ENABLE;
 INSERT INTO alice.pay2 VALUES (40, 1, 400);
 ALTER TABLE alice.pay2_keanon_rows OWNER TO keanon_alice;
 INSERT INTO alice.pay2 VALUES (40, 1, 400);
+-- with the event trigger, an internal object given away goes back to the
+-- table's owner
+ALTER TABLE alice.pay2_keanon_rows OWNER TO keanon_eve;
+SELECT relowner::regrole AS rows_owner FROM pg_class WHERE oid = 'alice.pay2_keanon_rows'::regclass;
+INSERT INTO alice.pay2 VALUES (41, 1, 410);
 SELECT keanon.check('alice.pay2');
 DROP SCHEMA alice CASCADE;
 DROP ROLE keanon_alice;

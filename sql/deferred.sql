@@ -298,8 +298,12 @@ DROP TABLE dnot;
 -- register_watch keeps modes and their tables together
 SELECT keanon.register_watch('dpeople', 'salary', '{age}', '{id}', 3, 2000, 'deferred',
 	'dpeople_anon', 'dpeople_keanon_rows', 'dpeople_keanon_parts', NULL, NULL);
--- the pending list keeps the shape watch() gave it, or nothing is noted
+-- the pending list keeps the shape watch() gave it: a change is refused,
+-- and past keanon's event trigger nothing is noted
 ALTER TABLE dpeople_keanon_pending ALTER COLUMN id TYPE bigint;
+ALTER EVENT TRIGGER keanon_on_alter DISABLE;
+ALTER TABLE dpeople_keanon_pending ALTER COLUMN id TYPE bigint;
+ALTER EVENT TRIGGER keanon_on_alter ENABLE;
 INSERT INTO dpeople VALUES (90, 'x', 1, 'M', 1);
 ALTER TABLE dpeople_keanon_pending ALTER COLUMN id TYPE integer;
 INSERT INTO dpeople VALUES (90, 'x', 1, 'M', 1);
@@ -455,6 +459,28 @@ SELECT count(*) FROM keanon.watches WHERE relid = 'dpeople'::regclass;
 -- with no deferred watch left, the worker exits
 SELECT deferred_wait('SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = ''keanon worker'')');
 SELECT count(*) AS workers FROM pg_stat_activity WHERE backend_type = 'keanon worker';
+
+-- a value a live watch refuses is refused in the deferred writer's own
+-- statement, and the watch goes on publishing the others
+CREATE TABLE dbad (id int PRIMARY KEY, name text, v numeric);
+SELECT keanon.watch('dbad', 'v', ARRAY['name'], 2, 1, mode => 'deferred');
+INSERT INTO dbad VALUES (1, 'a', 1.5), (2, 'b', 2), (3, 'c', 3);
+INSERT INTO dbad VALUES (4, 'x', 1e40);
+INSERT INTO dbad VALUES (4, 'x', 'NaN');
+UPDATE dbad SET v = 'Infinity' WHERE id = 1;
+-- finer values raise an unconstrained column's scale, as live mode does
+INSERT INTO dbad VALUES (4, 'd', 4.125);
+SELECT keanon.flush('dbad') AS applied;
+SELECT keanon.check('dbad');
+SELECT count(*) AS published FROM dbad_anon;
+CREATE TABLE dbadf (id int PRIMARY KEY, name text, f float8);
+SELECT keanon.watch('dbadf', 'f', ARRAY['name'], 2, 1, mode => 'deferred');
+INSERT INTO dbadf VALUES (1, 'a', 1), (2, 'b', 'NaN');
+INSERT INTO dbadf VALUES (1, 'a', 1), (2, 'b', '-Infinity');
+INSERT INTO dbadf VALUES (1, 'a', 1), (2, 'b', 2);
+SELECT keanon.flush('dbadf') AS applied;
+SELECT keanon.check('dbadf');
+DROP TABLE dbad, dbadf;
 
 DROP TABLE dpeople, dord, dcalls;
 DROP FUNCTION deferred_matches_oracle(regclass, name, integer, bigint);

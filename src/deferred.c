@@ -55,6 +55,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/queryenvironment.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -77,6 +78,8 @@ typedef struct NoteState
 	Oid			relid;
 	Oid			pending_oid;
 	int			nkeys;
+	AttrNumber	s_attnum;		/* the sensitive column */
+	KeanonValueType vt;			/* how the keanon index keeps its values */
 	int			nwatched;
 	AttrNumber	attnums[FLEXIBLE_ARRAY_MEMBER];
 } NoteState;
@@ -110,6 +113,8 @@ note_state(FunctionCallInfo fcinfo, Oid relid)
 	st->pending_oid = w.pending_oid;
 	st->nkeys = list_length(w.keys);
 	st->nwatched = w.nwatched;
+	st->s_attnum = w.s_attnum;
+	KeanonIndexValueType(w.index_oid, &st->vt);
 	if (loaded)
 	{
 		SPI_finish();
@@ -142,6 +147,32 @@ columns_alike(const NoteState *st, TupleTableSlot *a, TupleTableSlot *b, int fro
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Refuse, in the writer's own statement, a sensitive value that a live
+ * watch would refuse (NaN, an infinity, more digits than the keanon index
+ * keeps): noted and refused only by the flush, it would stop every flush
+ * of the watch.  An unconstrained numeric column's index raises its scale
+ * to the finest value's, as live maintenance does (KeanonIndexFitScale).
+ */
+static void
+check_publishable(const NoteState *st, TupleTableSlot *slot)
+{
+	KeanonValueType vt = st->vt;
+	bool		isnull;
+	Datum		d = slot_getattr(slot, st->s_attnum, &isnull);
+
+	if (isnull)
+		return;
+	if (vt.grows)
+	{
+		Numeric		x = DatumGetNumeric(d);
+
+		if (!numeric_is_nan(x) && !numeric_is_inf(x))
+			vt.scale = Min(Max(vt.scale, KeanonNumericMinScale(d)), KEANON_MAX_SCALE);
+	}
+	(void) KeanonDatumToNum(&vt, d);
 }
 
 /* Append the key of a row to the pending list */
@@ -190,6 +221,9 @@ keanon_note_change(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
 		columns_alike(st, td->tg_trigslot, td->tg_newslot, 0, st->nwatched))
 		return PointerGetDatum(NULL);
+
+	if (!TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		check_publishable(st, TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newslot : td->tg_trigslot);
 
 	/* no privilege on the list is asked of the writer: keanon writes it */
 	pending = table_open(st->pending_oid, RowExclusiveLock);
