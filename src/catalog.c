@@ -40,6 +40,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
@@ -171,14 +172,21 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonCatalogBegin(&cat);
-	/* one registration at a time: the least free number, and no object twice */
-	if (SPI_execute("LOCK TABLE keanon.watches IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "keanon: could not lock keanon.watches");
+	/*
+	 * one registration at a time: the least free number, and no object
+	 * twice.  The lock is the extension's, not keanon.watches': held to the
+	 * end of the transaction, through the fill of a large table, a lock on
+	 * the catalog table would stop every other watch's writers, whose
+	 * counters are rows of it.  The reads below take fresh snapshots, so
+	 * that they see a registration that committed while this one waited.
+	 */
+	LockDatabaseObject(ExtensionRelationId, get_extension_oid("keanon", false), 0,
+					   ShareUpdateExclusiveLock);
 	if (SPI_execute_with_args("SELECT 1 FROM keanon.watches w WHERE w.relid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 							  "OR w.relid OPERATOR(pg_catalog.=) ANY (ARRAY[$8, $9, $10, $11, $12]::pg_catalog.regclass[]) "
 							  "OR ARRAY[w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table] "
 							  "OPERATOR(pg_catalog.&&) ARRAY[$1, $8, $9, $10, $11, $12]::pg_catalog.regclass[]",
-							  12, types, values, nulls, true, 0) != SPI_OK_SELECT)
+							  12, types, values, nulls, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed > 0)
 		ereport(ERROR,
@@ -191,7 +199,7 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 					"ELSE (SELECT pg_catalog.min(w.watch_no) OPERATOR(pg_catalog.+) 1 FROM keanon.watches w "
 					"WHERE NOT EXISTS (SELECT 1 FROM keanon.watches x WHERE x.watch_no "
 					"OPERATOR(pg_catalog.=) (w.watch_no OPERATOR(pg_catalog.+) 1))) END::pg_catalog.int8",
-					true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+					false, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not number a watch");
 	wno = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	if (wno > KEANON_MAX_WATCH_NO)

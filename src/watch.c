@@ -383,10 +383,12 @@ keanon_check(PG_FUNCTION_ARGS)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, &w, false);
 	/*
-	 * a deferred watch is checked as of its latest flush, made here unless
-	 * nothing may be written (a standby checks what its primary flushed)
+	 * a deferred watch is checked as of its latest flush, made here by the
+	 * owner unless nothing may be written (a standby checks what its
+	 * primary flushed); a reader's check flushes nothing, so that it cannot
+	 * hold the writers' lock of the watch to the end of its transaction
 	 */
-	if (!RecoveryInProgress() && !XactReadOnly)
+	if (!RecoveryInProgress() && !XactReadOnly && pg_class_ownercheck(relid, os.save_user))
 		KeanonFlush(relid);
 
 	/*

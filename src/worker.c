@@ -47,6 +47,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -66,6 +67,10 @@ PGDLLEXPORT void keanon_worker_main(Datum arg);
 
 /* a worker that found nothing to apply this long exits, in milliseconds */
 #define KEANON_WORKER_IDLE_EXIT 10000
+
+/* how long a flush of the worker waits for a lock, and for a broken watch */
+#define KEANON_WORKER_LOCK_TIMEOUT "200ms"
+#define KEANON_WORKER_MAX_BACKOFF 60000
 
 static int	flush_naptime = 200;
 static bool worker_enabled = true;
@@ -225,18 +230,83 @@ deferred_watches(MemoryContext cxt, List **relids)
 }
 
 /*
- * Flush one watch in a transaction of its own; an error is logged.
- * Returns the pending entries applied.
+ * A watch whose flush failed is passed over for a while: a lock it could
+ * not take within KEANON_WORKER_LOCK_TIMEOUT, until the next round; any
+ * other error, for a second, doubled at each failure up to a minute, so
+ * that one broken watch neither floods the log nor slows the others.
+ */
+typedef struct Backoff
+{
+	Oid			relid;			/* hash key */
+	TimestampTz next_try;
+	int			delay_ms;
+} Backoff;
+
+static HTAB *backoffs = NULL;
+
+/* Whether relid's watch waits out a failure now */
+static bool
+backing_off(Oid relid)
+{
+	Backoff    *b;
+
+	if (backoffs == NULL)
+		return false;
+	b = hash_search(backoffs, &relid, HASH_FIND, NULL);
+	return b != NULL && GetCurrentTimestamp() < b->next_try;
+}
+
+/* Record the outcome of a flush of relid's watch */
+static void
+note_outcome(Oid relid, bool failed, bool busy)
+{
+	Backoff    *b;
+	bool		found;
+
+	if (backoffs == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (!failed)
+			return;
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(Backoff);
+		backoffs = hash_create("keanon worker backoffs", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	if (!failed)
+	{
+		(void) hash_search(backoffs, &relid, HASH_REMOVE, NULL);
+		return;
+	}
+	b = hash_search(backoffs, &relid, HASH_ENTER, &found);
+	if (busy)
+		b->delay_ms = flush_naptime;
+	else
+		b->delay_ms = found ? Min(Max(b->delay_ms, 500) * 2, KEANON_WORKER_MAX_BACKOFF) : 1000;
+	b->next_try = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), b->delay_ms);
+}
+
+/*
+ * Flush one watch in a transaction of its own; an error is logged, but a
+ * lock not taken in time only at DEBUG1 (a reader's or a DDL's, which the
+ * next round waits out).  Returns the pending entries applied, or -1.
  */
 static int64
 flush_one(Oid relid, MemoryContext cxt)
 {
 	volatile int64 applied = 0;
 
+	if (backing_off(relid))
+		return 0;
 	PG_TRY();
 	{
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
+		/* a busy watch is passed over rather than waited for */
+		(void) set_config_option("lock_timeout", KEANON_WORKER_LOCK_TIMEOUT,
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+								 true, 0, false);
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "keanon: flushing a deferred watch");
 		/* a watch ended since the list was read is passed over */
@@ -244,13 +314,24 @@ flush_one(Oid relid, MemoryContext cxt)
 			applied = KeanonOwnerAction(relid, KeanonFlush);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		note_outcome(relid, false, false);
 	}
 	PG_CATCH();
 	{
+		ErrorData  *edata;
+		bool		busy;
+
 		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
+		edata = CopyErrorData();
+		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+		if (!busy)
+			EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
+		if (busy)
+			elog(DEBUG1, "keanon: the watch of relation %u is busy: %s", relid, edata->message);
+		note_outcome(relid, true, busy);
+		applied = -1;
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -301,6 +382,8 @@ keanon_worker_main(Datum arg)
 			break;
 		foreach(lc, relids)
 			busy |= flush_one(lfirst_oid(lc), round_cxt) > 0;
+		/* autovacuum must see the dead rows each round leaves behind */
+		pgstat_report_stat(false);
 		if (busy)
 			idle_since = GetCurrentTimestamp();
 		else if (TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(),
