@@ -215,6 +215,13 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.check_layout(regclass) IS
 'part of keanon.on_alter: check that the internal tables of the watch of tab are laid out as keanon writes them (the caller must own the table); an error names the table that is not';
 
+CREATE FUNCTION keanon.apply_row()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_apply_row'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.apply_row() IS
+'row trigger of live and release watches: maintain each row a logical replication apply worker writes (it fires no statement triggers); anywhere else it does nothing';
+
 CREATE FUNCTION keanon.maintain()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'keanon_maintain'
@@ -566,14 +573,19 @@ BEGIN
 				   'FOR EACH STATEMENT WHEN (false) EXECUTE FUNCTION keanon.lock_watch()',
 				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
 				   tab);
-	-- also under session_replication_role = replica and logical replication apply
+	-- also under session_replication_role = replica and logical replication
+	-- apply, whose worker fires row triggers alone: a deferred watch's row
+	-- trigger serves it as is, a live or release watch has one for it
 	IF mode = 'deferred' THEN
 		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_note, '
 					   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
 	ELSE
+		EXECUTE format('CREATE TRIGGER keanon_apply AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW '
+					   'WHEN (pg_catalog.current_setting(''session_replication_role'') OPERATOR(pg_catalog.=) ''replica'') '
+					   'EXECUTE FUNCTION keanon.apply_row()', tab);
 		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_insert, '
 					   'ENABLE ALWAYS TRIGGER keanon_update, ENABLE ALWAYS TRIGGER keanon_delete, '
-					   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
+					   'ENABLE ALWAYS TRIGGER keanon_truncate, ENABLE ALWAYS TRIGGER keanon_apply', tab);
 	END IF;
 
 	RETURN format('%I.%I', nsp, view_name)::regclass;
@@ -639,7 +651,8 @@ BEGIN
 	FOR trig IN SELECT t.tgname FROM pg_trigger t
 				WHERE t.tgrelid = tab AND NOT t.tgisinternal
 				  AND t.tgname = ANY (ARRAY['keanon_lock', 'keanon_insert', 'keanon_update', 'keanon_delete',
-											'keanon_note', 'keanon_truncate', 'keanon_columns']::name[])
+											'keanon_note', 'keanon_truncate', 'keanon_columns',
+											'keanon_apply']::name[])
 				ORDER BY t.tgname LOOP
 		EXECUTE format('DROP TRIGGER %I ON %s', trig, tab);
 	END LOOP;
@@ -670,21 +683,29 @@ DECLARE
 	newname name;
 	owner_name name;
 	obj regclass;
+	changed oid[];
+	table_changed boolean;
 BEGIN
 	IF to_regclass('keanon.watches') IS NULL
 	   OR current_setting('keanon.following_ddl', true) = 'on' THEN
 		RETURN;					-- a change of keanon's own, made below
 	END IF;
 	PERFORM set_config('keanon.following_ddl', 'on', true);
-	FOR w IN SELECT x.* FROM keanon.watches x
+	changed := ARRAY(SELECT objid FROM pg_event_trigger_ddl_commands()
+					 WHERE classid = 'pg_class'::regclass);
+	FOR w IN SELECT x.*, (x.relid::oid = ANY (changed)
+						  OR EXISTS (SELECT 1 FROM pg_inherits i
+									 WHERE i.inhrelid = x.relid OR i.inhparent = x.relid)) AS table_changed
+			 FROM keanon.watches x
 			 WHERE ARRAY[x.relid, x.rows_table, x.parts_table, x.release_table, x.pending_table]::oid[]
-				   && ARRAY(SELECT objid FROM pg_event_trigger_ddl_commands()
-							WHERE classid = 'pg_class'::regclass)
+				   && changed
 				OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = x.relid OR i.inhparent = x.relid) LOOP
+		-- the watched table itself changed (not an internal table alone)
+		table_changed := w.table_changed;
 		-- a watched column renamed: found by its number, renamed along
 		SELECT t.tgattr INTO attrs FROM pg_trigger t
 		WHERE t.tgrelid = w.relid AND t.tgname = 'keanon_columns';
-		IF FOUND THEN
+		IF table_changed AND FOUND THEN
 			cols := w.key_columns;
 			FOREACH col IN ARRAY w.quasi_identifiers || w.sensitive LOOP
 				IF NOT col = ANY (cols) THEN
@@ -714,7 +735,7 @@ BEGIN
 			END LOOP;
 			SELECT x.* INTO w FROM keanon.watches x WHERE x.relid = w.relid;
 		END IF;
-		FOREACH col IN ARRAY w.key_columns || w.quasi_identifiers || w.sensitive LOOP
+		FOREACH col IN ARRAY CASE WHEN table_changed THEN w.key_columns || w.quasi_identifiers || w.sensitive ELSE '{}'::name[] END LOOP
 			SELECT format_type(a.atttypid, a.atttypmod) INTO have FROM pg_attribute a
 			WHERE a.attrelid = w.relid AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
 			SELECT format_type(a.atttypid, a.atttypmod) INTO want FROM pg_attribute a
@@ -728,8 +749,8 @@ BEGIN
 		SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum)) INTO keys
 		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
 		WHERE i.indrelid = w.relid AND i.indisprimary;
-		IF keys IS DISTINCT FROM w.key_columns
-		   OR EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = w.relid AND contype = 'p' AND condeferrable) THEN
+		IF table_changed AND keys IS DISTINCT FROM w.key_columns
+		   OR table_changed AND EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = w.relid AND contype = 'p' AND condeferrable) THEN
 			RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
 				USING ERRCODE = 'object_in_use',
 					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
@@ -752,7 +773,7 @@ BEGIN
 			END LOOP;
 			EXECUTE format('ALTER VIEW %s OWNER TO %I', w.view, owner_name);
 		END IF;
-		IF (SELECT relpersistence FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
+		IF table_changed AND (SELECT relpersistence FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
 		   (SELECT relpersistence FROM pg_class WHERE oid = w.rows_table) THEN
 			RAISE EXCEPTION 'watched table % cannot change between logged and unlogged', w.relid
 				USING ERRCODE = 'object_in_use',
@@ -760,8 +781,14 @@ BEGIN
 					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
 		END IF;
 		-- the internal tables as keanon writes them: a retyped, added or
-		-- dropped column is refused (an index or a setting is the owner's)
-		PERFORM keanon.check_layout(w.relid);
+		-- dropped column is refused (an index or a setting is the owner's),
+		-- once the watch is whole (a restore makes its keanon index after
+		-- the tables' constraints)
+		IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+				   JOIN pg_am a ON a.oid = c.relam
+				   WHERE i.indrelid = w.rows_table AND a.amname = 'keanon' AND i.indisvalid) THEN
+			PERFORM keanon.check_layout(w.relid);
+		END IF;
 	END LOOP;
 	PERFORM set_config('keanon.following_ddl', 'off', true);
 END;
@@ -813,7 +840,8 @@ BEGIN
 			   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.rows_table)
 			   AND NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 							   JOIN pg_am a ON a.oid = c.relam
-							   WHERE i.indrelid = x.rows_table AND a.amname = 'keanon')
+							   WHERE i.indrelid = x.rows_table AND a.amname = 'keanon'
+								 AND i.indisvalid AND i.indislive)
 			   AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
 						   WHERE d.object_type = 'index') LOOP
 		RAISE NOTICE 'the watch of % ended: its keanon index was dropped', w.relid;

@@ -298,3 +298,25 @@ SELECT keanon.watch('kr', 's', '{qi}', 2000000, 0);
 SELECT keanon.watch('kr', 's', '{qi}', 2, 1e30);
 SELECT count(*) AS made FROM pg_class WHERE relname LIKE 'kr\_%' AND relname <> 'kr_pkey';
 DROP TABLE kr;
+
+-- ----------------------------------------------------------------
+-- REINDEX CONCURRENTLY: refused for the keanon index (a concurrent build
+-- would miss the changes made meanwhile); the invalid copy it leaves
+-- behind is not mistaken for the watch's index, and a plain REINDEX works
+-- ----------------------------------------------------------------
+CREATE TABLE rc (id integer PRIMARY KEY, qi integer, s integer);
+INSERT INTO rc SELECT i, i % 3, i * 10 FROM generate_series(1, 30) i;
+SELECT keanon.watch('rc', 's', '{qi}', 3, 20);
+REINDEX INDEX CONCURRENTLY rc_keanon_idx;
+REINDEX TABLE CONCURRENTLY rc_keanon_rows;
+SELECT count(*) AS keanon_indexes, count(*) FILTER (WHERE i.indisvalid) AS valid
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+WHERE i.indrelid = 'rc_keanon_rows'::regclass AND a.amname = 'keanon';
+INSERT INTO rc VALUES (31, 1, 310), (32, 2, 5);
+UPDATE rc SET s = s + 1 WHERE id % 4 = 0;
+SELECT keanon.check('rc');
+CREATE INDEX CONCURRENTLY rc_second ON rc_keanon_rows USING keanon (s) WITH (k = 3, e = 20);
+REINDEX INDEX rc_keanon_idx;
+DELETE FROM rc WHERE id % 5 = 0;
+SELECT keanon.check('rc');
+DROP TABLE rc;

@@ -304,6 +304,16 @@ keanonbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("keanon indexes have exactly one column")));
+	/*
+	 * A concurrent build would miss the changes made while it runs: keanon
+	 * keeps its state in the pages of one index, which writers change in
+	 * place, not through aminsert
+	 */
+	if (indexInfo->ii_Concurrent)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("keanon indexes cannot be built concurrently"),
+				 errhint("Use REINDEX or CREATE INDEX without CONCURRENTLY.")));
 	if (indexInfo->ii_Predicate != NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -17,12 +17,15 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "replication/logicalworker.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/queryenvironment.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
 
 #include "keanon_watch.h"
 
@@ -34,6 +37,7 @@ PG_FUNCTION_INFO_V1(keanon_release);
 PG_FUNCTION_INFO_V1(keanon_partitions);
 PG_FUNCTION_INFO_V1(keanon_check);
 PG_FUNCTION_INFO_V1(keanon_check_layout);
+PG_FUNCTION_INFO_V1(keanon_apply_row);
 
 /*
  * The trigger data of a call of one of keanon's statement triggers, after
@@ -76,6 +80,74 @@ keanon_maintain(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonMaintain(trigdata);
+	SPI_finish();
+	KeanonOwnerEnd(&os);
+	return PointerGetDatum(NULL);
+}
+
+/* Register a tuplestore of one row (of descriptor desc) under name */
+static Tuplestorestate *
+one_row_store(const char *name, TupleDesc desc, TupleTableSlot *slot)
+{
+	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
+	Tuplestorestate *ts = tuplestore_begin_heap(false, false, work_mem);
+
+	tuplestore_puttupleslot(ts, slot);
+	enr->md.name = pstrdup(name);
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = 1;
+	enr->reldata = ts;
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "keanon: could not register %s", name);
+	return ts;
+}
+
+/*
+ * The row trigger of live and release watches for logical replication:
+ * the apply worker fires row triggers only, never statement ones, so each
+ * row it applies is maintained here as a statement of one row would be
+ * (the writer's lock taken as keanon_lock takes it).  Anywhere else the
+ * statement triggers do the work and this returns at once; its WHEN
+ * clause (session_replication_role = replica) keeps ordinary writes from
+ * even queueing it.
+ */
+Datum
+keanon_apply_row(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TriggerEvent ev;
+	Oid			relid;
+	TupleDesc	desc;
+	Tuplestorestate *oldstore = NULL;
+	Tuplestorestate *newstore = NULL;
+	KeanonOwnerScope os;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("keanon.apply_row() must be fired AFTER INSERT, UPDATE or DELETE, FOR EACH ROW")));
+	if (!IsLogicalWorker())
+		return PointerGetDatum(NULL);
+	ev = td->tg_event;
+	relid = RelationGetRelid(td->tg_relation);
+	desc = RelationGetDescr(td->tg_relation);
+	KeanonOwnerBegin(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonLockWatch(relid);
+	if (TRIGGER_FIRED_BY_INSERT(ev))
+		newstore = one_row_store("keanon_new", desc, td->tg_trigslot);
+	else
+		oldstore = one_row_store("keanon_old", desc, td->tg_trigslot);
+	if (TRIGGER_FIRED_BY_UPDATE(ev))
+		newstore = one_row_store("keanon_new", desc, td->tg_newslot);
+	KeanonMaintainDelta(relid, TRIGGER_FIRED_BY_INSERT(ev), TRIGGER_FIRED_BY_UPDATE(ev),
+						TRIGGER_FIRED_BY_DELETE(ev), "keanon_old", "keanon_new",
+						oldstore, newstore, desc);
+	/* the stores go with SPI's memory */
 	SPI_finish();
 	KeanonOwnerEnd(&os);
 	return PointerGetDatum(NULL);
