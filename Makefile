@@ -38,7 +38,8 @@ OBJS = \
 	src/privacy.o \
 	src/engine/ke_engine.o \
 	src/engine/ke_dp.o \
-	src/engine/ke_memstore.o
+	src/engine/ke_memstore.o \
+	src/engine/ke_release.o
 
 EXTENSION = keanon
 DATA = keanon--0.1.0.sql
@@ -104,7 +105,8 @@ ENGINE_SRCS = \
 	src/engine/ke_engine.c \
 	src/engine/ke_dp.c \
 	src/engine/ke_memstore.c \
-	src/engine/ke_baseline.c
+	src/engine/ke_baseline.c \
+	src/engine/ke_release.c
 ENGINE_HDRS = $(wildcard src/engine/*.h)
 
 UNIT_CC = cc

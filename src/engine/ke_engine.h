@@ -218,4 +218,20 @@ extern void ke_release_cuts(KeKind kind, const KeNum *vals, size_t m,
 							const KeNum *old_lo, const KeNum *old_hi, size_t nold,
 							bool *cut_after_ok, bool *cut_in_ok);
 
+/* ke_release.c: the plan of a release that reveals nothing by subtraction */
+typedef struct KeReleaseItem
+{
+	bool		block;			/* a partition of the previous release */
+	KeNum		lo;				/* the item's value range (a run: lo = hi) */
+	KeNum		hi;
+	int64_t		rows;			/* arrivals in it (a block: within its range) */
+	int64_t		distinct;		/* their distinct values */
+	KeNum		amin;			/* their least and greatest (when rows > 0) */
+	KeNum		amax;
+} KeReleaseItem;
+
+extern int64_t ke_release_plan(KeKind kind, int k, KeNum e, const KeReleaseItem *items,
+							   size_t n, int64_t *part, bool *released, int64_t *admitted,
+							   KeNum *error);
+
 #endif							/* KE_ENGINE_H */

@@ -2727,6 +2727,297 @@ test_release_sequences(int nseq)
 		   nseq, releases);
 }
 
+/*
+ * A release planned over the previous release's partitions (blocks) and
+ * arrivals, against exhaustive search at the level of values: every subset
+ * of the arrivals' distinct values released, every partitioning of the
+ * released values and whole blocks into consecutive groups, each group
+ * adding none or at least k distinct arrival values spanning at least e
+ * (none only to a group that holds a block).  The plan must release as
+ * many arrival rows as the best such release, at the same least sum-error,
+ * and its own partitions must satisfy the rule.
+ */
+typedef struct PlanCase
+{
+	int			nblocks;
+	int64_t		blo[4],
+				bhi[4];
+	int			nvals;
+	int64_t		val[8],
+				cnt[8];
+} PlanCase;
+
+/* The block holding value v within its range, or -1 */
+static int
+plan_block_of(const PlanCase *pc, int64_t v)
+{
+	for (int b = 0; b < pc->nblocks; b++)
+		if (pc->blo[b] <= v && v <= pc->bhi[b])
+			return b;
+	return -1;
+}
+
+/* Best (admitted, error) by exhaustive search; error -1 never happens */
+static void
+plan_exhaustive(const PlanCase *pc, int k, int64_t e, int64_t *best_adm, int64_t *best_err)
+{
+	*best_adm = -1;
+	*best_err = 0;
+	for (int mask = 0; mask < (1 << pc->nvals); mask++)
+	{
+		/* elements in value order: blocks (with their admitted values), free values */
+		int64_t		elo[12],
+					ehi[12];
+		int			eblock[12];
+		int			nel = 0;
+		int			b = 0,
+					v = 0;
+
+		while (b < pc->nblocks || v < pc->nvals)
+		{
+			if (v < pc->nvals && plan_block_of(pc, pc->val[v]) >= 0)
+			{
+				v++;			/* attached: goes with its block */
+				continue;
+			}
+			if (b < pc->nblocks && (v >= pc->nvals || pc->blo[b] < pc->val[v]))
+			{
+				elo[nel] = pc->blo[b];
+				ehi[nel] = pc->bhi[b];
+				eblock[nel++] = b++;
+			}
+			else
+			{
+				if (mask & (1 << v))
+				{
+					elo[nel] = ehi[nel] = pc->val[v];
+					eblock[nel++] = -1 - v;
+				}
+				v++;
+			}
+		}
+		for (int cuts = 0; cuts < (1 << (nel > 0 ? nel - 1 : 0)); cuts++)
+		{
+			int64_t		adm = 0,
+						err = 0;
+			bool		ok = true;
+			int			start = 0;
+
+			for (int i = 0; i < nel && ok; i++)
+			{
+				int64_t		amin = 0,
+							amax = 0,
+							rows = 0;
+				int			distinct = 0;
+				bool		has_block = false;
+
+				if (i < nel - 1 && !(cuts & (1 << i)))
+					continue;
+				/* group start .. i */
+				for (int j = start; j <= i; j++)
+				{
+					if (eblock[j] >= 0)
+						has_block = true;
+					for (int x = 0; x < pc->nvals; x++)
+					{
+						bool		in = eblock[j] >= 0 ?
+							plan_block_of(pc, pc->val[x]) == eblock[j] && (mask & (1 << x)) :
+							x == -1 - eblock[j];
+
+						if (!in)
+							continue;
+						if (rows == 0 || pc->val[x] < amin)
+							amin = pc->val[x];
+						if (rows == 0 || pc->val[x] > amax)
+							amax = pc->val[x];
+						rows += pc->cnt[x];
+						distinct++;
+					}
+				}
+				if (rows > 0 ? !(distinct >= k && amax - amin >= e) : !has_block)
+					ok = false;
+				adm += rows;
+				err += ehi[i] - elo[start];
+				start = i + 1;
+			}
+			if (!ok)
+				continue;
+			if (adm > *best_adm || (adm == *best_adm && err < *best_err))
+			{
+				*best_adm = adm;
+				*best_err = err;
+			}
+		}
+	}
+}
+
+static void
+test_release_plans(int ncases)
+{
+	int			checked = 0;
+
+	for (int c = 0; c < ncases; c++)
+	{
+		PlanCase	pc = {0};
+		KeReleaseItem items[12];
+		int64_t		part[12],
+					nparts;
+		bool		released[12];
+		int			nitems = 0;
+		int			k = (int) rng_range(2, 3);
+		int64_t		e = rng_range(0, 6);
+		int64_t		pos = 0,
+					adm,
+					err,
+					want_adm,
+					want_err;
+		KeNum		kerr;
+
+		rng_seed(90000 + (uint64_t) c);
+		k = (int) rng_range(2, 3);
+		e = rng_range(0, 6);
+		/* blocks and values in value order, some values inside blocks */
+		while (pc.nblocks + pc.nvals < (int) rng_range(2, 9))
+		{
+			if (pc.nblocks < 3 && rng_pct(35))
+			{
+				int64_t		width = rng_range(1, 5);
+
+				pc.blo[pc.nblocks] = pos;
+				pc.bhi[pc.nblocks] = pos + width;
+				/* values strictly inside it */
+				for (int64_t x = pos + 1; x < pos + width && pc.nvals < 7; x++)
+					if (rng_pct(40))
+					{
+						pc.val[pc.nvals] = x;
+						pc.cnt[pc.nvals++] = rng_range(1, 2);
+					}
+				pc.nblocks++;
+				pos += width + rng_range(1, 2);
+			}
+			else if (pc.nvals < 7)
+			{
+				pc.val[pc.nvals] = pos;
+				pc.cnt[pc.nvals++] = rng_range(1, 2);
+				pos += rng_range(1, 2);
+			}
+			else
+				break;
+		}
+		/* the planner's items */
+		{
+			int			b = 0,
+						v = 0;
+
+			while (b < pc.nblocks || v < pc.nvals)
+			{
+				KeReleaseItem *it = &items[nitems];
+
+				if (v < pc.nvals && plan_block_of(&pc, pc.val[v]) >= 0)
+				{
+					v++;
+					continue;
+				}
+				memset(it, 0, sizeof(*it));
+				if (b < pc.nblocks && (v >= pc.nvals || pc.blo[b] < pc.val[v]))
+				{
+					it->block = true;
+					it->lo = ke_num_int(pc.blo[b]);
+					it->hi = ke_num_int(pc.bhi[b]);
+					for (int x = 0; x < pc.nvals; x++)
+						if (plan_block_of(&pc, pc.val[x]) == b)
+						{
+							if (it->rows == 0 || pc.val[x] < it->amin.i)
+								it->amin = ke_num_int(pc.val[x]);
+							if (it->rows == 0 || pc.val[x] > it->amax.i)
+								it->amax = ke_num_int(pc.val[x]);
+							it->rows += pc.cnt[x];
+							it->distinct++;
+						}
+					b++;
+				}
+				else
+				{
+					it->lo = it->hi = it->amin = it->amax = ke_num_int(pc.val[v]);
+					it->rows = pc.cnt[v];
+					it->distinct = 1;
+					v++;
+				}
+				nitems++;
+			}
+		}
+		case_begin("release plan %d: %d blocks, %d arrival values, k %d, e %lld", c,
+				   pc.nblocks, pc.nvals, k, (long long) e);
+		nparts = ke_release_plan(KE_KIND_EXACT, k, ke_num_int(e), items, (size_t) nitems,
+								 part, released, &adm, &kerr);
+		if (nparts < 0)
+			fail("out of memory");
+		err = (int64_t) kerr.i;
+		plan_exhaustive(&pc, k, e, &want_adm, &want_err);
+		if (adm != want_adm || err != want_err)
+			fail("plan releases %lld arrival rows at error %lld, the best %lld at %lld",
+				 (long long) adm, (long long) err, (long long) want_adm, (long long) want_err);
+		/* the plan itself: blocks whole, each partition's arrivals valid */
+		{
+			int64_t		got_adm = 0,
+						got_err = 0;
+
+			for (int64_t p = 0; p < nparts; p++)
+			{
+				int64_t		rows = 0,
+							distinct = 0,
+							amin = 0,
+							amax = 0,
+							lo = 0,
+							hi = 0;
+				bool		has_block = false,
+							seen = false;
+
+				for (int j = 0; j < nitems; j++)
+				{
+					if (part[j] != p)
+					{
+						if (seen && part[j] >= 0 && part[j] < p)
+							fail("partition %lld is not contiguous", (long long) p);
+						continue;
+					}
+					if (!seen)
+						lo = items[j].lo.i;
+					seen = true;
+					hi = items[j].hi.i;
+					has_block |= items[j].block;
+					if (!released[j] || items[j].rows == 0)
+						continue;
+					if (rows == 0 || items[j].amin.i < amin)
+						amin = items[j].amin.i;
+					if (rows == 0 || items[j].amax.i > amax)
+						amax = items[j].amax.i;
+					rows += items[j].rows;
+					distinct += items[j].distinct;
+				}
+				if (!seen)
+					fail("partition %lld is empty", (long long) p);
+				if (rows > 0 ? !(distinct >= k && amax - amin >= e) : !has_block)
+					fail("partition %lld adds %lld rows of %lld values", (long long) p,
+						 (long long) rows, (long long) distinct);
+				got_adm += rows;
+				got_err += hi - lo;
+			}
+			for (int j = 0; j < nitems; j++)
+				if (part[j] < 0 && (items[j].block || released[j]))
+					fail("item %d waits, yet it is a block or released", j);
+			if (got_adm != adm)
+				fail("the plan's partitions add %lld rows, it reports %lld",
+					 (long long) got_adm, (long long) adm);
+			if (got_err != err)
+				fail("the plan's partitions cost %lld, it reports %lld",
+					 (long long) got_err, (long long) err);
+		}
+		checked += case_end();
+	}
+	printf("release plans: %d of %d plans checked against exhaustive search\n", checked, ncases);
+}
+
 /* Run every part and report */
 int
 main(int argc, char **argv)
@@ -2772,6 +3063,7 @@ main(int argc, char **argv)
 	test_paperinc(nseq / 10 + 1);
 	test_releases(3000);
 	test_release_sequences(500);
+	test_release_plans(4000);
 
 	if (cases_hidden > 0)
 		printf("(failure lines of %d more failing cases not shown)\n", cases_hidden);
