@@ -170,12 +170,14 @@ CREATE TABLE keanon.releases (
 	partitions bigint NOT NULL,
 	sum_error numeric NOT NULL,
 	unconstrained_sum_error numeric NOT NULL,
+	rows_withheld bigint NOT NULL DEFAULT 0,
+	rows_retained bigint NOT NULL DEFAULT 0,
 	lo text[] NOT NULL,
 	hi text[] NOT NULL,
 	PRIMARY KEY (relid, release_no)
 );
 COMMENT ON TABLE keanon.releases IS
-'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
+'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, the rows withheld (arrivals no partition could yet add safely) and retained (released rows since deleted or changed, kept as they were), and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
 SELECT pg_catalog.pg_extension_config_dump('keanon.releases', '');
 ALTER TABLE keanon.releases ENABLE ROW LEVEL SECURITY;
 CREATE POLICY releases_owner ON keanon.releases
@@ -488,9 +490,13 @@ BEGIN
 	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO qilist
 	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
 	IF mode = 'release' THEN
-		-- the last release, kept apart from the rows that keep changing
-		EXECUTE format('CREATE %sTABLE %I.%I AS SELECT %s, %I, keanon_pub, keanon_pid '
-					   'FROM %I.%I WITH NO DATA', persistence, nsp, release_name, qilist, sensitive, nsp, rows_name);
+		-- the last release, kept apart from the rows that keep changing: each
+		-- row's key, quasi-identifiers and true value as released, its
+		-- published value and partition, and the release it joined in
+		EXECUTE format('CREATE %sTABLE %I.%I AS SELECT %s, keanon_pub, keanon_pid, '
+					   '0::bigint AS keanon_since FROM %I.%I WITH NO DATA', persistence, nsp, release_name,
+					   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
+					   nsp, rows_name);
 		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, release_name,
 					   format('keanon: the last release of %s with true and published %I values; private, never grant it', tab, sensitive));
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
@@ -726,9 +732,9 @@ BEGIN
 					END IF;
 					IF cols[i] = w.sensitive OR cols[i] = ANY (w.quasi_identifiers) THEN
 						EXECUTE format('ALTER VIEW %s RENAME COLUMN %I TO %I', w.view, cols[i], newname);
-						IF w.release_table IS NOT NULL THEN
-							EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.release_table, cols[i], newname);
-						END IF;
+					END IF;
+					IF w.release_table IS NOT NULL THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.release_table, cols[i], newname);
 					END IF;
 					PERFORM keanon.rename_watched_column(w.relid, cols[i], newname);
 				END IF;
@@ -864,18 +870,19 @@ COMMENT ON FUNCTION keanon.release(regclass) IS
 
 CREATE FUNCTION keanon.releases(tab regclass,
 	OUT release_no bigint, OUT released_at timestamptz, OUT rows_published bigint,
-	OUT partitions bigint, OUT sum_error numeric, OUT unconstrained_sum_error numeric)
+	OUT partitions bigint, OUT sum_error numeric, OUT unconstrained_sum_error numeric,
+	OUT rows_withheld bigint, OUT rows_retained bigint)
 RETURNS SETOF record
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
 AS $$
 	SELECT r.release_no, r.released_at, r.rows_published, r.partitions, r.sum_error,
-		   r.unconstrained_sum_error
+		   r.unconstrained_sum_error, r.rows_withheld, r.rows_retained
 	FROM keanon.releases r WHERE r.relid = tab ORDER BY r.release_no
 $$;
 COMMENT ON FUNCTION keanon.releases(regclass) IS
-'the releases of a release-mode watch, oldest first, with the sum-error each paid for safety next to the unconstrained optimum of the same rows';
+'the releases of a release-mode watch, oldest first, with the sum-error each paid for safety next to the unconstrained optimum of the table''s rows, and the rows it withheld and retained';
 
 CREATE FUNCTION keanon.partitions(tab regclass,
 	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,

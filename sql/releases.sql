@@ -2,29 +2,40 @@
 CREATE EXTENSION IF NOT EXISTS keanon;
 \set SHOW_CONTEXT never
 
--- No release partition may take only part of a previous partition's rows:
--- counts, over a release's rows, the previous partitions whose rows are
--- spread over more than one new partition (the releases table keeps each
--- release's partition ranges).
-CREATE FUNCTION breaches(tab regclass, rel regclass, col name, no bigint) RETURNS bigint
-LANGUAGE plpgsql AS $$
+-- The subtraction attack: a reader who kept two releases (snapshots of
+-- the view: quasi-identifiers, published value v, partition pid) compares
+-- each partition of the later one with the earlier partitions whose range
+-- it covers.  It counts as a breach an earlier partition the later one
+-- takes only part of, and a set of values the later partition holds beyond
+-- those (what arrived) or lacks (what left) that is neither empty nor at
+-- least k distinct values spanning at least e.  Published values are a
+-- permutation of the true ones within each partition, so the multisets
+-- compared are exactly what the reader sees.
+CREATE FUNCTION subtraction_breaches(old regclass, new regclass, k integer, e numeric)
+RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-	lo text[];
-	hi text[];
+	p record;
+	d record;
 	bad bigint := 0;
-	spread bigint;
+	n bigint;
 BEGIN
-	SELECT r.lo, r.hi INTO lo, hi FROM keanon.releases r
-	WHERE r.relid = tab AND r.release_no = no - 1;
-	IF lo IS NULL THEN
-		RETURN 0;
-	END IF;
-	FOR i IN 1 .. cardinality(lo) LOOP
-		EXECUTE format('SELECT count(DISTINCT keanon_pid) FROM %s WHERE %I BETWEEN $1 AND $2', rel, col)
-		INTO spread USING lo[i]::numeric, hi[i]::numeric;
-		IF spread > 1 THEN
-			bad := bad + 1;
-		END IF;
+	FOR p IN EXECUTE format('SELECT pid, min(v)::numeric AS lo, max(v)::numeric AS hi FROM %s GROUP BY pid', new) LOOP
+		EXECUTE format('SELECT count(*) FROM (SELECT min(v) AS lo, max(v) AS hi FROM %s GROUP BY pid) o '
+					   'WHERE o.lo < $2 AND o.hi > $1 AND NOT (o.lo >= $1 AND o.hi <= $2)', old)
+		INTO n USING p.lo, p.hi;
+		bad := bad + n;
+		FOR d IN EXECUTE format(
+			'WITH covered AS (SELECT pid FROM %1$s GROUP BY pid HAVING min(v) >= $1 AND max(v) <= $2), '
+			'o AS (SELECT v, count(*) AS c FROM %1$s WHERE pid IN (SELECT pid FROM covered) GROUP BY v), '
+			'n AS (SELECT v, count(*) AS c FROM %2$s WHERE pid = $3 GROUP BY v), '
+			'diff AS (SELECT v, coalesce(n.c, 0) - coalesce(o.c, 0) AS d FROM n FULL JOIN o USING (v)) '
+			'SELECT sign(d) AS way, count(*) AS distinct_values, (max(v) - min(v))::numeric AS span '
+			'FROM diff WHERE d <> 0 GROUP BY sign(d)', old, new)
+			USING p.lo, p.hi, p.pid LOOP
+			IF d.distinct_values < k OR d.span < e THEN
+				bad := bad + 1;
+			END IF;
+		END LOOP;
 	END LOOP;
 	RETURN bad;
 END;
@@ -45,8 +56,10 @@ SELECT count(*) FROM people_anon;
 SELECT count(*) FROM keanon.partitions('people');
 SELECT keanon.check('people');
 
--- Release 1 is the plain optimum (nothing to respect yet)
+-- Release 1 is the plain optimum (nothing to respect yet); each release
+-- is kept as a reader would keep it
 SELECT keanon.release('people');
+CREATE TABLE people_r1 AS SELECT postal_code, age, sex, salary AS v, keanon_pid AS pid FROM people_anon;
 SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
 SELECT keanon.sum_bounds(keanon_pid) FROM people_anon WHERE age BETWEEN 40 AND 48;
 SELECT keanon.check('people');
@@ -58,31 +71,40 @@ SELECT count(*) FROM people_anon;
 -- ...while the live optimum would now be
 SELECT n, distinct_values, min_value, max_value, error
 FROM keanon.index_partitions('people_keanon_idx');
--- Release 2 keeps release 1's partitions whole: {25000..35000} and
--- {35000..45000} share the value 35000, so they stay together
+-- Release 2 keeps release 1's partitions whole, and withholds the two
+-- newcomers: added to any partition, two values fall short of k = 3, and
+-- subtraction would narrow each to two candidates
 SELECT keanon.release('people');
 SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
-SELECT breaches('people', 'people_keanon_release', 'salary', 2);
+CREATE TABLE people_r2 AS SELECT postal_code, age, sex, salary AS v, keanon_pid AS pid FROM people_anon;
+SELECT subtraction_breaches('people_r1', 'people_r2', 3, 2000);
 SELECT keanon.check('people');
 
--- More rows, and a deletion: a previous partition that lost rows is kept whole
+-- More rows, and a deletion: the deleted row is retained, as released, so
+-- its partition does not shrink; the newcomers, with the two withheld
+-- before, now make (k,e)-anonymous additions
 INSERT INTO people (postal_code, age, sex, salary)
 SELECT 'x' || i, 20 + i, 'Male', 100000 + i * 1000 FROM generate_series(1, 6) i;
 DELETE FROM people WHERE salary = 15000;
 SELECT keanon.release('people');
 SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('people');
-SELECT breaches('people', 'people_keanon_release', 'salary', 3);
+CREATE TABLE people_r3 AS SELECT postal_code, age, sex, salary AS v, keanon_pid AS pid FROM people_anon;
+SELECT subtraction_breaches('people_r2', 'people_r3', 3, 2000) AS breaches_2_3,
+	   subtraction_breaches('people_r1', 'people_r3', 3, 2000) AS breaches_1_3;
+SELECT count(*) AS deleted_yet_released FROM people_anon WHERE age = 36;
 SELECT keanon.check('people');
-SELECT release_no, rows_published, partitions, sum_error, unconstrained_sum_error
+SELECT release_no, rows_published, partitions, sum_error, rows_withheld, rows_retained
 FROM keanon.releases('people');
 
--- A release is refused, and the last one stays published, when no valid
--- partitioning exists (one partition of every row never breaches, so that
--- is the only way a release can fail)
+-- A release with nothing safe to add publishes the last one again (its
+-- values permuted afresh), and says so: every row it holds is retained
 DELETE FROM people WHERE salary > 16000;
 SELECT keanon.release('people');
-SELECT count(*) FROM keanon.releases('people');
-SELECT count(*) FROM people_anon;
+SELECT release_no, rows_published, partitions, rows_withheld, rows_retained
+FROM keanon.releases('people') ORDER BY release_no DESC LIMIT 1;
+CREATE TABLE people_r4 AS SELECT postal_code, age, sex, salary AS v, keanon_pid AS pid FROM people_anon;
+SELECT subtraction_breaches('people_r3', 'people_r4', 3, 2000) AS breaches_3_4,
+	   subtraction_breaches('people_r1', 'people_r4', 3, 2000) AS breaches_1_4;
 SELECT keanon.check('people');
 
 -- Errors
@@ -98,8 +120,8 @@ SELECT keanon.watch('tiny', 'v', '{age}', 2, 0, mode => 'release');
 SELECT keanon.release('tiny');
 SELECT keanon.check('live'), keanon.check('tiny');
 
--- Random rounds of inserts, deletes and releases: every release is valid,
--- never breaches the one before and checks against a recomputation
+-- Random rounds of inserts, updates, deletes and releases: every release
+-- checks, and no pair of kept releases, consecutive or not, breaches
 CREATE TABLE churn (id serial PRIMARY KEY, grp integer, v integer);
 SELECT setseed(0.27);
 INSERT INTO churn (grp, v) SELECT i % 5, (random() * 60)::integer FROM generate_series(1, 40) i;
@@ -113,17 +135,30 @@ BEGIN
 		INSERT INTO churn (grp, v)
 		SELECT i % 5, (random() * 80)::integer FROM generate_series(1, (random() * 6)::integer) i;
 		DELETE FROM churn WHERE id IN (SELECT id FROM churn ORDER BY random() LIMIT (random() * 4)::integer);
+		UPDATE churn SET v = v + 1 WHERE id IN (SELECT id FROM churn ORDER BY random() LIMIT (random() * 2)::integer);
 		no := keanon.release('churn');
-		bad := bad + breaches('churn', 'churn_keanon_release', 'v', no);
+		EXECUTE format('CREATE TABLE churn_r%s AS SELECT grp, v, keanon_pid AS pid FROM churn_anon', no);
 		IF NOT keanon.check('churn') THEN
 			RAISE EXCEPTION 'check failed after release %', no;
 		END IF;
 	END LOOP;
-	RAISE NOTICE 'releases: %, breaches: %', no, bad;
+	FOR a IN 1 .. no LOOP
+		FOR b IN a + 1 .. no LOOP
+			bad := bad + subtraction_breaches(format('churn_r%s', a)::regclass,
+											  format('churn_r%s', b)::regclass, 3, 4);
+		END LOOP;
+	END LOOP;
+	RAISE NOTICE 'releases: %, breaches over every pair: %', no, bad;
+	FOR a IN 1 .. no LOOP
+		EXECUTE format('DROP TABLE churn_r%s', a);
+	END LOOP;
 END;
 $$;
-SELECT count(*) AS releases, bool_and(sum_error >= unconstrained_sum_error) AS never_below_optimum
-FROM keanon.releases('churn');
+SELECT count(*) AS releases,
+	   bool_and(rows_published = lag_published + added) AS nothing_ever_leaves
+FROM (SELECT rows_published, coalesce(lag(rows_published) OVER w, 0) AS lag_published,
+			 rows_published - coalesce(lag(rows_published) OVER w, 0) AS added
+	  FROM keanon.releases('churn') WINDOW w AS (ORDER BY release_no)) r;
 
 -- Single-row UPDATEs moving values across the table (each change goes to
 -- the engine where it lands) and DELETEs, released and checked
@@ -139,12 +174,110 @@ UPDATE far SET grp = 9 WHERE id = 5;
 DELETE FROM far WHERE id = 6;
 SELECT keanon.release('far');
 SELECT keanon.check('far');
-SELECT breaches('far', 'far_keanon_release', 'v', 2);
-SELECT (SELECT count(*) FROM far_anon) = (SELECT count(*) FROM far) AS all_released,
-	   (SELECT count(*) FROM far_anon WHERE grp = 9) AS moved_group;
+-- the three moved values and the regrouped row arrive alone: each is
+-- withheld, and the old versions of the four, with the deleted row,
+-- are retained (the regrouped row is released in its old group)
+SELECT rows_withheld, rows_retained FROM keanon.releases('far') WHERE release_no = 2;
+SELECT (SELECT count(*) FROM far_anon) =
+	   (SELECT count(*) FROM far) - rows_withheld + rows_retained AS accounted,
+	   (SELECT count(*) FROM far_anon WHERE grp = 9) AS moved_group
+FROM keanon.releases('far') WHERE release_no = 2;
 
 SELECT keanon.unwatch('people');
 SELECT count(*) FROM keanon.releases WHERE relid = 'churn'::regclass;
 SELECT count(*) FROM pg_class WHERE relname LIKE 'people_keanon%';
-DROP TABLE people, live, tiny, churn, far;
-DROP FUNCTION breaches;
+DROP TABLE people, live, tiny, churn, far, people_r1, people_r2, people_r3, people_r4;
+
+-- ----------------------------------------------------------------
+-- Attacks by subtraction, from the research's example on (k = 3,
+-- e = 2000): the six salaries, then one newcomer, a departure, a raise
+-- ----------------------------------------------------------------
+CREATE TABLE pay (name text PRIMARY KEY, salary integer);
+INSERT INTO pay VALUES ('Tom', 84000), ('Mike', 86000), ('Alice', 87000),
+	('Bob', 88000), ('Kate', 89000), ('Paul', 90000);
+SELECT keanon.watch('pay', 'salary', '{name}', 3, 2000, mode => 'release');
+SELECT keanon.release('pay');
+CREATE TABLE pay_r1 AS SELECT name, salary AS v, keanon_pid AS pid FROM pay_anon;
+SELECT min(v), max(v), count(*) FROM pay_r1 GROUP BY pid ORDER BY 1;
+-- Ann alone: subtraction would give her exact salary, so she waits
+INSERT INTO pay VALUES ('Ann', 82000);
+SELECT keanon.release('pay');
+CREATE TABLE pay_r2 AS SELECT name, salary AS v, keanon_pid AS pid FROM pay_anon;
+SELECT count(*) FILTER (WHERE name = 'Ann') AS ann_released, count(*) AS released FROM pay_r2;
+SELECT subtraction_breaches('pay_r1', 'pay_r2', 3, 2000);
+-- a departure: Bob stays released as he was, so no partition shrinks
+DELETE FROM pay WHERE name = 'Bob';
+-- a raise: the old salary stays released; the new one would arrive alone
+UPDATE pay SET salary = 89500 WHERE name = 'Kate';
+SELECT keanon.release('pay');
+CREATE TABLE pay_r3 AS SELECT name, salary AS v, keanon_pid AS pid FROM pay_anon;
+SELECT name, count(*) FROM pay_r3 WHERE name IN ('Bob', 'Kate', 'Ann') GROUP BY name ORDER BY name;
+SELECT rows_withheld, rows_retained FROM keanon.releases('pay') WHERE release_no = 3;
+SELECT subtraction_breaches('pay_r2', 'pay_r3', 3, 2000) AS breaches_2_3,
+	   subtraction_breaches('pay_r1', 'pay_r3', 3, 2000) AS breaches_1_3;
+-- Jo and Oven arrive: with Ann they are three values spanning 3000, the
+-- research's answer (its candidate i = 7, j = 3, taking Bob's partition
+-- apart, is never formed): {82000 .. 87000} and {88000 .. 90000}
+INSERT INTO pay VALUES ('Jo', 83000), ('Oven', 85000);
+SELECT keanon.release('pay');
+CREATE TABLE pay_r4 AS SELECT name, salary AS v, keanon_pid AS pid FROM pay_anon;
+SELECT min(v), max(v), count(*), count(*) FILTER (WHERE name IN ('Ann', 'Jo', 'Oven')) AS newcomers
+FROM pay_r4 GROUP BY pid ORDER BY 1;
+SELECT sum_error, rows_withheld FROM keanon.releases('pay') WHERE release_no = 4;
+SELECT subtraction_breaches('pay_r3', 'pay_r4', 3, 2000) AS breaches_3_4,
+	   subtraction_breaches('pay_r1', 'pay_r4', 3, 2000) AS breaches_1_4,
+	   subtraction_breaches('pay_r2', 'pay_r4', 3, 2000) AS breaches_2_4;
+SELECT keanon.check('pay');
+-- keanon.check finds a release that adds a non-(k,e) set: Paul's row
+-- marked as added by release 4, alone in its partition
+UPDATE pay_keanon_release SET keanon_since = 4 WHERE name = 'Paul';
+SELECT keanon.check('pay');
+UPDATE pay_keanon_release SET keanon_since = 1 WHERE name = 'Paul';
+-- or one that lost a row of the release before
+DELETE FROM pay_keanon_release WHERE name = 'Bob';
+SELECT keanon.check('pay');
+-- the attack keanon closed: comparing release 1 with an unsafe release
+-- (the newcomer alone added to the first partition), as main published it
+CREATE TABLE pay_unsafe AS SELECT * FROM pay_r1
+UNION ALL SELECT 'Ann', 82000, (SELECT min(pid) FROM pay_r1);
+SELECT subtraction_breaches('pay_r1', 'pay_unsafe', 3, 2000) AS unsafe_breaches;
+DROP TABLE pay, pay_r1, pay_r2, pay_r3, pay_r4, pay_unsafe;
+
+-- ----------------------------------------------------------------
+-- The statistical attack at scale: 2,000 uniform salaries (k = 5,
+-- e = 5000), then 100 inserts and 100 deletes.  Every newcomer's
+-- candidate values (what its partition adds) are (k,e)-anonymous and
+-- hold its true value; no leaver is exposed
+-- ----------------------------------------------------------------
+CREATE TABLE big (id integer PRIMARY KEY, grp integer, salary integer);
+SELECT setseed(0.61);
+INSERT INTO big SELECT i, i % 17, 20000 + (random() * 100000)::integer FROM generate_series(1, 2000) i;
+SELECT keanon.watch('big', 'salary', '{id}', 5, 5000, mode => 'release');
+SELECT keanon.release('big');
+CREATE TABLE big_r1 AS SELECT id, salary AS v, keanon_pid AS pid FROM big_anon;
+INSERT INTO big SELECT i, i % 17, 20000 + (random() * 100000)::integer FROM generate_series(2001, 2100) i;
+DELETE FROM big WHERE id IN (SELECT id FROM big WHERE id <= 2000 ORDER BY random() LIMIT 100);
+SELECT keanon.release('big');
+CREATE TABLE big_r2 AS SELECT id, salary AS v, keanon_pid AS pid FROM big_anon;
+SELECT subtraction_breaches('big_r1', 'big_r2', 5, 5000);
+-- each released newcomer's candidates: its partition's values beyond
+-- those of the release-1 partitions it covers
+WITH newcomer AS (SELECT n.id, n.pid, b.salary AS truth FROM big_r2 n JOIN big b USING (id)
+				  WHERE n.id > 2000),
+	 part AS (SELECT pid, min(v) AS lo, max(v) AS hi FROM big_r2 GROUP BY pid),
+	 cand AS (SELECT p.pid, x.v FROM part p,
+			  LATERAL (SELECT v FROM big_r2 WHERE pid = p.pid
+					   EXCEPT ALL
+					   SELECT v FROM big_r1 WHERE pid IN (SELECT pid FROM big_r1 GROUP BY pid
+														  HAVING min(v) >= p.lo AND max(v) <= p.hi)) x)
+SELECT count(*) AS newcomers_released,
+	   bool_and(c.n_distinct >= 5 AND c.span >= 5000) AS candidates_ke_anonymous,
+	   bool_and(EXISTS (SELECT 1 FROM cand WHERE cand.pid = nc.pid AND cand.v = nc.truth)) AS truth_among_them,
+	   min(c.n_distinct) AS fewest_candidates
+FROM newcomer nc JOIN LATERAL (SELECT count(DISTINCT v) AS n_distinct, max(v) - min(v) AS span
+							   FROM cand WHERE cand.pid = nc.pid) c ON true;
+SELECT rows_withheld + (SELECT count(*) FROM big_r2 WHERE id > 2000) AS newcomers_accounted,
+	   rows_retained FROM keanon.releases('big') WHERE release_no = 2;
+SELECT keanon.check('big');
+DROP TABLE big, big_r1, big_r2;
+DROP FUNCTION subtraction_breaches;

@@ -1,16 +1,27 @@
 /*
  * release.c
- *		Release mode: keanon.release computes the least sum-error
- *		(k,e)-partitioning that keeps every partition of the previous
- *		release whole, and publishes it into the watch's release table.
+ *		Release mode: keanon.release publishes a release that reveals
+ *		nothing by subtraction from any release before it.
  *
  * Between releases the watch tracks every change (the index stays the
- * live optimum) but its view does not move.  A release reads the run list
- * from the index, masks the cuts that would split a previous partition
- * (ke_release_cuts), runs the constrained DP (ke_constrained_dp), places
- * the rows as a live change would, copies them into the release table in
- * slot order (a random order within each partition) and records the
- * release in keanon.releases, as keanon's own role.
+ * live optimum) but its view does not move.  The first release is the
+ * least sum-error (k,e)-partitioning of the rows: it reads the run list
+ * from the index, runs the DP (ke_constrained_dp, with no cut masked),
+ * places the rows as a live change would and copies them into the release
+ * table in slot order (a random order within each partition).
+ *
+ * A later release keeps every row of the last one, as released: a row
+ * deleted or changed since is retained with its released values, so no
+ * partition ever shrinks.  Rows that arrived (inserted, or the new version
+ * of a changed row) are placed by ke_release_plan: each partition keeps
+ * the previous ones it covers whole and adds none of them or a
+ * (k,e)-anonymous set; arrivals no partition can add safely yet are
+ * withheld for a later release.  So whatever two releases a reader keeps,
+ * the rows one adds to the other's partitions form, partition by
+ * partition, an empty or (k,e)-anonymous set, and none leave.  The release
+ * is written into the release table in a random order within each
+ * partition, with values permuted afresh, and recorded in keanon.releases
+ * (as keanon's own role) with the rows withheld and retained.
  */
 #include "postgres.h"
 
@@ -112,40 +123,87 @@ release_text(const KeanonValueType *vt, KeNum x, char *buf, size_t len)
 																   KeanonNumToNumeric(vt, x))));
 }
 
+/* The release table's columns but keanon's, as a list, each prefixed */
+static char *
+release_columns(const Watch *w, const char *prefix)
+{
+	return KeanonNameList(KeanonUnionNames(KeanonUnionNames(w->keys, w->qis), list_make1(w->s)),
+						  prefix);
+}
+
+/* The number of the last release of relid, 0 before the first */
+static int64
+last_release_no(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		isnull;
+	Datum		d;
+
+	KeanonSpiRun(relid, "SELECT pg_catalog.max(release_no) FROM keanon.releases "
+				 "WHERE relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
+				 1, types, values, NULL, SPI_OK_SELECT);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/* Record a release in keanon.releases, as keanon's own role; its number */
+static int64
+record_release(Watch *w, int64 nrows, KeanonPartList *np, KeNum sum_error,
+			   KeNum unconstrained, int64 withheld, int64 retained)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	Oid			types[9] = {OIDOID, INT8OID, INT8OID, NUMERICOID, NUMERICOID,
+	TEXTARRAYOID, TEXTARRAYOID, INT8OID, INT8OID};
+	Datum		values[9];
+	Datum	   *lo_text = palloc(sizeof(Datum) * Max(np->n, 1));
+	Datum	   *hi_text = palloc(sizeof(Datum) * Max(np->n, 1));
+	char		buf[64];
+	KeanonOwnerScope cat;
+	bool		isnull;
+	int64		release_no;
+
+	for (int i = 0; i < np->n; i++)
+	{
+		lo_text[i] = release_text(vt, np->parts[i].lo, buf, sizeof(buf));
+		hi_text[i] = release_text(vt, np->parts[i].hi, buf, sizeof(buf));
+	}
+	values[0] = ObjectIdGetDatum(w->relid);
+	values[1] = Int64GetDatum(nrows);
+	values[2] = Int64GetDatum(np->n);
+	values[3] = KeanonNumToNumeric(vt, sum_error);
+	values[4] = KeanonNumToNumeric(vt, unconstrained);
+	values[5] = PointerGetDatum(construct_array(lo_text, np->n, TEXTOID, -1, false, TYPALIGN_INT));
+	values[6] = PointerGetDatum(construct_array(hi_text, np->n, TEXTOID, -1, false, TYPALIGN_INT));
+	values[7] = Int64GetDatum(withheld);
+	values[8] = Int64GetDatum(retained);
+	KeanonCatalogBegin(&cat);
+	KeanonSpiRun(w->relid, "INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
+				 "sum_error, unconstrained_sum_error, lo, hi, rows_withheld, rows_retained) "
+				 "SELECT $1::oid::regclass, coalesce(max(release_no), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9 "
+				 "FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",
+				 9, types, values, NULL, SPI_OK_INSERT_RETURNING);
+	KeanonOwnerEnd(&cat);
+	release_no = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return release_no;
+}
+
+static int64 first_release(Watch *w, KeNum unconstrained, KeanonRunArrays *ra);
+static int64 later_release(Watch *w, KeNum unconstrained, int64 release_no);
+
 /*
- * Publish a release: the least sum-error (k,e)-partitioning of the current
- * rows that keeps every partition of the previous release whole.  The
- * previous release's ranges are the partition table's (it holds the last
- * release in release mode); respecting it respects every earlier one.
+ * Publish a release (see the file's comment): the first is the least
+ * sum-error (k,e)-partitioning of the rows, a later one keeps the last
+ * whole and adds to it only what reveals nothing by subtraction.
  */
 int64
 KeanonRelease(Oid relid)
 {
 	Watch		w;
-	const KeanonValueType *vt;
 	KeanonRunArrays ra = {0};
-	KeNum	   *olo,
-			   *ohi,
-			   *E,
-			   *best,
-			   *argmin;
-	int64	   *frontier;
-	int		   *argmin_last,
-			   *end;
-	bool	   *cut_after,
-			   *cut_in;
-	size_t		nold;
-	KeanonPartList np = {0};
-	PlacedRow  *rows;
-	int64		nrows,
-				release_no,
-				want = 0;
 	KeNum		unconstrained;
-	char	   *sql;
-	Datum	   *lo_text,
-			   *hi_text;
-	char		buf[64];
-	bool		isnull;
+	int64		last;
+	int64		release_no;
 
 	KeanonWatchLoad(relid, &w, false);
 	if (!w.release_mode)
@@ -155,47 +213,60 @@ KeanonRelease(Oid relid)
 				 errdetail("A live watch publishes every change as it commits."),
 				 errhint("Watch it with mode => 'release' to publish in releases.")));
 	KeanonBeginWrite(&w, true);
-	vt = &w.ki->vt;
-
-	/* the current runs, and the previous release's partitions */
 	if (w.ki->engine != NULL)
 		ke_foreach_run(w.ki->engine, KeanonCollectRunArrays, &ra);
+	if (ra.n == 0 || w.ki->engine == NULL || !ke_sum_error(w.ki->engine, &unconstrained))
+		unconstrained = ke_num_zero(w.ki->vt.kind);
+	last = last_release_no(relid);
+	if (last == 0)
+		release_no = first_release(&w, unconstrained, &ra);
+	else
+		release_no = later_release(&w, unconstrained, last + 1);
+	KeanonSaveWatch(&w);
+	KeanonEndWrite(&w);
+	return release_no;
+}
+
+/* The first release: the least sum-error (k,e)-partitioning of the rows */
+static int64
+first_release(Watch *wp, KeNum unconstrained, KeanonRunArrays *rap)
+{
+	Watch		w = *wp;
+	Oid			relid = w.relid;
+	KeanonRunArrays ra = *rap;
+	const KeanonValueType *vt = &w.ki->vt;
+	KeNum	   *E,
+			   *best,
+			   *argmin;
+	int64	   *frontier;
+	int		   *argmin_last,
+			   *end;
+	KeanonPartList np = {0};
+	PlacedRow  *rows;
+	int64		nrows,
+				want = 0;
+	char	   *sql;
+	int64		release_no;
+
 	if (ra.n == 0 || w.ki->engine == NULL || !ke_sum_error(w.ki->engine, &unconstrained))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no valid (k,e)-partitioning of %s exists: nothing to release",
 						get_rel_name(relid)),
 				 errdetail("It has %zu distinct sensitive values; k = %d.", ra.n, w.k)));
-	sql = psprintf("SELECT lo, hi FROM %s ORDER BY hi", w.parts);
-	KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	nold = (size_t) SPI_processed;
-	olo = palloc(sizeof(KeNum) * Max(nold, 1));
-	ohi = palloc(sizeof(KeNum) * Max(nold, 1));
-	for (size_t i = 0; i < nold; i++)
-	{
-		olo[i] = KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		ohi[i] = KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-	}
 
-	/* the constrained optimum */
-	cut_after = palloc(sizeof(bool) * ra.n);
-	cut_in = palloc(sizeof(bool) * ra.n);
+	/* the optimum (no previous release to keep whole) */
 	E = palloc(sizeof(KeNum) * ra.n);
 	best = palloc(sizeof(KeNum) * ra.n);
 	argmin = palloc(sizeof(KeNum) * ra.n);
 	frontier = palloc(sizeof(int64) * ra.n);
 	argmin_last = palloc(sizeof(int) * ra.n);
 	end = palloc(sizeof(int) * ra.n);
-	ke_release_cuts(vt->kind, ra.vals, ra.n, olo, ohi, nold, cut_after, cut_in);
-	ke_constrained_dp(vt->kind, w.k, w.ki->engine ? ke_e(w.ki->engine) : ke_num_zero(vt->kind),
-					  ra.vals, ra.counts, ra.n, cut_after, cut_in,
+	ke_constrained_dp(vt->kind, w.k, ke_e(w.ki->engine), ra.vals, ra.counts, ra.n, NULL, NULL,
 					  E, best, argmin, argmin_last, (int64_t *) frontier, end);
 	if (end[ra.n - 1] == KE_END_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("no release of %s can respect its previous release", get_rel_name(relid)),
-				 errdetail("Every (k,e)-partitioning of the current rows would split a partition of the previous release."),
-				 errhint("Wait for more rows, or unwatch and watch the table again to start a new series of releases.")));
+		elog(ERROR, "keanon: the engine of %s has a sum-error but the DP no partitioning",
+			 get_rel_name(relid));
 	KeanonPartitionsFromFlags(vt->kind, ra.vals, ra.counts, ra.n, end, &np);
 
 	/* every row, in (value, arrival) order, goes to its partition */
@@ -213,40 +284,379 @@ KeanonRelease(Oid relid)
 	/* the release: its rows as they are now, and its record */
 	KeanonSpiRun(w.relid, psprintf("DELETE FROM %s", w.release), 0, NULL, NULL, NULL, SPI_OK_DELETE);
 	/* slots are a random order within each partition (see KeanonPlaceRows) */
-	KeanonSpiRun(w.relid, psprintf("INSERT INTO %s SELECT %s, %s, keanon_pub, keanon_pid FROM %s "
+	KeanonSpiRun(w.relid, psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since) "
+								   "SELECT %s, keanon_pub, keanon_pid, 1 FROM %s "
 								   "ORDER BY keanon_pid, keanon_slot",
-								   w.release, KeanonNameList(w.qis, ""), w.s, w.rows),
+								   w.release, release_columns(&w, ""), release_columns(&w, ""), w.rows),
 			0, NULL, NULL, NULL, SPI_OK_INSERT);
-	lo_text = palloc(sizeof(Datum) * np.n);
-	hi_text = palloc(sizeof(Datum) * np.n);
-	for (int i = 0; i < np.n; i++)
-	{
-		lo_text[i] = release_text(vt, np.parts[i].lo, buf, sizeof(buf));
-		hi_text[i] = release_text(vt, np.parts[i].hi, buf, sizeof(buf));
-	}
-	{
-		Oid			types[8] = {OIDOID, INT8OID, INT8OID, NUMERICOID, NUMERICOID,
-		TEXTARRAYOID, TEXTARRAYOID, INT8OID};
-		Datum		values[8];
-		KeanonOwnerScope cat;
-
-		values[0] = ObjectIdGetDatum(relid);
-		values[1] = Int64GetDatum(nrows);
-		values[2] = Int64GetDatum(np.n);
-		values[3] = KeanonNumToNumeric(vt, E[ra.n - 1]);
-		values[4] = KeanonNumToNumeric(vt, unconstrained);
-		values[5] = PointerGetDatum(construct_array(lo_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
-		values[6] = PointerGetDatum(construct_array(hi_text, np.n, TEXTOID, -1, false, TYPALIGN_INT));
-		KeanonCatalogBegin(&cat);
-		KeanonSpiRun(w.relid, "INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
-				"sum_error, unconstrained_sum_error, lo, hi) "
-				"SELECT $1::oid::regclass, coalesce(max(release_no), 0) + 1, $2, $3, $4, $5, $6, $7 "
-				"FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",
-				7, types, values, NULL, SPI_OK_INSERT_RETURNING);
-		KeanonOwnerEnd(&cat);
-		release_no = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	KeanonSaveWatch(&w);
-	KeanonEndWrite(&w);
+	release_no = record_release(&w, nrows, &np, E[ra.n - 1], unconstrained, 0, 0);
+	*wp = w;
 	return release_no;
+}
+
+/* A row of a later release: of the last release, or an arrival */
+typedef struct ReleaseRow
+{
+	bool		arrival;		/* from the rows table; else the last release */
+	ItemPointerData tid;
+	Datum		value;
+	KeNum		num;
+	int64		item;			/* its item in the plan */
+	int64		part;			/* its partition in the plan, or -1: withheld */
+} ReleaseRow;
+
+/* The rows of the last query (ctid, value), appended to rows[*n ...] */
+static ReleaseRow *
+fetch_release_rows(const KeanonValueType *vt, bool arrival, ReleaseRow *rows, int64 *n,
+				   int64 **pids)
+{
+	int16		typlen;
+	bool		typbyval;
+	int64		got = (int64) SPI_processed;
+
+	get_typlenbyval(vt->typid, &typlen, &typbyval);
+	rows = rows == NULL ?
+		MemoryContextAllocHuge(CurrentMemoryContext, sizeof(ReleaseRow) * Max(got, 1)) :
+		repalloc_huge(rows, sizeof(ReleaseRow) * (*n + Max(got, 1)));
+	if (pids != NULL)
+		*pids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(got, 1));
+	for (int64 i = 0; i < got; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		ReleaseRow *r = &rows[*n + i];
+		bool		isnull;
+
+		r->arrival = arrival;
+		r->tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
+		r->value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull), typbyval, typlen);
+		r->num = KeanonDatumToNum(vt, r->value);
+		r->item = -1;
+		r->part = -1;
+		if (pids != NULL)
+			(*pids)[i] = DatumGetInt64(SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull));
+	}
+	*n += got;
+	SPI_freetuptable(SPI_tuptable);
+	return rows;
+}
+
+/* Add arrival value x (count c) to an item's arrivals */
+static void
+item_add_arrivals(KeReleaseItem *it, KeKind kind, KeNum x, int64 c)
+{
+	if (it->rows == 0 || ke_num_cmp(kind, x, it->amin) < 0)
+		it->amin = x;
+	if (it->rows == 0 || ke_num_cmp(kind, x, it->amax) > 0)
+		it->amax = x;
+	it->rows += c;
+	it->distinct++;
+}
+
+/*
+ * The plan's items, in value order: the last release's partitions (its rows
+ * rows[0 .. nold), ordered by partition, pids[] theirs) as blocks, with the
+ * arrivals (rows[nold .. n), by value) inside their ranges, and the other
+ * arrivals as runs of one value.  Sets each row's item; returns the count.
+ */
+static int64
+plan_items(KeKind kind, ReleaseRow *rows, int64 nold, int64 n, const int64 *pids,
+		   KeReleaseItem *items)
+{
+	int64	   *order;
+	int64		nblocks = 0,
+				nitems = 0,
+				b = 0;
+	int64	   *block_item;
+	KeReleaseItem *blocks = palloc(sizeof(KeReleaseItem) * Max(nold, 1));
+	int64	   *first = palloc(sizeof(int64) * Max(nold, 1));
+
+	/* blocks from the last release's partitions */
+	for (int64 i = 0; i < nold; i++)
+	{
+		if (i == 0 || pids[i] != pids[i - 1])
+		{
+			memset(&blocks[nblocks], 0, sizeof(KeReleaseItem));
+			blocks[nblocks].block = true;
+			blocks[nblocks].lo = blocks[nblocks].hi = rows[i].num;
+			first[nblocks++] = i;
+		}
+		blocks[nblocks - 1].kept++;
+		if (ke_num_cmp(kind, rows[i].num, blocks[nblocks - 1].lo) < 0)
+			blocks[nblocks - 1].lo = rows[i].num;
+		if (ke_num_cmp(kind, rows[i].num, blocks[nblocks - 1].hi) > 0)
+			blocks[nblocks - 1].hi = rows[i].num;
+	}
+	/* in value order: by least value, then greatest (a split run's two) */
+	order = palloc(sizeof(int64) * Max(nblocks, 1));
+	for (int64 i = 0; i < nblocks; i++)
+	{
+		int64		j = i;
+
+		while (j > 0 && (ke_num_cmp(kind, blocks[order[j - 1]].lo, blocks[i].lo) > 0 ||
+						 (ke_num_eq(kind, blocks[order[j - 1]].lo, blocks[i].lo) &&
+						  ke_num_cmp(kind, blocks[order[j - 1]].hi, blocks[i].hi) > 0)))
+		{
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	block_item = palloc(sizeof(int64) * Max(nblocks, 1));
+	for (int64 i = 0; i < nblocks; i++)
+		block_item[i] = -1;
+
+	/* arrivals, by value, merged with the blocks */
+	for (int64 i = nold; i < n;)
+	{
+		int64		j = i;
+		KeNum		v = rows[i].num;
+		int64		target;
+
+		while (j < n && ke_num_eq(kind, rows[j].num, v))
+			j++;
+		while (b < nblocks && ke_num_cmp(kind, blocks[order[b]].hi, v) < 0)
+		{
+			if (block_item[order[b]] < 0)
+			{
+				block_item[order[b]] = nitems;
+				items[nitems++] = blocks[order[b]];
+			}
+			b++;
+		}
+		if (b < nblocks && ke_num_cmp(kind, blocks[order[b]].lo, v) <= 0)
+		{
+			if (block_item[order[b]] < 0)
+			{
+				block_item[order[b]] = nitems;
+				items[nitems++] = blocks[order[b]];
+			}
+			target = block_item[order[b]];
+		}
+		else
+		{
+			memset(&items[nitems], 0, sizeof(KeReleaseItem));
+			items[nitems].lo = items[nitems].hi = v;
+			target = nitems++;
+		}
+		item_add_arrivals(&items[target], kind, v, j - i);
+		for (; i < j; i++)
+			rows[i].item = target;
+	}
+	for (; b < nblocks; b++)
+		if (block_item[order[b]] < 0)
+		{
+			block_item[order[b]] = nitems;
+			items[nitems++] = blocks[order[b]];
+		}
+	/* the last release's rows go with their blocks */
+	for (int64 x = 0; x < nblocks; x++)
+		for (int64 i = first[x]; i < nold && pids[i] == pids[first[x]]; i++)
+			rows[i].item = block_item[x];
+	return nitems;
+}
+
+/* Shuffle a[0 .. n) uniformly */
+static void
+shuffle_int64(int64 *a, int64 n)
+{
+	for (int64 i = n - 1; i > 0; i--)
+	{
+		int64		j = (int64) KeanonRandomBelow((uint64) i + 1);
+		int64		t = a[i];
+
+		a[i] = a[j];
+		a[j] = t;
+	}
+}
+
+/*
+ * A later release (see the file's comment): the last release's rows kept,
+ * arrivals placed by ke_release_plan or withheld
+ */
+static int64
+later_release(Watch *w, KeNum unconstrained, int64 release_no)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	KeKind		kind = vt->kind;
+	char	   *keys_r = KeanonNameList(w->keys, "r.");
+	char	   *keys_x = KeanonNameList(w->keys, "x.");
+	char	   *cols_r = release_columns(w, "r.");
+	char	   *cols_x = release_columns(w, "x.");
+	ReleaseRow *rows;
+	int64		n = 0,
+				nold,
+				nitems,
+				nparts,
+				admitted,
+				withheld = 0,
+				retained,
+				nout = 0;
+	int64	   *pids;
+	KeReleaseItem *items;
+	int64	   *part;
+	bool	   *released;
+	KeNum		plan_error,
+				sum_error = ke_num_zero(kind);
+	int64	   *by_part,
+			   *part_start,
+			   *cursor;
+	Datum	   *a_src,
+			   *a_tid,
+			   *a_pid,
+			   *a_pub,
+			   *old_tids;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	KeanonPartList np = {0};
+	bool		isnull;
+
+	/* the last release's rows, by partition, then the arrivals, by value */
+	KeanonSpiRun(w->relid, psprintf("SELECT ctid, %s, keanon_pid FROM %s ORDER BY keanon_pid, %s",
+									w->s, w->release, w->s),
+				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	rows = fetch_release_rows(vt, false, NULL, &n, &pids);
+	nold = n;
+	KeanonSpiRun(w->relid, psprintf("SELECT x.ctid, x.%s FROM %s x WHERE NOT EXISTS "
+									"(SELECT 1 FROM %s r WHERE (%s) = (%s) AND "
+									"pg_catalog.record_image_eq(ROW(%s), ROW(%s))) ORDER BY x.%s",
+									w->s, w->rows, w->release, keys_r, keys_x, cols_r, cols_x, w->s),
+				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	rows = fetch_release_rows(vt, true, rows, &n, NULL);
+	KeanonSpiRun(w->relid, psprintf("SELECT pg_catalog.count(*) FROM %s r WHERE NOT EXISTS "
+									"(SELECT 1 FROM %s x WHERE (%s) = (%s) AND "
+									"pg_catalog.record_image_eq(ROW(%s), ROW(%s)))",
+									w->release, w->rows, keys_x, keys_r, cols_x, cols_r),
+				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	retained = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	/* the plan */
+	items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeReleaseItem) * Max(n, 1));
+	nitems = plan_items(kind, rows, nold, n, pids, items);
+	part = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(nitems, 1));
+	released = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * Max(nitems, 1));
+	nparts = ke_release_plan(kind, w->k, ke_e(w->ki->engine), items, (size_t) nitems,
+							 part, released, &admitted, &plan_error);
+	if (nparts < 0)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	if (nparts == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("nothing of %s can be released", get_rel_name(w->relid))));
+	for (int64 i = 0; i < n; i++)
+	{
+		if (!rows[i].arrival || released[rows[i].item])
+			rows[i].part = part[rows[i].item];
+		else
+			withheld++;
+	}
+
+	/* each partition's rows in a random order, showing its values permuted */
+	part_start = palloc0(sizeof(int64) * (nparts + 1));
+	for (int64 i = 0; i < n; i++)
+		if (rows[i].part >= 0)
+			part_start[rows[i].part + 1]++;
+	for (int64 p = 0; p < nparts; p++)
+		part_start[p + 1] += part_start[p];
+	by_part = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(n, 1));
+	cursor = palloc(sizeof(int64) * nparts);
+	memcpy(cursor, part_start, sizeof(int64) * nparts);
+	for (int64 i = 0; i < n; i++)
+		if (rows[i].part >= 0)
+			by_part[cursor[rows[i].part]++] = i;
+	nout = part_start[nparts];
+	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
+	a_src = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
+	a_tid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
+	a_pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
+	a_pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
+	for (int64 p = 0; p < nparts; p++)
+	{
+		int64		lo = part_start[p],
+					cnt = part_start[p + 1] - part_start[p];
+		int64	   *shown = palloc(sizeof(int64) * Max(cnt, 1));
+		int64		pid = ++w->next_pid;
+		KePartition kp;
+
+		memset(&kp, 0, sizeof(kp));
+		shuffle_int64(&by_part[lo], cnt);
+		memcpy(shown, &by_part[lo], sizeof(int64) * cnt);
+		shuffle_int64(shown, cnt);
+		for (int64 x = 0; x < cnt; x++)
+		{
+			ReleaseRow *r = &rows[by_part[lo + x]];
+
+			a_src[lo + x] = Int32GetDatum(r->arrival ? 0 : 1);
+			a_tid[lo + x] = PointerGetDatum(&r->tid);
+			a_pid[lo + x] = Int64GetDatum(pid);
+			a_pub[lo + x] = rows[shown[x]].value;
+			if (x == 0 || ke_num_cmp(kind, r->num, kp.lo) < 0)
+				kp.lo = r->num;
+			if (x == 0 || ke_num_cmp(kind, r->num, kp.hi) > 0)
+				kp.hi = r->num;
+		}
+		kp.n = cnt;
+		kp.error = ke_num_sub(kind, kp.hi, kp.lo);
+		sum_error = ke_num_add(kind, sum_error, kp.error);
+		KeanonCollectPartition(&kp, &np);
+		pfree(shown);
+	}
+
+	/* written in that order, the last release's rows then gone */
+	old_tids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nold, 1));
+	for (int64 i = 0; i < nold; i++)
+		old_tids[i] = PointerGetDatum(&rows[i].tid);
+	{
+		Oid			types[5] = {INT4ARRAYOID, TIDARRAYOID, INT8ARRAYOID,
+		get_array_type(vt->typid), INT8OID};
+		Datum		values[5];
+		List	   *cols = KeanonUnionNames(KeanonUnionNames(w->keys, w->qis), list_make1(w->s));
+		StringInfoData pick;
+		ListCell   *lc;
+
+		initStringInfo(&pick);
+		foreach(lc, cols)
+			appendStringInfo(&pick, "CASE WHEN u.src = 0 THEN x.%s ELSE r.%s END, ",
+							 (char *) lfirst(lc), (char *) lfirst(lc));
+		values[0] = PointerGetDatum(construct_array(a_src, (int) nout, INT4OID, 4, true, TYPALIGN_INT));
+		values[1] = PointerGetDatum(construct_array(a_tid, (int) nout, TIDOID, sizeof(ItemPointerData),
+													false, TYPALIGN_SHORT));
+		values[2] = PointerGetDatum(construct_array(a_pid, (int) nout, INT8OID, 8, FLOAT8PASSBYVAL,
+													TYPALIGN_DOUBLE));
+		values[3] = PointerGetDatum(construct_array(a_pub, (int) nout, vt->typid, typlen, typbyval,
+													typalign));
+		values[4] = Int64GetDatum(release_no);
+		KeanonSpiRun(w->relid,
+					 psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since) "
+							  "SELECT %su.pub, u.pid, CASE WHEN u.src = 0 THEN $5 ELSE r.keanon_since END "
+							  "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
+							  "pg_catalog.unnest($4)) WITH ORDINALITY u(src, t, pid, pub, o) "
+							  "LEFT JOIN %s x ON u.src = 0 AND x.ctid = u.t "
+							  "LEFT JOIN %s r ON u.src = 1 AND r.ctid = u.t ORDER BY u.o",
+							  w->release, release_columns(w, ""), pick.data, w->rows, w->release),
+					 5, types, values, NULL, SPI_OK_INSERT);
+		if ((int64) SPI_processed != nout)
+			elog(ERROR, "keanon: the release of %s wrote %lld rows of %lld",
+				 get_rel_name(w->relid), (long long) SPI_processed, (long long) nout);
+		values[0] = PointerGetDatum(construct_array(old_tids, (int) nold, TIDOID,
+													sizeof(ItemPointerData), false, TYPALIGN_SHORT));
+		types[0] = TIDARRAYOID;
+		KeanonSpiRun(w->relid, psprintf("DELETE FROM %s WHERE ctid = ANY ($1)", w->release),
+					 1, types, values, NULL, SPI_OK_DELETE);
+		if ((int64) SPI_processed != nold)
+			elog(ERROR, "keanon: the release of %s removed %lld rows of %lld",
+				 get_rel_name(w->relid), (long long) SPI_processed, (long long) nold);
+	}
+
+	/* its partitions, as the bound aggregates and the report read them */
+	KeanonSpiRun(w->relid, psprintf("DELETE FROM %s", w->parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
+	KeanonSpiRun(w->relid,
+				 psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts, lo_slot) "
+						  "SELECT keanon_pid, pg_catalog.min(v), false, pg_catalog.max(v), false, "
+						  "pg_catalog.sum(c)::pg_catalog.int8, pg_catalog.array_agg(v ORDER BY v), "
+						  "pg_catalog.array_agg(c ORDER BY v), NULL "
+						  "FROM (SELECT keanon_pid, %s AS v, pg_catalog.count(*) AS c FROM %s GROUP BY 1, 2) g "
+						  "GROUP BY keanon_pid", w->parts, w->s, w->release),
+				 0, NULL, NULL, NULL, SPI_OK_INSERT);
+	return record_release(w, nout, &np, sum_error, unconstrained, withheld, retained);
 }

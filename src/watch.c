@@ -305,9 +305,67 @@ check_permutations(Oid relid, const Watch *w, const char *table, bool with_slots
 }
 
 /*
- * Release mode: the last release is the constrained optimum of the rows it
- * was made from (its own table), respecting the release before it, and
- * publishes a permutation within each partition.
+ * A release after the first reveals nothing by subtraction from the one
+ * before it (see release.c): every partition is (k,e)-anonymous; it covers
+ * each previous partition it overlaps (nold ranges olo/ohi); the rows it
+ * added in this release (keanon_since) are none or (k,e)-anonymous; and
+ * it keeps every row of the previous release, none gone.
+ */
+static void
+check_later_release(Oid relid, const Watch *w, KeanonIndex *ki, int64 release_no,
+					int64 prev_rows, const KeNum *olo, const KeNum *ohi, size_t nold)
+{
+	const KeanonValueType *vt = &ki->vt;
+	char	   *sql;
+	int64		kept = 0;
+
+	sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s), pg_catalog.count(DISTINCT %s), "
+				   "pg_catalog.count(*) FILTER (WHERE keanon_since = %lld), "
+				   "pg_catalog.count(DISTINCT %s) FILTER (WHERE keanon_since = %lld), "
+				   "pg_catalog.min(%s) FILTER (WHERE keanon_since = %lld), "
+				   "pg_catalog.max(%s) FILTER (WHERE keanon_since = %lld), "
+				   "pg_catalog.count(*) FILTER (WHERE keanon_since < %lld) "
+				   "FROM %s GROUP BY keanon_pid",
+				   w->s, w->s, w->s, (long long) release_no, w->s, (long long) release_no,
+				   w->s, (long long) release_no, w->s, (long long) release_no,
+				   (long long) release_no, w->release);
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		bool		isnull;
+		KeNum		lo = KeanonDatumToNum(vt, SPI_getbinval(t, d, 1, &isnull));
+		KeNum		hi = KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull));
+		int64		added = DatumGetInt64(SPI_getbinval(t, d, 4, &isnull));
+
+		if (DatumGetInt64(SPI_getbinval(t, d, 3, &isnull)) < ki->k ||
+			!ke_num_range_ok(vt->kind, lo, hi, ki->e))
+			check_failed(relid, "a released partition violates k or e", NULL);
+		if (added > 0 &&
+			(DatumGetInt64(SPI_getbinval(t, d, 5, &isnull)) < ki->k ||
+			 !ke_num_range_ok(vt->kind, KeanonDatumToNum(vt, SPI_getbinval(t, d, 6, &isnull)),
+							  KeanonDatumToNum(vt, SPI_getbinval(t, d, 7, &isnull)), ki->e)))
+			check_failed(relid, "a released partition adds a set of rows that is not (k,e)-anonymous",
+						 psprintf("It adds %lld rows to the previous release.", (long long) added));
+		for (size_t j = 0; j < nold; j++)
+			if (ke_num_cmp(vt->kind, lo, ohi[j]) < 0 && ke_num_cmp(vt->kind, hi, olo[j]) > 0 &&
+				(ke_num_cmp(vt->kind, lo, olo[j]) > 0 || ke_num_cmp(vt->kind, hi, ohi[j]) < 0))
+				check_failed(relid, "a released partition takes part of a previous partition", NULL);
+		kept += DatumGetInt64(SPI_getbinval(t, d, 8, &isnull));
+	}
+	if (kept != prev_rows)
+		check_failed(relid, "the last release does not keep every row of the one before",
+					 psprintf("It keeps %lld of %lld rows.", (long long) kept, (long long) prev_rows));
+	check_permutations(relid, w, w->release, false);
+}
+
+/*
+ * Release mode: the first release is the optimum of the rows it was made
+ * from (its own table); a later one reveals nothing by subtraction from
+ * the one before (check_later_release).  Each publishes a permutation
+ * within each partition.
  */
 static void
 check_release(Oid relid, const Watch *w, KeanonIndex *ki)
@@ -333,7 +391,8 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	char	   *sql;
 	bool		isnull;
 
-	if (SPI_execute_with_args("SELECT lo, hi FROM keanon.releases WHERE relid = $1::oid::regclass "
+	if (SPI_execute_with_args("SELECT lo, hi, release_no, rows_published FROM keanon.releases "
+							  "WHERE relid = $1::oid::regclass "
 							  "ORDER BY release_no DESC LIMIT 2", 1, types, values, NULL, false, 0)
 		!= SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read the releases of %s", get_rel_name(relid));
@@ -365,6 +424,11 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 			olo[i] = KeanonNumFromText(vt, TextDatumGetCString(lo[i]));
 			ohi[i] = KeanonNumFromText(vt, TextDatumGetCString(hi[i]));
 		}
+		check_later_release(relid, w, ki,
+							DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)),
+							DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[1], SPI_tuptable->tupdesc, 4, &isnull)),
+							olo, ohi, nold);
+		return;
 	}
 
 	/* the release's own values, as runs */

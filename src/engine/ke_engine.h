@@ -224,6 +224,7 @@ typedef struct KeReleaseItem
 	bool		block;			/* a partition of the previous release */
 	KeNum		lo;				/* the item's value range (a run: lo = hi) */
 	KeNum		hi;
+	int64_t		kept;			/* a block: the rows it holds already */
 	int64_t		rows;			/* arrivals in it (a block: within its range) */
 	int64_t		distinct;		/* their distinct values */
 	KeNum		amin;			/* their least and greatest (when rows > 0) */

@@ -24,10 +24,15 @@
  * not only consecutive ones, is a union of released arrival sets, so it
  * is empty or (k,e)-anonymous itself.
  *
- * Among such plans the one releasing the most arrivals wins, and among
- * those the one of least sum-error (the sum of the partitions' value
- * ranges): a dynamic program over item prefixes, O(n^2) in the items.
- * Every block alone releasing nothing is a plan, so one always exists.
+ * Plans trade rows withheld against wider partitions, so they are
+ * compared by the uncertainty they leave about each row: the value range
+ * of its partition for a released row, the range of all values for a
+ * withheld one.  The least total wins; then the one releasing more
+ * arrivals, then the one of least sum-error (the research's measure, the
+ * sum of the partitions' ranges).  The research's own sum-error alone
+ * would merge a whole table into one partition to release one more row.
+ * A dynamic program over item prefixes finds it, O(n^2) in the items;
+ * every block alone releasing nothing is a plan, so one always exists.
  */
 #include <stdlib.h>
 
@@ -37,18 +42,21 @@
 typedef struct PrefixPlan
 {
 	bool		ok;
+	double loss;			/* the rows' total uncertainty */
 	int64_t		admitted;
 	KeNum		error;
 	int64_t		from;			/* the last segment's first item, or -1: withheld */
 	bool		admit;			/* the last segment releases its arrivals */
 } PrefixPlan;
 
-/* Whether plan (adm, err) is better than p: more admitted, then less error */
+/* Whether a plan is better than p: less loss, more admitted, less error */
 static bool
-better(KeKind kind, int64_t adm, KeNum err, const PrefixPlan *p)
+better(KeKind kind, double loss, int64_t adm, KeNum err, const PrefixPlan *p)
 {
 	if (!p->ok)
 		return true;
+	if (loss != p->loss)
+		return loss < p->loss;
 	if (adm != p->admitted)
 		return adm > p->admitted;
 	return ke_num_cmp(kind, err, p->error) < 0;
@@ -56,11 +64,13 @@ better(KeKind kind, int64_t adm, KeNum err, const PrefixPlan *p)
 
 /* Offer segment i .. j - 1 to f[j] */
 static void
-offer(KeKind kind, PrefixPlan *f, size_t i, size_t j, int64_t adm, KeNum err, bool admit)
+offer(KeKind kind, PrefixPlan *f, size_t i, size_t j, double loss, int64_t adm,
+	  KeNum err, bool admit)
 {
-	if (better(kind, adm, err, &f[j]))
+	if (better(kind, loss, adm, err, &f[j]))
 	{
 		f[j].ok = true;
+		f[j].loss = loss;
 		f[j].admitted = adm;
 		f[j].error = err;
 		f[j].from = (int64_t) i;
@@ -84,9 +94,13 @@ ke_release_plan(KeKind kind, int k, KeNum e, const KeReleaseItem *items, size_t 
 	PrefixPlan *f = ke_malloc((n + 1) * sizeof(PrefixPlan));
 	int64_t		nparts = 0;
 
+	double whole;			/* the uncertainty of a withheld row */
+
 	if (f == NULL)
 		return -1;
+	whole = n == 0 ? 0 : ke_num_to_double(kind, ke_num_sub(kind, items[n - 1].hi, items[0].lo));
 	f[0].ok = true;
+	f[0].loss = 0;
 	f[0].admitted = 0;
 	f[0].error = ke_num_zero(kind);
 	f[0].from = -1;
@@ -99,21 +113,26 @@ ke_release_plan(KeKind kind, int k, KeNum e, const KeReleaseItem *items, size_t 
 		int64_t		distinct = 0;
 		KeNum		amin = ke_num_zero(kind);
 		KeNum		amax = ke_num_zero(kind);
+		int64_t		kept = 0;
 
 		f[j].ok = false;
+
 		/* a run may wait for a later release */
 		if (!last->block && f[j - 1].ok)
 		{
 			f[j] = f[j - 1];
+			f[j].loss += whole * last->rows;
 			f[j].from = -1;
 		}
 		/* or items i .. j - 1 make one partition */
 		for (size_t i = j; i-- > 0;)
 		{
 			const KeReleaseItem *it = &items[i];
-			KeNum		err;
+			KeNum		range;
+			double width;
 
 			has_block |= it->block;
+			kept += it->kept;
 			if (it->rows > 0)
 			{
 				if (rows == 0)
@@ -124,11 +143,14 @@ ke_release_plan(KeKind kind, int k, KeNum e, const KeReleaseItem *items, size_t 
 			}
 			if (!f[i].ok)
 				continue;
-			err = ke_num_add(kind, f[i].error, ke_num_sub(kind, last->hi, it->lo));
+			range = ke_num_sub(kind, last->hi, it->lo);
+			width = ke_num_to_double(kind, range);
 			if (rows > 0 && distinct >= k && ke_num_range_ok(kind, amin, amax, e))
-				offer(kind, f, i, j, f[i].admitted + rows, err, true);
+				offer(kind, f, i, j, f[i].loss + width * (kept + rows), f[i].admitted + rows,
+					  ke_num_add(kind, f[i].error, range), true);
 			if (has_block)
-				offer(kind, f, i, j, f[i].admitted, err, false);
+				offer(kind, f, i, j, f[i].loss + width * kept + whole * rows, f[i].admitted,
+					  ke_num_add(kind, f[i].error, range), false);
 		}
 	}
 

@@ -2733,15 +2733,18 @@ test_release_sequences(int nseq)
  * of the arrivals' distinct values released, every partitioning of the
  * released values and whole blocks into consecutive groups, each group
  * adding none or at least k distinct arrival values spanning at least e
- * (none only to a group that holds a block).  The plan must release as
- * many arrival rows as the best such release, at the same least sum-error,
- * and its own partitions must satisfy the rule.
+ * (none only to a group that holds a block).  The plan must leave the
+ * least total uncertainty (each released row its group's range, each
+ * withheld row the range of all values), releasing as many arrival rows
+ * at the same sum-error as the best such release, and its own partitions
+ * must satisfy the rule.
  */
 typedef struct PlanCase
 {
 	int			nblocks;
 	int64_t		blo[4],
-				bhi[4];
+				bhi[4],
+				bkept[4];
 	int			nvals;
 	int64_t		val[8],
 				cnt[8];
@@ -2757,10 +2760,27 @@ plan_block_of(const PlanCase *pc, int64_t v)
 	return -1;
 }
 
-/* Best (admitted, error) by exhaustive search; error -1 never happens */
+/* Best (loss, admitted, error) by exhaustive search */
 static void
-plan_exhaustive(const PlanCase *pc, int k, int64_t e, int64_t *best_adm, int64_t *best_err)
+plan_exhaustive(const PlanCase *pc, int k, int64_t e, int64_t *best_loss, int64_t *best_adm,
+				int64_t *best_err)
 {
+	int64_t		lo_all = INT64_MAX,
+				hi_all = INT64_MIN,
+				all_rows = 0;
+
+	for (int b = 0; b < pc->nblocks; b++)
+	{
+		lo_all = pc->blo[b] < lo_all ? pc->blo[b] : lo_all;
+		hi_all = pc->bhi[b] > hi_all ? pc->bhi[b] : hi_all;
+	}
+	for (int v = 0; v < pc->nvals; v++)
+	{
+		lo_all = pc->val[v] < lo_all ? pc->val[v] : lo_all;
+		hi_all = pc->val[v] > hi_all ? pc->val[v] : hi_all;
+		all_rows += pc->cnt[v];
+	}
+	*best_loss = -1;
 	*best_adm = -1;
 	*best_err = 0;
 	for (int mask = 0; mask < (1 << pc->nvals); mask++)
@@ -2799,7 +2819,8 @@ plan_exhaustive(const PlanCase *pc, int k, int64_t e, int64_t *best_adm, int64_t
 		for (int cuts = 0; cuts < (1 << (nel > 0 ? nel - 1 : 0)); cuts++)
 		{
 			int64_t		adm = 0,
-						err = 0;
+						err = 0,
+						loss = 0;
 			bool		ok = true;
 			int			start = 0;
 
@@ -2807,7 +2828,8 @@ plan_exhaustive(const PlanCase *pc, int k, int64_t e, int64_t *best_adm, int64_t
 			{
 				int64_t		amin = 0,
 							amax = 0,
-							rows = 0;
+							rows = 0,
+							kept = 0;
 				int			distinct = 0;
 				bool		has_block = false;
 
@@ -2817,7 +2839,10 @@ plan_exhaustive(const PlanCase *pc, int k, int64_t e, int64_t *best_adm, int64_t
 				for (int j = start; j <= i; j++)
 				{
 					if (eblock[j] >= 0)
+					{
 						has_block = true;
+						kept += pc->bkept[eblock[j]];
+					}
 					for (int x = 0; x < pc->nvals; x++)
 					{
 						bool		in = eblock[j] >= 0 ?
@@ -2838,12 +2863,16 @@ plan_exhaustive(const PlanCase *pc, int k, int64_t e, int64_t *best_adm, int64_t
 					ok = false;
 				adm += rows;
 				err += ehi[i] - elo[start];
+				loss += (kept + rows) * (ehi[i] - elo[start]);
 				start = i + 1;
 			}
 			if (!ok)
 				continue;
-			if (adm > *best_adm || (adm == *best_adm && err < *best_err))
+			loss += (all_rows - adm) * (hi_all - lo_all);
+			if (*best_loss < 0 || loss < *best_loss ||
+				(loss == *best_loss && (adm > *best_adm || (adm == *best_adm && err < *best_err))))
 			{
+				*best_loss = loss;
 				*best_adm = adm;
 				*best_err = err;
 			}
@@ -2869,6 +2898,7 @@ test_release_plans(int ncases)
 		int64_t		pos = 0,
 					adm,
 					err,
+					want_loss,
 					want_adm,
 					want_err;
 		KeNum		kerr;
@@ -2885,6 +2915,7 @@ test_release_plans(int ncases)
 
 				pc.blo[pc.nblocks] = pos;
 				pc.bhi[pc.nblocks] = pos + width;
+				pc.bkept[pc.nblocks] = rng_range(1, 4);
 				/* values strictly inside it */
 				for (int64_t x = pos + 1; x < pos + width && pc.nvals < 7; x++)
 					if (rng_pct(40))
@@ -2922,6 +2953,7 @@ test_release_plans(int ncases)
 				if (b < pc.nblocks && (v >= pc.nvals || pc.blo[b] < pc.val[v]))
 				{
 					it->block = true;
+					it->kept = pc.bkept[b];
 					it->lo = ke_num_int(pc.blo[b]);
 					it->hi = ke_num_int(pc.bhi[b]);
 					for (int x = 0; x < pc.nvals; x++)
@@ -2953,10 +2985,11 @@ test_release_plans(int ncases)
 		if (nparts < 0)
 			fail("out of memory");
 		err = (int64_t) kerr.i;
-		plan_exhaustive(&pc, k, e, &want_adm, &want_err);
+		plan_exhaustive(&pc, k, e, &want_loss, &want_adm, &want_err);
 		if (adm != want_adm || err != want_err)
-			fail("plan releases %lld arrival rows at error %lld, the best %lld at %lld",
-				 (long long) adm, (long long) err, (long long) want_adm, (long long) want_err);
+			fail("plan releases %lld arrival rows at error %lld, the best %lld at %lld (loss %lld)",
+				 (long long) adm, (long long) err, (long long) want_adm, (long long) want_err,
+				 (long long) want_loss);
 		/* the plan itself: blocks whole, each partition's arrivals valid */
 		{
 			int64_t		got_adm = 0,
