@@ -134,6 +134,7 @@ bench: bench-engine
 	bash test/bench/bounds.sh > test/bench/results/bounds.csv
 	bash test/bench/maintenance.sh > test/bench/results/maintenance.csv
 	bash test/bench/writers.sh > test/bench/results/writers.csv
+	bash test/bench/releases.sh > test/bench/results/releases.csv
 	if command -v gnuplot > /dev/null 2>&1; then \
 		gnuplot -e "resdir='test/bench/results'; docdir='docs'" test/bench/plot_maintenance.gp; \
 	else echo "bench: gnuplot is not installed; no maintenance plot"; fi

@@ -151,7 +151,8 @@ CREATE TABLE keanon.watches (
 	pending_table regclass,
 	generation bigint NOT NULL DEFAULT 0,
 	next_pid bigint NOT NULL DEFAULT 0,
-	next_arrival bigint NOT NULL DEFAULT 0
+	next_arrival bigint NOT NULL DEFAULT 0,
+	release_every interval
 );
 COMMENT ON TABLE keanon.watches IS
 'one row per watched table: its (k,e) parameters and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); written by keanon alone, each owner sees the rows of its own tables';
@@ -209,6 +210,13 @@ AS 'MODULE_PATHNAME', 'keanon_rename_watched_column'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.rename_watched_column(regclass, name, name) IS
 'part of following a renamed watched column: record its new name in keanon.watches (the caller must own the table, and the column must carry the new name)';
+
+CREATE FUNCTION keanon.schedule_releases(tab regclass, every interval)
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_schedule_releases'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.schedule_releases(regclass, interval) IS
+'owner only, release mode: have the background worker call keanon.release(tab) whenever every has passed since the last release (NULL stops the schedule)';
 
 CREATE FUNCTION keanon.check_layout(tab regclass)
 RETURNS void
@@ -284,7 +292,8 @@ CREATE FUNCTION keanon.watch(
 	k integer,
 	e numeric,
 	publish_as name DEFAULT NULL,
-	mode text DEFAULT 'live')
+	mode text DEFAULT 'live',
+	release_every interval DEFAULT NULL)
 RETURNS regclass
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -321,6 +330,10 @@ BEGIN
 		RAISE EXCEPTION 'unknown watch mode "%"', mode
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'Use mode => ''live'', mode => ''deferred'' or mode => ''release''.';
+	END IF;
+	IF release_every IS NOT NULL AND mode <> 'release' THEN
+		RAISE EXCEPTION 'release_every needs mode => ''release'''
+			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	IF k < 2 OR k > 1000000 THEN
 		RAISE EXCEPTION 'k must be between 2 and 1000000' USING ERRCODE = 'invalid_parameter_value',
@@ -594,11 +607,15 @@ BEGIN
 					   'ENABLE ALWAYS TRIGGER keanon_truncate, ENABLE ALWAYS TRIGGER keanon_apply', tab);
 	END IF;
 
+	IF release_every IS NOT NULL THEN
+		PERFORM keanon.schedule_releases(tab, release_every);
+	END IF;
+
 	RETURN format('%I.%I', nsp, view_name)::regclass;
 END;
 $watch$;
-COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text) IS
-'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view';
+COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval) IS
+'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule';
 
 CREATE FUNCTION keanon.unwatch(tab regclass)
 RETURNS void

@@ -205,8 +205,11 @@ SELECT keanon.release('pay');
 CREATE TABLE pay_r2 AS SELECT name, salary AS v, keanon_pid AS pid FROM pay_anon;
 SELECT count(*) FILTER (WHERE name = 'Ann') AS ann_released, count(*) AS released FROM pay_r2;
 SELECT subtraction_breaches('pay_r1', 'pay_r2', 3, 2000);
--- a departure: Bob stays released as he was, so no partition shrinks
+-- a departure: Bob stays released as he was, so no partition shrinks;
+-- between releases the view, its bounds and the check do not move
 DELETE FROM pay WHERE name = 'Bob';
+SELECT keanon.check('pay');
+SELECT count(*), keanon.sum_bounds(keanon_pid) FROM pay_anon;
 -- a raise: the old salary stays released; the new one would arrive alone
 UPDATE pay SET salary = 89500 WHERE name = 'Kate';
 SELECT keanon.release('pay');
@@ -280,4 +283,41 @@ SELECT rows_withheld + (SELECT count(*) FROM big_r2 WHERE id > 2000) AS newcomer
 	   rows_retained FROM keanon.releases('big') WHERE release_no = 2;
 SELECT keanon.check('big');
 DROP TABLE big, big_r1, big_r2;
+
+-- ----------------------------------------------------------------
+-- Scheduled releases: the background worker releases a watch whenever
+-- its interval has passed since the last release
+-- ----------------------------------------------------------------
+CREATE FUNCTION releases_reach(tab regclass, n bigint) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	ok boolean;
+BEGIN
+	FOR i IN 1 .. 300 LOOP
+		SELECT count(*) >= n INTO ok FROM keanon.releases(tab);
+		EXIT WHEN ok;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+	RETURN ok;
+END;
+$$;
+CREATE TABLE sched (id integer PRIMARY KEY, grp integer, v integer);
+INSERT INTO sched SELECT i, i % 3, i * 10 FROM generate_series(1, 12) i;
+SELECT keanon.watch('sched', 'v', '{grp}', 3, 10, mode => 'release', release_every => '1 second');
+SELECT release_every FROM keanon.watches WHERE relid = 'sched'::regclass;
+SELECT releases_reach('sched', 1) AS first_release_made;
+INSERT INTO sched SELECT i, i % 3, i * 10 FROM generate_series(13, 20) i;
+SELECT releases_reach('sched', (SELECT count(*) + 1 FROM keanon.releases('sched'))) AS next_release_made;
+SELECT keanon.check('sched');
+-- the owner stops the schedule; bad schedules are refused
+SELECT keanon.schedule_releases('sched', NULL);
+SELECT release_every FROM keanon.watches WHERE relid = 'sched'::regclass;
+SELECT keanon.schedule_releases('sched', '-1 second');
+SELECT keanon.schedule_releases('sched', '0');
+CREATE TABLE unsched (id integer PRIMARY KEY, grp integer, v integer);
+SELECT keanon.watch('unsched', 'v', '{grp}', 3, 10, release_every => '1 day');
+SELECT keanon.watch('unsched', 'v', '{grp}', 3, 10);
+SELECT keanon.schedule_releases('unsched', '1 day');
+DROP TABLE sched, unsched;
+DROP FUNCTION releases_reach;
 DROP FUNCTION subtraction_breaches;

@@ -46,12 +46,14 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 #include "keanon_watch.h"
 
 PG_FUNCTION_INFO_V1(keanon_register_watch);
 PG_FUNCTION_INFO_V1(keanon_forget_watch);
 PG_FUNCTION_INFO_V1(keanon_rename_watched_column);
+PG_FUNCTION_INFO_V1(keanon_schedule_releases);
 
 /* the greatest watch number: a partition id is the number times 10^12 */
 #define KEANON_MAX_WATCH_NO 9223371
@@ -329,5 +331,65 @@ keanon_rename_watched_column(PG_FUNCTION_ARGS)
 	KeanonOwnerEnd(&cat);
 	SPI_finish();
 	CacheInvalidateRelcacheByRelid(relid);
+	PG_RETURN_VOID();
+}
+
+/*
+ * keanon.schedule_releases(tab, every): the owner of a release-mode watch
+ * has the background worker release it whenever every has passed since
+ * the last release; NULL stops it
+ */
+Datum
+keanon_schedule_releases(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	KeanonOwnerScope cat;
+	Oid			types[2] = {OIDOID, INTERVALOID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("keanon.schedule_releases needs a table")));
+	relid = PG_GETARG_OID(0);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	if (!PG_ARGISNULL(1))
+	{
+		Interval   *every = PG_GETARG_INTERVAL_P(1);
+		Interval	zero;
+
+		memset(&zero, 0, sizeof(zero));
+		if (DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(every),
+											  IntervalPGetDatum(&zero))) <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("release_every must be a positive interval")));
+	}
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
+	nulls[1] = PG_ARGISNULL(1) ? 'n' : ' ';
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonCatalogBegin(&cat);
+	if (SPI_execute_with_args("UPDATE keanon.watches SET release_every = $2 "
+							  "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
+							  "AND mode OPERATOR(pg_catalog.=) 'release'",
+							  2, types, values, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "keanon: could not schedule the releases of %s", get_rel_name(relid));
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not watched in release mode", get_rel_name(relid)),
+				 errhint("Watch it with mode => 'release'.")));
+	KeanonOwnerEnd(&cat);
+	SPI_finish();
+	/* a worker keeps the schedule from the commit on */
+	KeanonWorkerNoteWrite();
 	PG_RETURN_VOID();
 }

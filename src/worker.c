@@ -190,15 +190,19 @@ KeanonWorkerNoteWrite(void)
 }
 
 /*
- * The deferred watches of the database, in cxt; false when keanon is not
- * (or no longer) installed
+ * The watches the worker serves, in cxt: the deferred ones (*relids), the
+ * release-mode ones whose scheduled release is due (*due), and whether any
+ * release is scheduled at all (*scheduled, which keeps the worker on);
+ * false when keanon is not (or no longer) installed
  */
 static bool
-deferred_watches(MemoryContext cxt, List **relids)
+deferred_watches(MemoryContext cxt, List **relids, List **due, bool *scheduled)
 {
 	bool		installed;
 
 	*relids = NIL;
+	*due = NIL;
+	*scheduled = false;
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -208,18 +212,31 @@ deferred_watches(MemoryContext cxt, List **relids)
 		OidIsValid(get_relname_relid("watches", get_namespace_oid("keanon", true)));
 	if (installed)
 	{
-		if (SPI_execute("SELECT relid::pg_catalog.oid FROM keanon.watches "
-						"WHERE mode OPERATOR(pg_catalog.=) 'deferred' ORDER BY watch_no",
+		if (SPI_execute("SELECT w.relid::pg_catalog.oid, w.mode OPERATOR(pg_catalog.=) 'release', "
+						"coalesce((SELECT pg_catalog.max(r.released_at) FROM keanon.releases r "
+						"WHERE r.relid OPERATOR(pg_catalog.=) w.relid), '-infinity') "
+						"OPERATOR(pg_catalog.+) w.release_every OPERATOR(pg_catalog.<=) pg_catalog.now() "
+						"FROM keanon.watches w WHERE w.mode OPERATOR(pg_catalog.=) 'deferred' "
+						"OR w.release_every IS NOT NULL ORDER BY w.watch_no",
 						true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "keanon: could not read keanon.watches");
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
+			HeapTuple	t = SPI_tuptable->vals[i];
 			bool		isnull;
+			Oid			relid = DatumGetObjectId(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
+			bool		release = DatumGetBool(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
+			Datum		is_due = SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull);
 			MemoryContext old = MemoryContextSwitchTo(cxt);
 
-			*relids = lappend_oid(*relids,
-								  DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-																 SPI_tuptable->tupdesc, 1, &isnull)));
+			if (!release)
+				*relids = lappend_oid(*relids, relid);
+			else
+			{
+				*scheduled = true;
+				if (!isnull && DatumGetBool(is_due))
+					*due = lappend_oid(*due, relid);
+			}
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -288,12 +305,13 @@ note_outcome(Oid relid, bool failed, bool busy)
 }
 
 /*
- * Flush one watch in a transaction of its own; an error is logged, but a
- * lock not taken in time only at DEBUG1 (a reader's or a DDL's, which the
- * next round waits out).  Returns the pending entries applied, or -1.
+ * Run an owner's action (a flush, a release) on one watch in a transaction
+ * of its own; an error is logged, but a lock not taken in time only at
+ * DEBUG1 (a reader's or a DDL's, which the next round waits out).
+ * Returns what the action returned, or -1.
  */
 static int64
-flush_one(Oid relid, MemoryContext cxt)
+run_one(Oid relid, int64 (*action) (Oid relid), const char *what, MemoryContext cxt)
 {
 	volatile int64 applied = 0;
 
@@ -308,10 +326,10 @@ flush_one(Oid relid, MemoryContext cxt)
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, 0, false);
 		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "keanon: flushing a deferred watch");
+		pgstat_report_activity(STATE_RUNNING, what);
 		/* a watch ended since the list was read is passed over */
 		if (get_rel_name(relid) != NULL)
-			applied = KeanonOwnerAction(relid, KeanonFlush);
+			applied = KeanonOwnerAction(relid, action);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		note_outcome(relid, false, false);
@@ -365,8 +383,10 @@ keanon_worker_main(Datum arg)
 	for (;;)
 	{
 		List	   *relids;
+		List	   *due;
 		ListCell   *lc;
 		bool		busy = false;
+		bool		scheduled;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -378,13 +398,18 @@ keanon_worker_main(Datum arg)
 			break;
 		MemoryContextReset(round_cxt);
 		MemoryContextSwitchTo(round_cxt);
-		if (!deferred_watches(round_cxt, &relids) || relids == NIL)
+		if (!deferred_watches(round_cxt, &relids, &due, &scheduled) ||
+			(relids == NIL && !scheduled))
 			break;
 		foreach(lc, relids)
-			busy |= flush_one(lfirst_oid(lc), round_cxt) > 0;
+			busy |= run_one(lfirst_oid(lc), KeanonFlush, "keanon: flushing a deferred watch",
+							round_cxt) > 0;
+		foreach(lc, due)
+			(void) run_one(lfirst_oid(lc), KeanonRelease, "keanon: releasing a watch", round_cxt);
 		/* autovacuum must see the dead rows each round leaves behind */
 		pgstat_report_stat(false);
-		if (busy)
+		/* a schedule keeps the worker on */
+		if (busy || scheduled)
 			idle_since = GetCurrentTimestamp();
 		else if (TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(),
 											KEANON_WORKER_IDLE_EXIT))
@@ -396,9 +421,10 @@ keanon_worker_main(Datum arg)
 			 */
 			LockRelease(&tag, ExclusiveLock, true);
 			MemoryContextReset(round_cxt);
-			if (deferred_watches(round_cxt, &relids))
+			if (deferred_watches(round_cxt, &relids, &due, &scheduled))
 				foreach(lc, relids)
-					(void) flush_one(lfirst_oid(lc), round_cxt);
+					(void) run_one(lfirst_oid(lc), KeanonFlush, "keanon: flushing a deferred watch",
+								   round_cxt);
 			break;
 		}
 		/*
