@@ -20,7 +20,7 @@ work=$(mktemp -d /tmp/keanon-releases.XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"; bench_stop' EXIT
 # capital-loss (field 12) of the rows with capital-loss > 0 and no '?'
-awk -F', *' 'NF >= 15 && $12 > 0 && $0 !~ /\?/ { print NR "\t" $1 "\t" $12 }' \
+awk -F', *' 'NR > 1 && NF >= 15 && $12 > 0 && $0 !~ /\?/ { print NR "\t" $1 "\t" $12 }' \
 	"$root/data/adult.data" >"$work/adult.tsv"
 chown postgres: "$work/adult.tsv"
 
