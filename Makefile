@@ -23,9 +23,11 @@ OBJS = \
 	src/am_vacuum.o \
 	src/am_validate.o \
 	src/am_values.o \
+	src/write.o \
 	src/maintain.o \
 	src/deferred.o \
 	src/worker.o \
+	src/random.o \
 	src/permute.o \
 	src/reassign.o \
 	src/direct.o \
@@ -36,6 +38,7 @@ OBJS = \
 	src/layout.o \
 	src/watch.o \
 	src/privacy.o \
+	src/engine/ke_alloc.o \
 	src/engine/ke_engine.o \
 	src/engine/ke_dp.o \
 	src/engine/ke_memstore.o \
@@ -50,7 +53,7 @@ REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e 
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
-ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename watch_deferred watch_unblocked
+ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename watch_deferred watch_unblocked watch_late
 ISOLATION_OPTS = --inputdir=test/isolation
 
 # TAP tests (PostgreSQL::Test::Cluster), by name: streaming replication,
@@ -102,6 +105,7 @@ $(OBJS): $(wildcard src/*.h src/engine/*.h)
 # Engine unit tests and benchmark: plain C, no PostgreSQL header
 # ----------------------------------------------------------------
 ENGINE_SRCS = \
+	src/engine/ke_alloc.c \
 	src/engine/ke_engine.c \
 	src/engine/ke_dp.c \
 	src/engine/ke_memstore.c \

@@ -714,8 +714,13 @@ BEGIN
 		RETURN;					-- a change of keanon's own, made below
 	END IF;
 	PERFORM set_config('keanon.following_ddl', 'on', true);
-	changed := ARRAY(SELECT objid FROM pg_event_trigger_ddl_commands()
-					 WHERE classid = 'pg_class'::regclass);
+	-- the relations changed, and the tables of the indexes made
+	changed := ARRAY(SELECT d.objid FROM pg_event_trigger_ddl_commands() d
+					 WHERE d.classid = 'pg_class'::regclass
+					 UNION
+					 SELECT i.indrelid FROM pg_event_trigger_ddl_commands() d
+					 JOIN pg_index i ON i.indexrelid = d.objid
+					 WHERE d.classid = 'pg_class'::regclass);
 	FOR w IN SELECT x.*, (x.relid::oid = ANY (changed)
 						  OR EXISTS (SELECT 1 FROM pg_inherits i
 									 WHERE i.inhrelid = x.relid OR i.inhparent = x.relid)) AS table_changed
@@ -819,7 +824,7 @@ $on_alter$;
 COMMENT ON FUNCTION keanon.on_alter() IS
 'event trigger: follow a watched column''s rename (into the rows table, the view, the release table and keanon.watches), and refuse a change to a watched table that its watch cannot follow (a watched column dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back) or a change to an internal table''s columns';
 CREATE EVENT TRIGGER keanon_on_alter ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE INDEX')
 	EXECUTE FUNCTION keanon.on_alter();
 COMMENT ON EVENT TRIGGER keanon_on_alter IS
 'refuses changes to watched tables that their watch cannot follow';

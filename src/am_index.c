@@ -55,35 +55,6 @@ KeanonCheckReadable(Relation heap)
 				 errdetail("Reading a keanon index requires SELECT on its table.")));
 }
 
-/* Raise an error for an engine status other than KE_OK */
-void
-KeanonCheckStatus(KeStatus st, Relation index)
-{
-	if (st == KE_OK)
-		return;
-	if (st == KE_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory in keanon index \"%s\"",
-						RelationGetRelationName(index))));
-	if (st == KE_ERR_NOTFOUND)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("keanon index \"%s\" does not hold a value being removed",
-						RelationGetRelationName(index)),
-				 errhint("REINDEX the index.")));
-	if (st == KE_ERR_ARG)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for keanon index \"%s\"",
-						RelationGetRelationName(index))));
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("keanon index \"%s\" is corrupted: %s",
-					RelationGetRelationName(index), ke_status_message(st)),
-			 errhint("REINDEX the index.")));
-}
-
 /*
  * The full id of a transaction id no older than 2^31 ids before the next
  * one: a listed id that is current, in progress or just written.

@@ -351,13 +351,6 @@ KeanonStoreMetaPage(KeStore *store)
 	return KeanonPageGetMeta(page_for(ps, KEANON_METAPAGE_BLKNO, true));
 }
 
-/* Blocks the relation has now */
-BlockNumber
-KeanonStoreBlocks(KeStore *store)
-{
-	return RelationGetNumberOfBlocks(((PageStore *) store)->index);
-}
-
 static int
 blkno_cmp(const void *a, const void *b)
 {
@@ -531,4 +524,33 @@ void
 KeanonEngineAllocator(void)
 {
 	ke_set_allocator(engine_alloc, engine_realloc, engine_free);
+}
+
+/* Raise an error for an engine status other than KE_OK */
+void
+KeanonCheckStatus(KeStatus st, Relation index)
+{
+	if (st == KE_OK)
+		return;
+	if (st == KE_ERR_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory in keanon index \"%s\"",
+						RelationGetRelationName(index))));
+	if (st == KE_ERR_NOTFOUND)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("keanon index \"%s\" does not hold a value being removed",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+	if (st == KE_ERR_ARG)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for keanon index \"%s\"",
+						RelationGetRelationName(index))));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("keanon index \"%s\" is corrupted: %s",
+					RelationGetRelationName(index), ke_status_message(st)),
+			 errhint("REINDEX the index.")));
 }

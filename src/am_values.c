@@ -599,3 +599,24 @@ KeanonENum(const KeanonValueType *vt, const char *text)
 		return (KeNum) {.i = v};
 	}
 }
+
+/* An engine number as a Datum of the watched column's type */
+Datum
+KeanonNumToDatum(const KeanonValueType *vt, KeNum x)
+{
+	switch (vt->typid)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) x.i);
+		case INT4OID:
+			return Int32GetDatum((int32) x.i);
+		case INT8OID:
+			return Int64GetDatum((int64) x.i);
+		case FLOAT4OID:
+			return Float4GetDatum((float4) x.f);
+		case FLOAT8OID:
+			return Float8GetDatum(x.f);
+		default:
+			return KeanonNumToNumeric(vt, x);
+	}
+}

@@ -598,7 +598,14 @@ KeanonSaveWatch(Watch *w)
 	bool		isnull;
 	int64		generation = DatumGetInt64(slot_getattr(d->scan_slot, rt->att_generation,
 														 &isnull));
+	int64		saved_pid = DatumGetInt64(slot_getattr(d->scan_slot, rt->att_next_pid, &isnull));
 
+	/* partition ids are the watch's number times 10^12 plus a counter */
+	if (saved_pid / KEANON_PIDS_PER_WATCH != w->next_pid / KEANON_PIDS_PER_WATCH)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the watch of %s has used all its partition ids", get_rel_name(w->relid)),
+				 errhint("Call keanon.unwatch and watch the table again.")));
 	ExecClearTuple(d->scan_slot);
 	d->replace[rt->att_generation - 1] = true;
 	d->values[rt->att_generation - 1] = Int64GetDatum(generation + 1);

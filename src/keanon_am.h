@@ -239,7 +239,6 @@ extern void KeanonStoreFinish(KeStore *store);
 extern void KeanonStoreRelease(KeStore *store);
 extern void KeanonStoreReset(KeStore *store);
 extern KeanonMetaPageData *KeanonStoreMetaPage(KeStore *store);
-extern BlockNumber KeanonStoreBlocks(KeStore *store);
 extern void KeanonInitMetaPage(Relation index, ForkNumber fork,
 							   const KeanonValueType *vt, int k, KeNum e);
 extern void KeanonEngineAllocator(void);
@@ -270,6 +269,7 @@ extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
 							   KeanonValueType *vt);
 extern bool KeanonTypeSupported(Oid typid);
 extern KeNum KeanonDatumToNum(const KeanonValueType *vt, Datum d);
+extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
 extern Datum KeanonNumToNumeric(const KeanonValueType *vt, KeNum x);
 extern Numeric KeanonParseE(const char *text);
 extern KeNum KeanonENum(const KeanonValueType *vt, const char *text);

@@ -45,6 +45,9 @@
 
 #include "keanon_am.h"
 
+/* partition ids are a watch's number times this, plus a counter */
+#define KEANON_PIDS_PER_WATCH INT64CONST(1000000000000)
+
 typedef struct Watch
 {
 	Oid			relid;
@@ -143,7 +146,6 @@ extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
 extern int64 KeanonRepublish(Oid relid);
 extern int64 KeanonFill(Oid relid);
-extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
 
 /* deferred.c */
 extern int64 KeanonFlush(Oid relid);

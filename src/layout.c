@@ -26,6 +26,9 @@
  *				boolean, n bigint, vals an array of the sensitive type,
  *				cnts bigint[] and lo_slot integer.
  *
+ * Neither may have a deferrable constraint: keanon inserts their index
+ * entries itself, and a deferred uniqueness check would never run.
+ *
  * A mismatch is an error naming the table, before anything is written.
  * Arrays read back from any internal table are deconstructed only after
  * their element type is checked (KeanonArrayElements): PostgreSQL itself
@@ -36,12 +39,15 @@
 #include "access/htup_details.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/syscache.h"
 
 #include "keanon_watch.h"
 
@@ -75,12 +81,33 @@ layout_error(const Watch *w, Relation rel, const char *detail)
 			 errhint("Undo the change to the internal table, or call keanon.unwatch and watch the table again.")));
 }
 
-/* A heap table, as keanon's direct writes need */
+/*
+ * A heap table, as keanon's direct writes need, with no deferrable
+ * constraint: those writes insert index entries as they go, and a
+ * deferred uniqueness check would never run
+ */
 static void
 check_heap(const Watch *w, Relation rel)
 {
+	List	   *indexes;
+	ListCell   *lc;
+
 	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relam != HEAP_TABLE_AM_OID)
 		layout_error(w, rel, "It must be an ordinary heap table.");
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		bool		deferrable;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		deferrable = !((Form_pg_index) GETSTRUCT(tup))->indimmediate;
+		ReleaseSysCache(tup);
+		if (deferrable)
+			layout_error(w, rel, "It has a deferrable constraint, which keanon's writes cannot honour.");
+	}
+	list_free(indexes);
 }
 
 /* The live column named name in desc, or NULL */

@@ -10,6 +10,7 @@
 #include "utils/tuplestore.h"
 
 #include "keanon_watch.h"
+#include "random.h"
 
 /* a range of values, either end unbounded */
 typedef struct KeanonRange
@@ -96,7 +97,6 @@ extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const 
 							   Tuplestorestate **store);
 
 /* permute.c */
-extern uint64 KeanonRandomBelow(uint64 n);
 extern void KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v,
 								   Datum ins_d, int ndel, KeNum del_v, Datum del_d, int64 del_pid,
 								   int32 del_slot, Datum del_pub, bool del_had_pid);

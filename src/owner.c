@@ -26,10 +26,15 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 
 #include "keanon_watch.h"
 
@@ -83,4 +88,38 @@ KeanonOwnerEnd(KeanonOwnerScope *scope)
 {
 	AtEOXact_GUC(false, scope->nest_level);
 	SetUserIdAndSecContext(scope->save_user, scope->save_sec);
+}
+
+/* The owner of a relation */
+Oid
+KeanonRelOwner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/* Run an owner's action on a watched table as its owner, inside SPI */
+int64
+KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid))
+{
+	KeanonOwnerScope os;
+	int64		n;
+
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	KeanonOwnerBegin(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	n = action(relid);
+	SPI_finish();
+	KeanonOwnerEnd(&os);
+	return n;
 }

@@ -48,32 +48,6 @@
 
 #include "maintain_int.h"
 
-/* A uniformly random integer in [0, n) from a strong source */
-uint64
-KeanonRandomBelow(uint64 n)
-{
-	/* drawn from a strong source in blocks: one call per draw costs more than a shuffle */
-	static uint64 pool[256];
-	static int	left = 0;
-	uint64		limit = PG_UINT64_MAX - PG_UINT64_MAX % n;
-	uint64		r;
-
-	do
-	{
-		if (left == 0)
-		{
-			if (!pg_strong_random(pool, sizeof(pool)))
-				ereport(ERROR,
-						(errcode(ERRCODE_INTERNAL_ERROR),
-						 errmsg("could not generate a random number")));
-			left = lengthof(pool);
-		}
-		r = pool[--left];
-		pool[left] = 0;
-	} while (r >= limit);
-	return r % n;
-}
-
 /* The one partition holding value v, or false when v's run is split */
 static bool
 only_partition_at(Watch *w, KeNum v, KePartition *out)

@@ -14,14 +14,17 @@
  * changes, but the transition tables are not catalog relations: their
  * shape is the watched table's.  So every relcache invalidation of a
  * watched table (any ALTER TABLE, DROP, RENAME of it) drops that table's
- * plans here, and an invalidation of all relations drops all.  Plans are
- * only ever freed at the next lookup, never inside the callback, which may
- * run while a plan executes.  The cache holds at most KEANON_MAX_PLANS
- * plans: beyond that, all are dropped and prepared again as used.
+ * plans here, and an invalidation of all relations drops all.  A dropped
+ * plan leaves the cache at once but is freed only at the end of the
+ * transaction: the callback, or a nested lookup (a trigger fired by a
+ * statement keanon runs), may come while it executes.  The cache holds at
+ * most KEANON_MAX_PLANS plans: beyond that, all are dropped and prepared
+ * again as used.
  */
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "access/xact.h"
 #include "executor/spi.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -52,7 +55,34 @@ typedef struct PlanEntry
 static HTAB *plan_cache = NULL;
 static MemoryContext plan_cxt = NULL;
 static List *plans_to_free = NIL;	/* in TopMemoryContext */
-static bool flush_all = false;
+
+/* Drop the plans of entry e (and those chained to it) from use */
+static void
+drop_entry_plans(PlanEntry *e)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	for (PlanEntry *c = e; c != NULL; c = c->next)
+		plans_to_free = lappend(plans_to_free, c->plan);
+	MemoryContextSwitchTo(old);
+}
+
+/* Drop every plan from use */
+static void
+drop_all_plans(void)
+{
+	HASH_SEQ_STATUS seq;
+	PlanEntry  *e;
+
+	if (plan_cache == NULL)
+		return;
+	hash_seq_init(&seq, plan_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		drop_entry_plans(e);
+	hash_destroy(plan_cache);
+	plan_cache = NULL;
+	MemoryContextReset(plan_cxt);
+}
 
 /* Relcache invalidation: the watched table's plans (or all) go */
 static void
@@ -65,7 +95,7 @@ plan_cache_inval(Datum arg, Oid relid)
 		return;
 	if (!OidIsValid(relid))
 	{
-		flush_all = true;
+		drop_all_plans();
 		return;
 	}
 	hash_seq_init(&seq, plan_cache);
@@ -73,15 +103,28 @@ plan_cache_inval(Datum arg, Oid relid)
 	{
 		if (e->key.relid == relid)
 		{
-			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-			for (PlanEntry *c = e; c != NULL; c = c->next)
-				plans_to_free = lappend(plans_to_free, c->plan);
-			MemoryContextSwitchTo(old);
+			drop_entry_plans(e);
 			/* removing the entry just returned is allowed during a scan */
 			hash_search(plan_cache, &e->key, HASH_REMOVE, NULL);
 		}
 	}
+}
+
+/* At the end of a transaction no dropped plan executes any more */
+static void
+free_dropped_plans(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (plans_to_free == NIL ||
+		(event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		 event != XACT_EVENT_PREPARE && event != XACT_EVENT_PARALLEL_COMMIT &&
+		 event != XACT_EVENT_PARALLEL_ABORT))
+		return;
+	foreach(lc, plans_to_free)
+		SPI_freeplan((SPIPlanPtr) lfirst(lc));
+	list_free(plans_to_free);
+	plans_to_free = NIL;
 }
 
 /* Register the cache's invalidation (from _PG_init) */
@@ -89,32 +132,26 @@ void
 KeanonPlansInit(void)
 {
 	CacheRegisterRelcacheCallback(plan_cache_inval, (Datum) 0);
+	RegisterXactCallback(free_dropped_plans, NULL);
 }
 
-/* Free the plans invalidated since the last lookup */
+/* The cache, made when there is none */
 static void
-free_dropped_plans(void)
+plan_cache_create(void)
 {
-	ListCell   *lc;
+	HASHCTL		ctl;
 
-	if (flush_all && plan_cache != NULL)
-	{
-		HASH_SEQ_STATUS seq;
-		PlanEntry  *e;
-
-		hash_seq_init(&seq, plan_cache);
-		while ((e = hash_seq_search(&seq)) != NULL)
-			for (PlanEntry *c = e; c != NULL; c = c->next)
-				SPI_freeplan(c->plan);
-		hash_destroy(plan_cache);
-		plan_cache = NULL;
-		MemoryContextReset(plan_cxt);
-	}
-	flush_all = false;
-	foreach(lc, plans_to_free)
-		SPI_freeplan((SPIPlanPtr) lfirst(lc));
-	list_free(plans_to_free);
-	plans_to_free = NIL;
+	if (plan_cache != NULL)
+		return;
+	if (plan_cxt == NULL)
+		plan_cxt = AllocSetContextCreate(TopMemoryContext, "keanon maintenance plans",
+										 ALLOCSET_DEFAULT_SIZES);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(PlanKey);
+	ctl.entrysize = sizeof(PlanEntry);
+	ctl.hcxt = plan_cxt;
+	plan_cache = hash_create("keanon maintenance plans", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
 /*
@@ -135,26 +172,9 @@ KeanonPlan(Oid relid, const char *sql, int nargs, Oid *types, bool custom)
 
 	if (nargs > KEANON_MAX_PLAN_ARGS)
 		elog(ERROR, "keanon: a statement with %d arguments cannot be kept", nargs);
-	free_dropped_plans();
 	if (plan_cache != NULL && hash_get_num_entries(plan_cache) >= KEANON_MAX_PLANS)
-	{
-		flush_all = true;
-		free_dropped_plans();
-	}
-	if (plan_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		if (plan_cxt == NULL)
-			plan_cxt = AllocSetContextCreate(TopMemoryContext, "keanon maintenance plans",
-											 ALLOCSET_DEFAULT_SIZES);
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(PlanKey);
-		ctl.entrysize = sizeof(PlanEntry);
-		ctl.hcxt = plan_cxt;
-		plan_cache = hash_create("keanon maintenance plans", 64, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		drop_all_plans();
+	plan_cache_create();
 	memset(&key, 0, sizeof(key));
 	key.relid = relid;
 	key.custom = custom;
@@ -174,6 +194,8 @@ KeanonPlan(Oid relid, const char *sql, int nargs, Oid *types, bool custom)
 			 SPI_result_code_string(SPI_result), sql);
 	if (SPI_keepplan(plan) != 0)
 		elog(ERROR, "keanon: SPI_keepplan failed");
+	/* preparing may have taken an invalidation that dropped the cache */
+	plan_cache_create();
 	e = hash_search(plan_cache, &key, HASH_ENTER, &found);
 	if (found)
 	{

@@ -169,36 +169,19 @@ keanon_lock_watch(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* The caller must own the watched table */
-static void
-require_owner(Oid relid)
+/* A deferred watch republishes what its pending changes make of it */
+static int64
+flush_and_republish(Oid relid)
 {
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
-}
-
-/* Run an owner's action on a watched table as its owner, inside SPI */
-int64
-KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid))
-{
-	KeanonOwnerScope os;
-	int64		n;
-
-	require_owner(relid);
-	KeanonOwnerBegin(relid, &os);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "keanon: SPI_connect failed");
-	n = action(relid);
-	SPI_finish();
-	KeanonOwnerEnd(&os);
-	return n;
+	KeanonFlush(relid);
+	return KeanonRepublish(relid);
 }
 
 /* keanon.republish(tab): reassign and permute every row */
 Datum
 keanon_republish(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), KeanonRepublish));
+	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), flush_and_republish));
 }
 
 /* keanon.fill(tab): write a new watch's rows; returns how many */

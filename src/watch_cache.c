@@ -32,6 +32,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
@@ -306,6 +307,7 @@ check_pending_shape(Oid relid, Oid pending_oid, const AttrNumber *keys, int nkey
 	TupleDesc	pd = RelationGetDescr(pending);
 	TupleDesc	td = RelationGetDescr(rel);
 	bool		ok;
+	bool		indexed = RelationGetIndexList(pending) != NIL;
 
 	ok = pending->rd_rel->relkind == RELKIND_RELATION &&
 		pending->rd_rel->relam == HEAP_TABLE_AM_OID && pd->natts == nkeys + 1 &&
@@ -317,6 +319,13 @@ check_pending_shape(Oid relid, Oid pending_oid, const AttrNumber *keys, int nkey
 			TupleDescAttr(pd, i)->atttypmod == TupleDescAttr(td, keys[i] - 1)->atttypmod;
 	table_close(rel, AccessShareLock);
 	table_close(pending, AccessShareLock);
+	/* the row trigger inserts heap tuples alone, no index entry */
+	if (indexed)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the pending list of the watch of %s has an index, which keanon does not maintain",
+						get_rel_name(relid)),
+				 errhint("Drop the index.")));
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -379,6 +388,28 @@ check_owned_by(Oid relid, Oid objid, Oid owner)
 				 errhint("Give them back to the table's owner, or call keanon.unwatch and watch the table again.")));
 }
 
+/* Whether relid is watched as of a snapshot taken now */
+static bool
+watch_exists_now(Oid relid)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	SPIPlanPtr	plan = SPI_prepare("SELECT 1 FROM keanon.watches "
+								   "WHERE relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
+								   1, types);
+	Snapshot	snap;
+	bool		found;
+
+	if (plan == NULL)
+		elog(ERROR, "keanon: could not read keanon.watches");
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	found = SPI_execute_snapshot(plan, values, NULL, snap, InvalidSnapshot, true, false, 1)
+		== SPI_OK_SELECT && SPI_processed == 1;
+	UnregisterSnapshot(snap);
+	SPI_freeplan(plan);
+	return found;
+}
+
 /*
  * Load a watch from keanon.watches (SPI must be connected, and the caller
  * running as the table's owner or a superuser).  Its counters are only
@@ -419,10 +450,19 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed != 1)
+	{
+		/* a transaction snapshot may predate the watch: a retry sees it */
+		if (IsolationUsesXactSnapshot() && watch_exists_now(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access to watched table %s", get_rel_name(relid)),
+					 errdetail("The table was watched after this transaction's snapshot was taken."),
+					 errhint("Retry the transaction.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table %s is not watched", get_rel_name(relid)),
 				 errhint("Call keanon.watch first.")));
+	}
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 
@@ -543,18 +583,3 @@ KeanonWatchForReader(Oid relid, Watch *w, const char *what)
 				 errdetail("%s", what)));
 }
 
-/* The owner of a relation */
-Oid
-KeanonRelOwner(Oid relid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	return owner;
-}

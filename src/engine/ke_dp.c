@@ -21,7 +21,8 @@
  */
 #include <stdlib.h>
 
-#include "ke_engine.h"
+#include "ke_alloc.h"
+#include "ke_dp.h"
 
 /* Run the DP over m runs; all output arrays have m entries */
 void

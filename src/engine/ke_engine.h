@@ -36,7 +36,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ke_alloc.h"
+#include "ke_dp.h"
 #include "ke_num.h"
+#include "ke_release.h"
 
 #define KE_MAX_K		1000000
 #define KE_MAX_HEIGHT	24
@@ -129,9 +132,6 @@ typedef struct KeRunInfo
 	int			end;			/* KE_END_* */
 } KeRunInfo;
 
-#define KE_END_NONE		0
-#define KE_END_FULL		1		/* a partition ends at the run's last row */
-#define KE_END_SPLIT	2		/* ... at its second-to-last row */
 
 /* What the last change did */
 typedef struct KeChangeInfo
@@ -158,18 +158,6 @@ typedef struct KeChange
 typedef bool (*KePartitionFn) (const KePartition *part, void *arg);
 typedef bool (*KeRunFn) (const KeRunInfo *run, void *arg);
 
-/*
- * Memory for the engine's own use: malloc and free unless replaced.  The
- * backend routes them to palloc, so an error thrown from a store callback
- * leaks nothing.  Allocation failure returns NULL.
- */
-extern void ke_set_allocator(void *(*alloc_fn) (size_t),
-							 void *(*realloc_fn) (void *, size_t),
-							 void (*free_fn) (void *));
-extern void *ke_malloc(size_t size);
-extern void *ke_calloc(size_t n, size_t size);
-extern void *ke_realloc(void *ptr, size_t size);
-extern void ke_free(void *ptr);
 
 /* ke_engine.c */
 extern KeStatus ke_validate_params(KeKind kind, int k, KeNum e);
@@ -198,41 +186,5 @@ extern bool ke_foreach_partition_range(KeEngine *eng, bool lo_unbounded, KeNum l
 									   KePartitionFn fn, void *arg);
 extern bool ke_foreach_run(KeEngine *eng, KeRunFn fn, void *arg);
 extern KeStatus ke_verify(KeEngine *eng, char *msg, size_t msglen);
-
-/* ke_dp.c: from-scratch linear DP over runs, the engine's own oracle */
-extern void ke_linear_dp(KeKind kind, int k, KeNum e,
-						 const KeNum *vals, const int64_t *counts, size_t m,
-						 KeNum *E, bool *feasible, KeNum *best, KeNum *argmin,
-						 int *argmin_last, int64_t *frontier, int *end);
-extern void ke_masked_dp(KeKind kind, int k, KeNum e,
-						 const KeNum *vals, const int64_t *counts, size_t m,
-						 const bool *cut_after_ok, const bool *cut_in_ok,
-						 KeNum *E, bool *feasible, KeNum *best, KeNum *argmin,
-						 int *argmin_last, int64_t *frontier, int *end);
-extern void ke_constrained_dp(KeKind kind, int k, KeNum e,
-							  const KeNum *vals, const int64_t *counts, size_t m,
-							  const bool *cut_after_ok, const bool *cut_in_ok,
-							  KeNum *E, KeNum *best, KeNum *argmin,
-							  int *argmin_last, int64_t *frontier, int *end);
-extern void ke_release_cuts(KeKind kind, const KeNum *vals, size_t m,
-							const KeNum *old_lo, const KeNum *old_hi, size_t nold,
-							bool *cut_after_ok, bool *cut_in_ok);
-
-/* ke_release.c: the plan of a release that reveals nothing by subtraction */
-typedef struct KeReleaseItem
-{
-	bool		block;			/* a partition of the previous release */
-	KeNum		lo;				/* the item's value range (a run: lo = hi) */
-	KeNum		hi;
-	int64_t		kept;			/* a block: the rows it holds already */
-	int64_t		rows;			/* arrivals in it (a block: within its range) */
-	int64_t		distinct;		/* their distinct values */
-	KeNum		amin;			/* their least and greatest (when rows > 0) */
-	KeNum		amax;
-} KeReleaseItem;
-
-extern int64_t ke_release_plan(KeKind kind, int k, KeNum e, const KeReleaseItem *items,
-							   size_t n, int64_t *part, bool *released, int64_t *admitted,
-							   KeNum *error);
 
 #endif							/* KE_ENGINE_H */

@@ -36,7 +36,8 @@
  */
 #include <stdlib.h>
 
-#include "ke_engine.h"
+#include "ke_alloc.h"
+#include "ke_release.h"
 
 /* A plan of a prefix of the items: admitted arrivals, then error */
 typedef struct PrefixPlan

@@ -113,6 +113,17 @@ INSERT INTO leak VALUES (7, 'Ann', 82000);
 SELECT keanon.check('leak');});
 is($ret, 0, '1a: an index and a setting of the owner\'s are allowed') or diag($err);
 
+# additions keanon's direct writes could not honour
+($ret, $err) = as_alice(
+	q{ALTER TABLE leak_keanon_rows ADD CONSTRAINT slot_once UNIQUE (keanon_pid, keanon_slot) DEFERRABLE});
+like($err, qr/deferrable constraint/, '1a: a deferrable constraint on the rows table is refused');
+salaries('noted', 'deferred');
+($ret, $err) = as_alice(q{CREATE INDEX ON noted_keanon_pending (id)});
+like($err, qr/pending list of the watch of noted has an index/,
+	'1a: an index on the pending list, which the row trigger would not fill, is refused');
+($ret, $err) = as_alice(q{INSERT INTO noted VALUES (7, 'Ann', 82000); SELECT keanon.flush('noted'); SELECT keanon.check('noted')});
+is($ret, 0, '1a: the deferred watch works on') or diag($err);
+
 # the same reshaping past the event trigger: refused at the write
 unchecked(q{
 ALTER TABLE leak ADD COLUMN leak text;
