@@ -101,79 +101,68 @@ depend_on_table(Oid objid, Oid relid)
  * e, mode, view, rows_table, parts_table, release_table, pending_table): part of
  * keanon.watch, record a new watch; returns its number
  */
-Datum
-keanon_register_watch(PG_FUNCTION_ARGS)
+/* The arguments of register_watch make sense together */
+static void
+check_register_args(FunctionCallInfo fcinfo)
 {
-	Oid			relid;
-	HeapTuple	tup;
-	Oid			owner;
-	Oid			nsp;
-	Oid			objs[5];
-	char		kinds[5] = {RELKIND_VIEW, RELKIND_RELATION, RELKIND_RELATION, RELKIND_RELATION,
-	RELKIND_RELATION};
-	const char *what[5] = {"view", "rows table", "partitions table", "release table",
-	"pending table"};
-	KeanonOwnerScope cat;
-	Oid			types[12] = {OIDOID, NAMEOID, NAMEARRAYOID, NAMEARRAYOID, INT4OID, NUMERICOID,
-	TEXTOID, OIDOID, OIDOID, OIDOID, OIDOID, OIDOID};
-	Datum		values[12];
-	char		nulls[12];
-	bool		isnull;
-	int64		wno;
+	char	   *mode;
+	bool		deferred,
+				release;
 
 	for (int i = 0; i < 10; i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("keanon.register_watch needs every argument but the release and pending tables")));
-	{
-		char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(6));
-		bool		deferred = strcmp(mode, "deferred") == 0;
-		bool		release = strcmp(mode, "release") == 0;
+	mode = text_to_cstring(PG_GETARG_TEXT_PP(6));
+	deferred = strcmp(mode, "deferred") == 0;
+	release = strcmp(mode, "release") == 0;
+	if (!deferred && !release && strcmp(mode, "live") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown watch mode \"%s\"", mode)));
+	if (release == PG_ARGISNULL(10) || deferred == PG_ARGISNULL(11))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a watch has a release table in release mode alone, and a pending table in deferred mode alone")));
+}
 
-		if (!deferred && !release && strcmp(mode, "live") != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown watch mode \"%s\"", mode)));
-		if (release == PG_ARGISNULL(10) || deferred == PG_ARGISNULL(11))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a watch has a release table in release mode alone, and a pending table in deferred mode alone")));
-	}
-	relid = PG_GETARG_OID(0);
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+/*
+ * The table to watch is an ordinary permanent table the caller owns; its
+ * owner and schema are returned
+ */
+static void
+check_register_table(Oid relid, Oid *owner, Oid *nsp)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class form;
+
 	if (!HeapTupleIsValid(tup))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	nsp = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
-	if (((Form_pg_class) GETSTRUCT(tup))->relkind != RELKIND_RELATION ||
-		((Form_pg_class) GETSTRUCT(tup))->relpersistence == RELPERSISTENCE_TEMP)
+	form = (Form_pg_class) GETSTRUCT(tup);
+	*owner = form->relowner;
+	*nsp = form->relnamespace;
+	if (form->relkind != RELKIND_RELATION || form->relpersistence == RELPERSISTENCE_TEMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an ordinary permanent table",
-						NameStr(((Form_pg_class) GETSTRUCT(tup))->relname))));
+				 errmsg("\"%s\" is not an ordinary permanent table", NameStr(form->relname))));
 	ReleaseSysCache(tup);
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+}
 
-	for (int i = 0; i < 5; i++)
-	{
-		objs[i] = PG_ARGISNULL(7 + i) ? InvalidOid : PG_GETARG_OID(7 + i);
-		if (OidIsValid(objs[i]))
-			check_internal_object(objs[i], kinds[i], nsp, owner, what[i]);
-	}
+/*
+ * The least free watch number (SPI connected, as keanon's role), after
+ * checking that neither the table nor any of its objects is watched
+ */
+static int64
+free_watch_number(Oid relid, Oid *types, Datum *values, char *nulls)
+{
+	bool		isnull;
+	int64		wno;
 
-	for (int i = 0; i < 12; i++)
-	{
-		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
-		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
-	}
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "keanon: SPI_connect failed");
-	KeanonCatalogBegin(&cat);
 	/*
 	 * one registration at a time: the least free number, and no object
 	 * twice.  The lock is the extension's, not keanon.watches': held to the
@@ -209,29 +198,72 @@ keanon_register_watch(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many watched tables"),
 				 errdetail("A database holds at most %d watches.", KEANON_MAX_WATCH_NO)));
-	types[4] = INT4OID;
-	values[4] = PG_GETARG_DATUM(4);
-	{
-		Oid			itypes[13];
-		Datum		ivalues[13];
-		char		inulls[13];
+	return wno;
+}
 
-		memcpy(itypes, types, sizeof(types));
-		memcpy(ivalues, values, sizeof(values));
-		memcpy(inulls, nulls, sizeof(nulls));
-		itypes[12] = INT8OID;
-		ivalues[12] = Int64GetDatum(wno);
-		inulls[12] = ' ';
-		if (SPI_execute_with_args("INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, "
-								  "key_columns, k, e, mode, view, rows_table, parts_table, release_table, "
-								  "pending_table, next_pid, next_arrival) "
-								  "VALUES ($1::pg_catalog.regclass, $13::pg_catalog.int4, $2, $3, $4, $5, $6, $7, "
-								  "$8::pg_catalog.regclass, $9::pg_catalog.regclass, $10::pg_catalog.regclass, "
-								  "$11::pg_catalog.regclass, $12::pg_catalog.regclass, "
-								  "($13 OPERATOR(pg_catalog.*) 1000000000000), 0)",
-								  13, itypes, ivalues, inulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "keanon: could not record the watch of %s", get_rel_name(relid));
+/* Insert the watch's row, numbered wno (SPI connected, as keanon's role) */
+static void
+insert_watch_row(Oid relid, int64 wno, const Oid *types, const Datum *values, const char *nulls)
+{
+	Oid			itypes[13];
+	Datum		ivalues[13];
+	char		inulls[13];
+
+	memcpy(itypes, types, sizeof(Oid) * 12);
+	memcpy(ivalues, values, sizeof(Datum) * 12);
+	memcpy(inulls, nulls, sizeof(char) * 12);
+	itypes[12] = INT8OID;
+	ivalues[12] = Int64GetDatum(wno);
+	inulls[12] = ' ';
+	if (SPI_execute_with_args("INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, "
+							  "key_columns, k, e, mode, view, rows_table, parts_table, release_table, "
+							  "pending_table, next_pid, next_arrival) "
+							  "VALUES ($1::pg_catalog.regclass, $13::pg_catalog.int4, $2, $3, $4, $5, $6, $7, "
+							  "$8::pg_catalog.regclass, $9::pg_catalog.regclass, $10::pg_catalog.regclass, "
+							  "$11::pg_catalog.regclass, $12::pg_catalog.regclass, "
+							  "($13 OPERATOR(pg_catalog.*) 1000000000000), 0)",
+							  13, itypes, ivalues, inulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "keanon: could not record the watch of %s", get_rel_name(relid));
+}
+
+Datum
+keanon_register_watch(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			owner;
+	Oid			nsp;
+	Oid			objs[5];
+	char		kinds[5] = {RELKIND_VIEW, RELKIND_RELATION, RELKIND_RELATION, RELKIND_RELATION,
+	RELKIND_RELATION};
+	const char *what[5] = {"view", "rows table", "partitions table", "release table",
+	"pending table"};
+	KeanonOwnerScope cat;
+	Oid			types[12] = {OIDOID, NAMEOID, NAMEARRAYOID, NAMEARRAYOID, INT4OID, NUMERICOID,
+	TEXTOID, OIDOID, OIDOID, OIDOID, OIDOID, OIDOID};
+	Datum		values[12];
+	char		nulls[12];
+	int64		wno;
+
+	check_register_args(fcinfo);
+	relid = PG_GETARG_OID(0);
+	check_register_table(relid, &owner, &nsp);
+	for (int i = 0; i < 5; i++)
+	{
+		objs[i] = PG_ARGISNULL(7 + i) ? InvalidOid : PG_GETARG_OID(7 + i);
+		if (OidIsValid(objs[i]))
+			check_internal_object(objs[i], kinds[i], nsp, owner, what[i]);
 	}
+	for (int i = 0; i < 12; i++)
+	{
+		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+	}
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonCatalogBegin(&cat);
+	wno = free_watch_number(relid, types, values, nulls);
+	insert_watch_row(relid, wno, types, values, nulls);
 	KeanonOwnerEnd(&cat);
 	SPI_finish();
 

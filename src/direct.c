@@ -703,25 +703,15 @@ KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,
 #define KEANON_INSERT_BATCH_BYTES	65536
 
 /*
- * Insert into the rows table the fresh rows f of the watched table: row i
- * (from 0) is what the i-th call of next(arg) returns (a slot of the
- * table's descriptor) and arrives as f->arrival0 + i + 1.  Placed rows
- * (f->placed) are written in (partition, slot) order, the others in the
- * order of rank[] (row i rank[i]-th).  The rows go through a sort (in
- * maintenance_work_mem, spilling as CREATE INDEX's does), then into the
- * heap by multi-inserts with a bulk-insert state, as COPY writes them, and
- * into every index but keanon's own, whose changes come from the
- * triggers.  Ends with a command counter increment.
+ * Sort the fresh rows f into writing order: each as a row of the rows
+ * table (sdesc, with a rank column after its own when f is not placed)
  */
-void
-KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
-					 TupleTableSlot *(*next) (void *arg), void *arg)
+static Tuplesortstate *
+sort_fresh_rows(Watch *w, FreshRows *f, const int64 *rank, TupleDesc sdesc,
+				TupleTableSlot *(*next) (void *arg), void *arg)
 {
 	KeanonDirect *rt = rows_table(w);
-	DirectTable *d = &rt->rows;
-	TupleDesc	desc = RelationGetDescr(d->rel);
-	int			natts = desc->natts;
-	TupleDesc	sdesc = desc;
+	int			natts = RelationGetDescr(rt->rows.rel)->natts;
 	AttrNumber	keys[2] = {rt->att_pid, rt->att_slot};
 	Oid			lt[2] = {Int8LessOperator, Int4LessOperator};
 	Oid			colls[2] = {InvalidOid, InvalidOid};
@@ -729,21 +719,9 @@ KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
 	int			nkeys = 2;
 	Tuplesortstate *sort;
 	TupleTableSlot *in;
-	TupleTableSlot *out;
-	BulkInsertState bistate;
-	CommandId	cid = GetCurrentCommandId(true);
-	bool		btrees = false;
-	TupleTableSlot **batch;
-	int			nbatch = 0;
-	Size		batch_bytes = 0;
 
 	if (!f->placed)
 	{
-		/* a column of ranks after the rows table's own, sorted on */
-		sdesc = CreateTemplateTupleDesc(natts + 1);
-		for (AttrNumber a = 1; a <= natts; a++)
-			TupleDescCopyEntry(sdesc, a, desc, a);
-		TupleDescInitEntry(sdesc, natts + 1, "keanon_rank", INT8OID, -1, 0);
 		keys[0] = natts + 1;
 		nkeys = 1;
 	}
@@ -791,13 +769,29 @@ KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
 			 get_rel_name(w->relid), (long long) f->n);
 	ExecDropSingleTupleTableSlot(in);
 	tuplesort_performsort(sort);
+	return sort;
+}
+
+/*
+ * Write the sorted rows into the rows table by multi-inserts with a
+ * bulk-insert state, and into every index but keanon's own
+ */
+static void
+write_sorted_rows(Watch *w, Tuplesortstate *sort, TupleDesc sdesc)
+{
+	DirectTable *d = &rows_table(w)->rows;
+	TupleDesc	desc = RelationGetDescr(d->rel);
+	CommandId	cid = GetCurrentCommandId(true);
+	bool		btrees = false;
+	TupleTableSlot *out = MakeSingleTupleTableSlot(sdesc, &TTSOpsMinimalTuple);
+	BulkInsertState bistate = GetBulkInsertState();
+	TupleTableSlot **batch = palloc0(sizeof(TupleTableSlot *) * KEANON_INSERT_BATCH);
+	int			nbatch = 0;
+	Size		batch_bytes = 0;
 
 	for (int i = 0; i < d->rri->ri_NumIndices; i++)
 		if (RelationGetRelid(d->rri->ri_IndexRelationDescs[i]) != w->index_oid)
 			btrees = true;
-	out = MakeSingleTupleTableSlot(sdesc, &TTSOpsMinimalTuple);
-	bistate = GetBulkInsertState();
-	batch = palloc0(sizeof(TupleTableSlot *) * KEANON_INSERT_BATCH);
 	for (;;)
 	{
 		bool		more = tuplesort_gettupleslot(sort, true, false, out, NULL);
@@ -836,6 +830,39 @@ KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
 	pfree(batch);
 	FreeBulkInsertState(bistate);
 	ExecDropSingleTupleTableSlot(out);
+}
+
+/*
+ * Insert into the rows table the fresh rows f of the watched table: row i
+ * (from 0) is what the i-th call of next(arg) returns (a slot of the
+ * table's descriptor) and arrives as f->arrival0 + i + 1.  Placed rows
+ * (f->placed) are written in (partition, slot) order, the others in the
+ * order of rank[] (row i rank[i]-th).  The rows go through a sort (in
+ * maintenance_work_mem, spilling as CREATE INDEX's does), then into the
+ * heap by multi-inserts with a bulk-insert state, as COPY writes them, and
+ * into every index but keanon's own, whose changes come from the
+ * triggers.  Ends with a command counter increment.
+ */
+void
+KeanonRowsInsertMany(Watch *w, FreshRows *f, const int64 *rank,
+					 TupleTableSlot *(*next) (void *arg), void *arg)
+{
+	KeanonDirect *rt = rows_table(w);
+	TupleDesc	desc = RelationGetDescr(rt->rows.rel);
+	int			natts = desc->natts;
+	TupleDesc	sdesc = desc;
+	Tuplesortstate *sort;
+
+	if (!f->placed)
+	{
+		/* a column of ranks after the rows table's own, sorted on */
+		sdesc = CreateTemplateTupleDesc(natts + 1);
+		for (AttrNumber a = 1; a <= natts; a++)
+			TupleDescCopyEntry(sdesc, a, desc, a);
+		TupleDescInitEntry(sdesc, natts + 1, "keanon_rank", INT8OID, -1, 0);
+	}
+	sort = sort_fresh_rows(w, f, rank, sdesc, next, arg);
+	write_sorted_rows(w, sort, sdesc);
 	tuplesort_end(sort);
 	CommandCounterIncrement();
 }

@@ -980,6 +980,264 @@ KeanonMaintain(TriggerData *trigdata)
 						RelationGetDescr(trigdata->tg_relation));
 }
 
+/* What one change of a watched table collects as it goes */
+typedef struct StatementChange
+{
+	bool		by_insert;
+	bool		by_update;
+	bool		by_delete;
+	const char *oldrel;			/* the transition tables' names */
+	const char *newrel;
+	Tuplestorestate *oldstore;	/* and stores, when a trigger has them */
+	Tuplestorestate *newstore;
+	TupleDesc	desc;
+	KeChange   *changes;		/* the engine's changes: departures first */
+	int			nchanges;
+	int			nins;
+	int			ndel;
+	KeNum		ins_v;			/* the one arrival's or departure's value */
+	KeNum		del_v;
+	Datum		ins_d;
+	Datum		del_d;
+	Datum		del_pub;		/* the one departure's place */
+	int64		del_pid;
+	int32		del_slot;
+	bool		del_had_pid;
+	FreshRows	fresh;			/* the arrivals */
+	GoneRow    *gone;			/* the published rows that left */
+	int			ngone;
+	TupleTableSlot *new_one;	/* an UPDATE of one row: its new row */
+	bool		update_one;
+	bool		same_key;
+	bool		same_value;
+	bool		qi_changed;
+	char	   *src;			/* arrivals by SQL: their relation */
+	char	   *fresh_name;
+	Tuplestorestate *fresh_store;
+	Tuplestorestate *update_store;
+	FreshSource source;			/* arrivals read directly */
+} StatementChange;
+
+/*
+ * The rows that leave: a DELETE's, or an UPDATE's whose key or value
+ * changed, read from the transition table when it holds one row, by SQL
+ * otherwise
+ */
+static void
+collect_departures(Watch *w, StatementChange *sc)
+{
+	TupleTableSlot *old_one = NULL;
+	char	   *sql;
+
+	if (sc->by_delete && sc->oldstore != NULL && tuplestore_tuple_count(sc->oldstore) == 1)
+	{
+		/* the common single row, read from the transition table directly */
+		old_one = store_row(w, sc->oldstore, sc->desc);
+		sc->changes = departed_one(w, old_one, &sc->nchanges, &sc->gone, &sc->ngone, &sc->del_d);
+	}
+	else if (sc->by_update && sc->oldstore != NULL && sc->newstore != NULL &&
+			 tuplestore_tuple_count(sc->oldstore) == 1 && tuplestore_tuple_count(sc->newstore) == 1)
+	{
+		/*
+		 * the same for an UPDATE of one row: its row leaves unless the key
+		 * and the value stay (as the SQL's anti-join decides below)
+		 */
+		old_one = store_row(w, sc->oldstore, sc->desc);
+		sc->new_one = store_row(w, sc->newstore, sc->desc);
+		sc->update_one = KeanonSameKeyAndValue(w, old_one, sc->new_one, &sc->same_key,
+											   &sc->same_value);
+		if (!sc->update_one)
+			ExecDropSingleTupleTableSlot(sc->new_one);	/* no primary key: SQL */
+		else if (sc->same_key && sc->same_value)
+			sc->changes = palloc(sizeof(KeChange) * 2);
+		else
+			sc->changes = departed_one(w, old_one, &sc->nchanges, &sc->gone, &sc->ngone,
+									   &sc->del_d);
+	}
+	if (old_one != NULL)
+		ExecDropSingleTupleTableSlot(old_one);
+	if (sc->changes == NULL && (sc->by_delete || sc->by_update))
+	{
+		if (sc->by_delete)
+			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
+						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
+						   w->rows, sc->oldrel, KeanonNameList(w->keys, "r."),
+						   KeanonNameList(w->keys, "o."), w->s);
+		else
+			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
+						   "AND NOT EXISTS (SELECT 1 FROM %s n WHERE (%s) = (%s) "
+						   "AND n.%s IS NOT DISTINCT FROM o.%s) "
+						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
+						   w->rows, sc->oldrel, KeanonNameList(w->keys, "r."),
+						   KeanonNameList(w->keys, "o."), sc->newrel, KeanonNameList(w->keys, "n."),
+						   KeanonNameList(w->keys, "o."), w->s, w->s, w->s);
+		sc->changes = departed_rows(w, sql, &sc->nchanges, &sc->gone, &sc->ngone, &sc->del_d);
+	}
+	if (sc->by_delete || sc->by_update)
+	{
+		sc->ndel = sc->nchanges;
+		if (sc->ndel == 1)
+		{
+			sc->del_v = sc->changes[0].value;
+			sc->del_had_pid = sc->ngone == 1;
+			if (sc->del_had_pid)
+			{
+				sc->del_pid = sc->gone[0].pid;
+				sc->del_slot = sc->gone[0].slot;
+				sc->del_pub = sc->gone[0].pub;
+			}
+		}
+		/* the published rows that left, for their partitions' carry-over */
+		w->gone = sc->gone;
+		w->ngone = sc->ngone;
+	}
+}
+
+/*
+ * The rows that arrive: an INSERT's, or an UPDATE's whose key or value
+ * changed, read directly where the trigger's store allows, by SQL
+ * otherwise
+ */
+static void
+collect_arrivals(Watch *w, StatementChange *sc)
+{
+	if (sc->by_insert && sc->newstore != NULL && tuplestore_tuple_count(sc->newstore) == 1)
+	{
+		/* the common single row, read from the transition table directly */
+		sc->changes = fresh_collect_one(w, &sc->fresh, store_row(w, sc->newstore, sc->desc),
+										sc->changes, &sc->nchanges);
+	}
+	else if (sc->update_one)
+	{
+		/*
+		 * an UPDATE's one row: a row left with its key takes the new
+		 * quasi-identifiers, as the SQL below would; with none, the new
+		 * row is fresh (no lookup needed when its key's row just left)
+		 */
+		if ((sc->same_key && !sc->same_value) || KeanonRowSetQis(w, sc->new_one, &sc->qi_changed) == 0)
+			sc->changes = fresh_collect_one(w, &sc->fresh, sc->new_one, sc->changes, &sc->nchanges);
+		else
+			ExecDropSingleTupleTableSlot(sc->new_one);
+	}
+	else if (sc->by_insert && sc->newstore != NULL)
+	{
+		/* the new rows, read from the transition table directly */
+		source_open_store(&sc->source, w, sc->newstore, sc->desc);
+		sc->changes = fresh_collect_source(w, &sc->fresh, &sc->source, sc->changes, &sc->nchanges);
+	}
+	else if (sc->by_insert)
+	{
+		/* scanned alone, the new rows come in the same order every time */
+		sc->src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
+						   "WHERE n.%s IS NOT NULL)", sc->newrel, w->s);
+		sc->changes = fresh_collect(w, &sc->fresh, sc->src, sc->changes, &sc->nchanges);
+	}
+	else if (sc->by_update && sc->newstore != NULL &&
+			 (sc->update_store = update_fresh_rows(w, sc->newstore, sc->desc, &sc->qi_changed)) != NULL)
+	{
+		/* read directly, as an INSERT's are */
+		source_open_store(&sc->source, w, sc->update_store, sc->desc);
+		sc->changes = fresh_collect_source(w, &sc->fresh, &sc->source, sc->changes, &sc->nchanges);
+	}
+	else if (sc->by_update)
+	{
+		/*
+		 * an UPDATE's rows that kept their key and value stay as they are;
+		 * the others are numbered once and kept, since two runs of the
+		 * anti-join could return them in two orders
+		 */
+		sc->fresh_name = psprintf("%s_fresh", sc->newrel);
+		KeanonMaterialize(w->relid,
+						  psprintf("SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
+								   "WHERE n.%s IS NOT NULL AND NOT EXISTS "
+								   "(SELECT 1 FROM %s x WHERE (%s) = (%s))",
+								   sc->newrel, w->s, w->rows, KeanonNameList(w->keys, "x."),
+								   KeanonNameList(w->keys, "n.")),
+						  InvalidSnapshot, sc->fresh_name, &sc->fresh_store);
+		sc->src = sc->fresh_name;
+		sc->changes = fresh_collect(w, &sc->fresh, sc->src, sc->changes, &sc->nchanges);
+	}
+	if (sc->by_insert || sc->by_update)
+	{
+		sc->nins = (int) Min(sc->fresh.n, INT_MAX);
+		if (sc->nins == 1)
+		{
+			sc->ins_v = sc->fresh.num[0];
+			sc->ins_d = sc->fresh.value[0];
+		}
+	}
+}
+
+/* An UPDATE's rows that stay take their new quasi-identifiers, by SQL */
+static void
+update_stayers_qis(Watch *w, StatementChange *sc)
+{
+	char	   *sql;
+
+	if (!sc->by_update || w->qis == NIL || sc->update_one || sc->update_store != NULL)
+		return;
+	sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM %s n WHERE (%s) = (%s) "
+				   "AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+				   w->rows, KeanonNameList(w->qis, ""), KeanonNameList(w->qis, "n."), sc->newrel,
+				   KeanonNameList(w->keys, "r."), KeanonNameList(w->keys, "n."),
+				   KeanonNameList(w->qis, "r."), KeanonNameList(w->qis, "n."));
+	KeanonSpiRun(w->relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+	sc->qi_changed = SPI_processed > 0;
+}
+
+/* The changes to the engine, and the partitions they moved republished */
+static void
+apply_and_republish(Watch *w, StatementChange *sc)
+{
+	KeNum		dummy;
+
+	/*
+	 * Rows of the table wait unplaced only while no valid partitioning
+	 * exists (and in release mode): with one, none but the fresh do.
+	 */
+	w->all_placed = !w->release_mode && w->ki->engine != NULL && ke_sum_error(w->ki->engine, &dummy);
+	if (sc->ndel == 0 && sc->nins > 1 && ke_nrows(w->ki->engine) == 0)
+	{
+		/* a load into an empty table, as when a watch begins */
+		publish_into_empty(w);
+		return;
+	}
+	apply_changes(w, sc->changes, sc->nchanges);
+	/* a release watch only tracks changes: its view moves at keanon.release */
+	if (sc->nchanges > 0 && !w->release_mode)
+	{
+		/* the changed values, sorted */
+		KeNum	   *cv = palloc(sizeof(KeNum) * sc->nchanges);
+
+		for (int i = 0; i < sc->nchanges; i++)
+			cv[i] = sc->changes[i].value;
+		qsort_arg(cv, sc->nchanges, sizeof(KeNum), num_cmp_arg, &w->ki->vt.kind);
+		KeanonRepublishChanges(w, cv, sc->nchanges, sc->nins, sc->ins_v, sc->ins_d, sc->ndel,
+							   sc->del_v, sc->del_d, sc->del_pid, sc->del_slot, sc->del_pub,
+							   sc->del_had_pid);
+	}
+}
+
+/* The arrivals written, placed; what the change kept released */
+static void
+write_arrivals(Watch *w, StatementChange *sc)
+{
+	if (sc->source.slot != NULL)
+	{
+		fresh_write(w, NULL, &sc->source);
+		source_close(&sc->source);
+	}
+	else if (sc->src != NULL || sc->fresh.one != NULL)
+		fresh_write(w, sc->src, NULL);
+	if (sc->fresh_name != NULL)
+	{
+		SPI_unregister_relation(sc->fresh_name);
+		tuplestore_end(sc->fresh_store);
+	}
+	if (sc->update_store != NULL)
+		tuplestore_end(sc->update_store);
+}
+
 /*
  * Apply one change of a watched table (SPI connected, the relations named
  * oldrel and newrel registered as the rows before and after, with the
@@ -995,40 +1253,20 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 					Tuplestorestate *newstore, TupleDesc desc)
 {
 	Watch		w;
-	char	   *sql;
-	KeChange   *changes = NULL;
-	int			nchanges = 0;
-	int			nins = 0,
-				ndel = 0;
-	KeNum		ins_v = {0},
-				del_v = {0};
-	Datum		ins_d = 0,
-				del_d = 0,
-				del_pub = 0;
-	int64		del_pid = 0;
-	int32		del_slot = 0;
-	bool		del_had_pid = false;
-	FreshRows	fresh = {0};
-	GoneRow    *gone = NULL;
-	int			ngone = 0;
-	TupleTableSlot *old_one = NULL;
-	TupleTableSlot *new_one = NULL;
-	bool		update_one = false;
-	bool		same_key = false;
-	bool		same_value = false;
-	bool		qi_changed = false;
-	KeNum		dummy;
-	char	   *src = NULL;
-	char	   *fresh_name = NULL;
-	Tuplestorestate *fresh_store = NULL;
-	Tuplestorestate *update_store = NULL;
-	FreshSource source = {0};
-	int16		typlen;
-	bool		typbyval;
+	StatementChange sc;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.by_insert = by_insert;
+	sc.by_update = by_update;
+	sc.by_delete = by_delete;
+	sc.oldrel = oldrel;
+	sc.newrel = newrel;
+	sc.oldstore = oldstore;
+	sc.newstore = newstore;
+	sc.desc = desc;
 
 	KeanonWatchLoad(relid, &w, false);
 	KeanonBeginWrite(&w, true);
-	get_typlenbyval(w.ki->vt.typid, &typlen, &typbyval);
 	/*
 	 * The statement's finest value sets the scale before any is converted.
 	 * The direct collectors see to it for an INSERT, which converts nothing
@@ -1039,184 +1277,13 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	else if ((by_insert || by_update) && newstore == NULL)
 		fit_scale(&w, newrel);
 
-	changes = NULL;
-	if (by_delete && oldstore != NULL && tuplestore_tuple_count(oldstore) == 1)
-	{
-		/* the common single row, read from the transition table directly */
-		old_one = store_row(&w, oldstore, desc);
-		changes = departed_one(&w, old_one, &nchanges, &gone, &ngone, &del_d);
-	}
-	else if (by_update && oldstore != NULL && newstore != NULL &&
-			 tuplestore_tuple_count(oldstore) == 1 && tuplestore_tuple_count(newstore) == 1)
-	{
-		/*
-		 * the same for an UPDATE of one row: its row leaves unless the key
-		 * and the value stay (as the SQL's anti-join decides below)
-		 */
-		old_one = store_row(&w, oldstore, desc);
-		new_one = store_row(&w, newstore, desc);
-		update_one = KeanonSameKeyAndValue(&w, old_one, new_one, &same_key, &same_value);
-		if (!update_one)
-			ExecDropSingleTupleTableSlot(new_one);		/* no primary key: SQL */
-		else if (same_key && same_value)
-			changes = palloc(sizeof(KeChange) * 2);
-		else
-			changes = departed_one(&w, old_one, &nchanges, &gone, &ngone, &del_d);
-	}
-	if (old_one != NULL)
-		ExecDropSingleTupleTableSlot(old_one);
-	if (changes == NULL && (by_delete || by_update))
-	{
-		if (by_delete)
-			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
-						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
-						   w.rows, oldrel, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
-						   w.s);
-		else
-			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
-						   "AND NOT EXISTS (SELECT 1 FROM %s n WHERE (%s) = (%s) "
-						   "AND n.%s IS NOT DISTINCT FROM o.%s) "
-						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
-						   w.rows, oldrel, KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "o."),
-						   newrel, KeanonNameList(w.keys, "n."), KeanonNameList(w.keys, "o."),
-						   w.s, w.s, w.s);
-		changes = departed_rows(&w, sql, &nchanges, &gone, &ngone, &del_d);
-	}
-	if (by_delete || by_update)
-	{
-		ndel = nchanges;
-		if (ndel == 1)
-		{
-			del_v = changes[0].value;
-			del_had_pid = ngone == 1;
-			if (del_had_pid)
-			{
-				del_pid = gone[0].pid;
-				del_slot = gone[0].slot;
-				del_pub = gone[0].pub;
-			}
-		}
-		/* the published rows that left, for their partitions' carry-over */
-		w.gone = gone;
-		w.ngone = ngone;
-	}
-	if (by_insert && newstore != NULL && tuplestore_tuple_count(newstore) == 1)
-	{
-		/* the common single row, read from the transition table directly */
-		changes = fresh_collect_one(&w, &fresh, store_row(&w, newstore, desc), changes, &nchanges);
-	}
-	else if (update_one)
-	{
-		/*
-		 * an UPDATE's one row: a row left with its key takes the new
-		 * quasi-identifiers, as the SQL below would; with none, the new
-		 * row is fresh (no lookup needed when its key's row just left)
-		 */
-		if ((same_key && !same_value) || KeanonRowSetQis(&w, new_one, &qi_changed) == 0)
-			changes = fresh_collect_one(&w, &fresh, new_one, changes, &nchanges);
-		else
-			ExecDropSingleTupleTableSlot(new_one);
-	}
-	else if (by_insert && newstore != NULL)
-	{
-		/* the new rows, read from the transition table directly */
-		source_open_store(&source, &w, newstore, desc);
-		changes = fresh_collect_source(&w, &fresh, &source, changes, &nchanges);
-	}
-	else if (by_insert)
-	{
-		/* scanned alone, the new rows come in the same order every time */
-		src = psprintf("(SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
-					   "WHERE n.%s IS NOT NULL)", newrel, w.s);
-		changes = fresh_collect(&w, &fresh, src, changes, &nchanges);
-	}
-	else if (by_update && newstore != NULL &&
-			 (update_store = update_fresh_rows(&w, newstore, desc, &qi_changed)) != NULL)
-	{
-		/* read directly, as an INSERT's are */
-		source_open_store(&source, &w, update_store, desc);
-		changes = fresh_collect_source(&w, &fresh, &source, changes, &nchanges);
-	}
-	else if (by_update)
-	{
-		/*
-		 * an UPDATE's rows that kept their key and value stay as they are;
-		 * the others are numbered once and kept, since two runs of the
-		 * anti-join could return them in two orders
-		 */
-		fresh_name = psprintf("%s_fresh", newrel);
-		KeanonMaterialize(w.relid,
-						  psprintf("SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
-								   "WHERE n.%s IS NOT NULL AND NOT EXISTS "
-								   "(SELECT 1 FROM %s x WHERE (%s) = (%s))",
-								   newrel, w.s, w.rows, KeanonNameList(w.keys, "x."),
-								   KeanonNameList(w.keys, "n.")),
-						  InvalidSnapshot, fresh_name, &fresh_store);
-		src = fresh_name;
-		changes = fresh_collect(&w, &fresh, src, changes, &nchanges);
-	}
-	if (by_insert || by_update)
-	{
-		nins = (int) Min(fresh.n, INT_MAX);
-		if (nins == 1)
-		{
-			ins_v = fresh.num[0];
-			ins_d = fresh.value[0];
-		}
-	}
-	if (by_update && w.qis != NIL && !update_one && update_store == NULL)
-	{
-		sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM %s n WHERE (%s) = (%s) "
-					   "AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
-					   w.rows, KeanonNameList(w.qis, ""), KeanonNameList(w.qis, "n."), newrel,
-					   KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "n."),
-					   KeanonNameList(w.qis, "r."), KeanonNameList(w.qis, "n."));
-		KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
-		qi_changed = SPI_processed > 0;
-	}
-
-	/*
-	 * Rows of the table wait unplaced only while no valid partitioning
-	 * exists (and in release mode): with one, none but the fresh do.
-	 */
-	w.all_placed = !w.release_mode && w.ki->engine != NULL && ke_sum_error(w.ki->engine, &dummy);
-	if (ndel == 0 && nins > 1 && ke_nrows(w.ki->engine) == 0)
-	{
-		/* a load into an empty table, as when a watch begins */
-		publish_into_empty(&w);
-	}
-	else
-	{
-		apply_changes(&w, changes, nchanges);
-		/* a release watch only tracks changes: its view moves at keanon.release */
-		if (nchanges > 0 && !w.release_mode)
-		{
-			/* the changed values, sorted */
-			KeNum	   *cv = palloc(sizeof(KeNum) * nchanges);
-
-			for (int i = 0; i < nchanges; i++)
-				cv[i] = changes[i].value;
-			qsort_arg(cv, nchanges, sizeof(KeNum), num_cmp_arg, &w.ki->vt.kind);
-			KeanonRepublishChanges(&w, cv, nchanges, nins, ins_v, ins_d, ndel, del_v, del_d,
-							  del_pid, del_slot, del_pub, del_had_pid);
-		}
-	}
-	if (source.slot != NULL)
-	{
-		fresh_write(&w, NULL, &source);
-		source_close(&source);
-	}
-	else if (src != NULL || fresh.one != NULL)
-		fresh_write(&w, src, NULL);
-	if (fresh_name != NULL)
-	{
-		SPI_unregister_relation(fresh_name);
-		tuplestore_end(fresh_store);
-	}
-	if (update_store != NULL)
-		tuplestore_end(update_store);
+	collect_departures(&w, &sc);
+	collect_arrivals(&w, &sc);
+	update_stayers_qis(&w, &sc);
+	apply_and_republish(&w, &sc);
+	write_arrivals(&w, &sc);
 	/* no generation bump, hence no serialization failure, for no change */
-	if (ndel > 0 || fresh.n > 0 || qi_changed)
+	if (sc.ndel > 0 || sc.fresh.n > 0 || sc.qi_changed)
 		KeanonSaveWatch(&w);
 	KeanonEndWrite(&w);
 }

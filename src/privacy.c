@@ -205,49 +205,97 @@ partition_emd(const PrivPart *p, const int64 *cq, const int128 *scq, int m, int6
 							   num_uint128((uint128) (n * big_n * (m - 1)), 0));
 }
 
-/* keanon.privacy_report(tab) */
-Datum
-keanon_privacy_report(PG_FUNCTION_ARGS)
+/* The publication's distinct values merged in order, with cumulative counts */
+typedef struct MergedValues
 {
-	Oid			relid = PG_GETARG_OID(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	KeanonOwnerScope os;
-	Watch		w;
-	char	   *sql;
-	PrivPart   *parts;
-	int			nparts;
-	Datum	   *gvals;			/* the publication's distinct values */
-	int64	   *cq;				/* its cumulative counts */
-	int128	   *scq;
-	int			m = 0;
+	Datum	   *gvals;
+	int64	   *cq;
+	int			m;
 	int			cap;
-	int64		total = 0;
-	Datum	   *ln_cache;
-	Datum		values[REPORT_COLS];
-	bool		nulls[REPORT_COLS];
-	int64		min_d = 0;
-	Datum		min_range = (Datum) 0,
-				min_h = (Datum) 0,
-				min_l = (Datum) 0,
-				max_t = (Datum) 0;
+	int64		total;			/* rows */
+} MergedValues;
 
-	InitMaterializedSRF(fcinfo, 0);
+/* What the publication achieves as a whole: the overall row */
+typedef struct ReportOverall
+{
+	int64		min_d;
+	Datum		min_range;
+	Datum		min_h;
+	Datum		min_l;
+	Datum		max_t;
+} ReportOverall;
 
-	KeanonWatchForReader(relid, &w, "The privacy report of a watched table requires SELECT on its view.");
-	KeanonOwnerBegin(relid, &os);
+/* The partitions table's corruption, as the report meets it */
+static void
+report_corrupted(Oid relid, const char *msg)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("%s", msg),
+			 errhint("keanon.check() tells what differs; keanon.republish() rebuilds the publication.")));
+}
 
-	sql = psprintf("SELECT keanon_pid, vals::pg_catalog.numeric[], cnts FROM %s "
-				   "ORDER BY lo, hi, hi_split", w.parts);
+/* Merge one partition's values into the publication's, in order */
+static void
+merge_partition(Oid relid, PrivPart *p, Datum *cd, bool *vn, bool *cn, MergedValues *mv)
+{
+	p->cnts = palloc(sizeof(int64) * p->d);
+	p->n = 0;
+	for (int j = 0; j < p->d; j++)
+	{
+		int64		c = DatumGetInt64(cd[j]);
+		int			cmp = mv->m == 0 ? 1 : num_cmp(p->vals[j], mv->gvals[mv->m - 1]);
+
+		if (vn[j] || cn[j] || c < 1 || cmp < 0 || (cmp == 0 && j > 0))
+			report_corrupted(relid, psprintf("the partitions of %s are not ordered distinct values with positive counts",
+											 get_rel_name(relid)));
+		p->cnts[j] = c;
+		p->n += c;
+		if (cmp == 0)
+			mv->cq[mv->m - 1] += c; /* the rest of a run the previous partition ends */
+		else
+		{
+			if (mv->m == mv->cap)
+			{
+				if (mv->cap > INT_MAX / 2)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("the publication of %s has too many distinct values for a privacy report",
+									get_rel_name(relid))));
+				mv->cap *= 2;
+				mv->gvals = repalloc_huge(mv->gvals, sizeof(Datum) * mv->cap);
+				mv->cq = repalloc_huge(mv->cq, sizeof(int64) * mv->cap);
+			}
+			mv->gvals[mv->m] = p->vals[j];
+			mv->cq[mv->m] = (mv->m == 0 ? 0 : mv->cq[mv->m - 1]) + c;
+			mv->m++;
+		}
+		if (j == 0)
+			p->g0 = mv->m - 1;
+	}
+	mv->total += p->n;
+	if (mv->total > PRIVACY_MAX_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the publication of %s is too large for a privacy report", get_rel_name(relid))));
+}
+
+/* The published partitions, in order, and the publication's values merged */
+static PrivPart *
+read_report_parts(Oid relid, const Watch *w, int *nparts, MergedValues *mv)
+{
+	char	   *sql = psprintf("SELECT keanon_pid, vals::pg_catalog.numeric[], cnts FROM %s "
+							   "ORDER BY lo, hi, hi_split", w->parts);
+	PrivPart   *parts;
+
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
-
-	/* the partitions, and the publication's values merged in order */
-	nparts = (int) SPI_processed;
-	parts = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PrivPart) * Max(nparts, 1));
-	cap = 64;
-	gvals = palloc(sizeof(Datum) * cap);
-	cq = palloc(sizeof(int64) * cap);
-	for (int i = 0; i < nparts; i++)
+	*nparts = (int) SPI_processed;
+	parts = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PrivPart) * Max(*nparts, 1));
+	mv->cap = 64;
+	mv->gvals = palloc(sizeof(Datum) * mv->cap);
+	mv->cq = palloc(sizeof(int64) * mv->cap);
+	for (int i = 0; i < *nparts; i++)
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
@@ -264,60 +312,27 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 		KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(t, desc, 3, &isnull)), INT8OID,
 							&cd, &cn, &nc);
 		if (p->d == 0 || nc != p->d)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("partition %lld of %s has %d values and %d counts",
-							(long long) DatumGetInt64(p->pid), get_rel_name(relid), p->d, nc),
-					 errhint("keanon.check() tells what differs; keanon.republish() rebuilds the publication.")));
-		p->cnts = palloc(sizeof(int64) * p->d);
-		p->n = 0;
-		for (int j = 0; j < p->d; j++)
-		{
-			int64		c = DatumGetInt64(cd[j]);
-			int			cmp = m == 0 ? 1 : num_cmp(p->vals[j], gvals[m - 1]);
-
-			if (vn[j] || cn[j] || c < 1 || cmp < 0 || (cmp == 0 && j > 0))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("the partitions of %s are not ordered distinct values with positive counts",
-								get_rel_name(relid)),
-						 errhint("keanon.check() tells what differs; keanon.republish() rebuilds the publication.")));
-			p->cnts[j] = c;
-			p->n += c;
-			if (cmp == 0)
-				cq[m - 1] += c; /* the rest of a run the previous partition ends */
-			else
-			{
-				if (m == cap)
-				{
-					if (cap > INT_MAX / 2)
-						ereport(ERROR,
-								(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-								 errmsg("the publication of %s has too many distinct values for a privacy report",
-										get_rel_name(relid))));
-					cap *= 2;
-					gvals = repalloc_huge(gvals, sizeof(Datum) * cap);
-					cq = repalloc_huge(cq, sizeof(int64) * cap);
-				}
-				gvals[m] = p->vals[j];
-				cq[m] = (m == 0 ? 0 : cq[m - 1]) + c;
-				m++;
-			}
-			if (j == 0)
-				p->g0 = m - 1;
-		}
-		total += p->n;
-		if (total > PRIVACY_MAX_ROWS)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("the publication of %s is too large for a privacy report", get_rel_name(relid))));
+			report_corrupted(relid, psprintf("partition %lld of %s has %d values and %d counts",
+											 (long long) DatumGetInt64(p->pid), get_rel_name(relid),
+											 p->d, nc));
+		merge_partition(relid, p, cd, vn, cn, mv);
 	}
-	scq = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int128) * ((Size) m + 1));
-	scq[0] = 0;
-	for (int i = 0; i < m; i++)
-		scq[i + 1] = scq[i] + cq[i];
+	return parts;
+}
 
-	ln_cache = palloc0(sizeof(Datum) * PRIVACY_LN_CACHE);
+/* One row per partition, and what the overall row takes from each */
+static void
+report_partitions(ReturnSetInfo *rsinfo, PrivPart *parts, int nparts, const MergedValues *mv,
+				  ReportOverall *all)
+{
+	int128	   *scq = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int128) * ((Size) mv->m + 1));
+	Datum	   *ln_cache = palloc0(sizeof(Datum) * PRIVACY_LN_CACHE);
+	Datum		values[REPORT_COLS];
+	bool		nulls[REPORT_COLS];
+
+	scq[0] = 0;
+	for (int i = 0; i < mv->m; i++)
+		scq[i + 1] = scq[i] + mv->cq[i];
 	memset(nulls, 0, sizeof(nulls));
 	for (int i = 0; i < nparts; i++)
 	{
@@ -330,17 +345,17 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 		partition_entropy(p, ln_cache, &h, &l);
 		h = num_report(h);
 		l = num_report(l);
-		t = num_report(partition_emd(p, cq, scq, m, total));
-		if (i == 0 || p->d < min_d)
-			min_d = p->d;
-		if (i == 0 || num_cmp(range, min_range) < 0)
-			min_range = range;
-		if (i == 0 || num_cmp(h, min_h) < 0)
-			min_h = h;
-		if (i == 0 || num_cmp(l, min_l) < 0)
-			min_l = l;
-		if (i == 0 || num_cmp(t, max_t) > 0)
-			max_t = t;
+		t = num_report(partition_emd(p, mv->cq, scq, mv->m, mv->total));
+		if (i == 0 || p->d < all->min_d)
+			all->min_d = p->d;
+		if (i == 0 || num_cmp(range, all->min_range) < 0)
+			all->min_range = range;
+		if (i == 0 || num_cmp(h, all->min_h) < 0)
+			all->min_h = h;
+		if (i == 0 || num_cmp(l, all->min_l) < 0)
+			all->min_l = l;
+		if (i == 0 || num_cmp(t, all->max_t) > 0)
+			all->max_t = t;
 		values[0] = p->pid;
 		values[1] = Int64GetDatum(p->n);
 		values[2] = Int64GetDatum(p->d);
@@ -350,18 +365,42 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 		values[6] = t;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/* keanon.privacy_report(tab) */
+Datum
+keanon_privacy_report(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	KeanonOwnerScope os;
+	Watch		w;
+	PrivPart   *parts;
+	int			nparts;
+	MergedValues mv;
+	ReportOverall all;
+	Datum		values[REPORT_COLS];
+	bool		nulls[REPORT_COLS];
+
+	InitMaterializedSRF(fcinfo, 0);
+	KeanonWatchForReader(relid, &w, "The privacy report of a watched table requires SELECT on its view.");
+	KeanonOwnerBegin(relid, &os);
+	memset(&mv, 0, sizeof(mv));
+	memset(&all, 0, sizeof(all));
+	parts = read_report_parts(relid, &w, &nparts, &mv);
+	report_partitions(rsinfo, parts, nparts, &mv, &all);
 
 	/* the overall row: what the publication as a whole achieves */
 	memset(nulls, nparts == 0, sizeof(nulls));
 	nulls[0] = true;
 	nulls[1] = false;
 	values[0] = (Datum) 0;
-	values[1] = Int64GetDatum(total);
-	values[2] = Int64GetDatum(min_d);
-	values[3] = min_range;
-	values[4] = min_h;
-	values[5] = min_l;
-	values[6] = max_t;
+	values[1] = Int64GetDatum(mv.total);
+	values[2] = Int64GetDatum(all.min_d);
+	values[3] = all.min_range;
+	values[4] = all.min_h;
+	values[5] = all.min_l;
+	values[6] = all.max_t;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 
 	SPI_finish();

@@ -411,51 +411,38 @@ gone_of(const OldParts *op, int64 pid, int *first)
 	return n;
 }
 
-/*
- * Carry the old partition that shares most rows with the new partition of
- * rows[pos .. pos+n) over to it by permute.c's steps: a row that no longer
- * belongs there and one that newly does, paired at random, make a replace
- * step (the newcomer takes the leaver's slot and published value); the
- * leavers left over leave one by one, each handing its published value to
- * a row drawn at random among those showing its true value (the last slot
- * filling the gap), and the joiners left over join by the inside-out
- * shuffle.  Each step keeps the published values a uniform permutation of
- * the true ones, as a fresh draw would, while only the rows the steps
- * touch change; a replace touches at most one row besides the newcomer,
- * where a leave and a join touch up to four.  Returns
- * the partition's id with each row's slot and published value, or 0 (a
- * fresh draw is needed) when no old partition is whole to start from.
- */
-static int64
-carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
-		   int32 *out_slot, Datum *out_pub)
+/* A carry-over under way: the old partition's slots as the steps change them */
+typedef struct Carry
 {
-	const KeanonValueType *vt = &w->ki->vt;
-	KeKind		kind = vt->kind;
+	int			k;				/* the old partition, in op */
+	int64		pid;
+	int64		size;			/* its rows before */
+	int64		span;			/* rows[] positions its rows take */
+	int			g0;				/* its departed rows: op->gone[g0 .. g0+ng) */
+	int			ng;
+	int64	   *st_row;			/* slot -> row, or a departed row */
+	Datum	   *st_pub;			/* slot -> published value */
+	KeNum	   *st_pnum;
+	int64	   *slot_of;		/* row (from op->first[k]) -> slot */
+	int64	   *gone_slot;		/* departed row -> slot */
+	int64	   *lv;				/* the leavers, the departed first */
+	int64	   *jn;				/* the joiners */
+	int64		nl;
+	int64		nj;
+	int64		npair;			/* leavers replaced by joiners */
+	int64		cur;			/* rows in the partition now */
+} Carry;
+
+/* The old partition sharing most rows with rows[pos .. pos+n), or -1 */
+static int
+carry_source(OldParts *op, PlacedRow *rows, int64 pos, int64 n)
+{
 	int			cand[8];
 	int64		cnt[8];
 	int			ncand = 0;
 	int			k = -1;
 	int64		best = 0;
-	int64		size,
-				cur,
-				span;
-	int64	   *st_row;
-	Datum	   *st_pub;
-	KeNum	   *st_pnum;
-	int64	   *slot_of;
-	int64	   *gone_slot;
-	Showing		sh;
-	int			g0,
-				ng;
-	int64		pid;
-	int64	   *lv;
-	int64	   *jn;
-	int64		nl = 0,
-				nj = 0,
-				npair;
 
-	/* the old partition sharing most rows, not carried over already */
 	for (int64 j = pos; j < pos + n; j++)
 	{
 		int			x,
@@ -483,194 +470,252 @@ carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
 			best = cnt[c];
 			k = cand[c];
 		}
-	if (k < 0)
-		return 0;
-	pid = op->pid[k];
-	size = op->size[k];
-	span = op->last[k] - op->first[k] + 1;
-	if (size <= 0 || size > INT_MAX || op->first[k] < 0)
-		return 0;
-	ng = gone_of(op, pid, &g0);
+	return k;
+}
 
-	/* its state before: slot -> row (or departed row), published value */
-	st_row = palloc(sizeof(int64) * (size + n));
-	st_pub = palloc(sizeof(Datum) * (size + n));
-	st_pnum = palloc(sizeof(KeNum) * (size + n));
-	slot_of = palloc(sizeof(int64) * span);
-	for (int64 s = 0; s < size; s++)
-		st_row[s] = -2;
-	for (int64 r = op->first[k]; r <= op->last[k]; r++)
+/*
+ * The old partition's state before: slot -> row (or departed row) and
+ * published value; false when its slots are not whole
+ */
+static bool
+carry_state(const KeanonValueType *vt, OldParts *op, PlacedRow *rows, int64 n, Carry *c)
+{
+	c->st_row = palloc(sizeof(int64) * (c->size + n));
+	c->st_pub = palloc(sizeof(Datum) * (c->size + n));
+	c->st_pnum = palloc(sizeof(KeNum) * (c->size + n));
+	c->slot_of = palloc(sizeof(int64) * c->span);
+	for (int64 s = 0; s < c->size; s++)
+		c->st_row[s] = -2;
+	for (int64 r = op->first[c->k]; r <= op->last[c->k]; r++)
 	{
 		int32		s = rows[r].slot;
 
-		slot_of[r - op->first[k]] = -1;
-		if (rows[r].fresh >= 0 || rows[r].pid != pid)
+		c->slot_of[r - op->first[c->k]] = -1;
+		if (rows[r].fresh >= 0 || rows[r].pid != c->pid)
 			continue;
-		if (s < 0 || s >= size || st_row[s] != -2)
-			return 0;
-		st_row[s] = r;
-		st_pub[s] = rows[r].pub;
-		st_pnum[s] = KeanonDatumToNum(vt, rows[r].pub);
-		slot_of[r - op->first[k]] = s;
+		if (s < 0 || s >= c->size || c->st_row[s] != -2)
+			return false;
+		c->st_row[s] = r;
+		c->st_pub[s] = rows[r].pub;
+		c->st_pnum[s] = KeanonDatumToNum(vt, rows[r].pub);
+		c->slot_of[r - op->first[c->k]] = s;
 	}
-	gone_slot = palloc(sizeof(int64) * Max(ng, 1));
-	for (int g = 0; g < ng; g++)
+	c->gone_slot = palloc(sizeof(int64) * Max(c->ng, 1));
+	for (int g = 0; g < c->ng; g++)
 	{
-		const GoneRow *gr = &op->gone[g0 + g];
+		const GoneRow *gr = &op->gone[c->g0 + g];
 
-		if (gr->slot < 0 || gr->slot >= size || st_row[gr->slot] != -2)
-			return 0;
-		gone_slot[g] = gr->slot;
-		st_row[gr->slot] = GONE(g);
-		st_pub[gr->slot] = gr->pub;
-		st_pnum[gr->slot] = KeanonDatumToNum(vt, gr->pub);
+		if (gr->slot < 0 || gr->slot >= c->size || c->st_row[gr->slot] != -2)
+			return false;
+		c->gone_slot[g] = gr->slot;
+		c->st_row[gr->slot] = GONE(g);
+		c->st_pub[gr->slot] = gr->pub;
+		c->st_pnum[gr->slot] = KeanonDatumToNum(vt, gr->pub);
 	}
-	for (int64 s = 0; s < size; s++)
-		if (st_row[s] == -2)
-			return 0;
+	for (int64 s = 0; s < c->size; s++)
+		if (c->st_row[s] == -2)
+			return false;
+	return true;
+}
 
-	/*
-	 * Who leaves (the departed rows first) and who joins.  As many leavers as
-	 * there are joiners, drawn at random, are each replaced by a joiner
-	 * drawn at random; the matching uses neither row's value.
-	 */
-	lv = palloc(sizeof(int64) * (span + ng + 1));
-	jn = palloc(sizeof(int64) * (n + 1));
-	for (int g = 0; g < ng; g++)
-		lv[nl++] = GONE(g);
-	for (int64 r = op->first[k]; r <= op->last[k]; r++)
-		if (rows[r].fresh < 0 && rows[r].pid == pid && (r < pos || r >= pos + n))
-			lv[nl++] = r;
+/*
+ * Who leaves (the departed rows first) and who joins.  As many leavers as
+ * there are joiners, drawn at random, are each replaced by a joiner drawn
+ * at random; the matching uses neither row's value.
+ */
+static void
+carry_pair(OldParts *op, PlacedRow *rows, int64 pos, int64 n, Carry *c)
+{
+	c->lv = palloc(sizeof(int64) * (c->span + c->ng + 1));
+	c->jn = palloc(sizeof(int64) * (n + 1));
+	for (int g = 0; g < c->ng; g++)
+		c->lv[c->nl++] = GONE(g);
+	for (int64 r = op->first[c->k]; r <= op->last[c->k]; r++)
+		if (rows[r].fresh < 0 && rows[r].pid == c->pid && (r < pos || r >= pos + n))
+			c->lv[c->nl++] = r;
 	for (int64 j = pos; j < pos + n; j++)
-		if (rows[j].fresh >= 0 || rows[j].pid != pid)
-			jn[nj++] = j;
-	npair = Min(nl, nj);
-	for (int64 i = 0; i < npair; i++)
+		if (rows[j].fresh >= 0 || rows[j].pid != c->pid)
+			c->jn[c->nj++] = j;
+	c->npair = Min(c->nl, c->nj);
+	for (int64 i = 0; i < c->npair; i++)
 	{
-		int64		x = i + (int64) KeanonRandomBelow((uint64) (nl - i));
-		int64		t = lv[i];
+		int64		x = i + (int64) KeanonRandomBelow((uint64) (c->nl - i));
+		int64		t = c->lv[i];
 
-		lv[i] = lv[x];
-		lv[x] = t;
-		x = i + (int64) KeanonRandomBelow((uint64) (nj - i));
-		t = jn[i];
-		jn[i] = jn[x];
-		jn[x] = t;
+		c->lv[i] = c->lv[x];
+		c->lv[x] = t;
+		x = i + (int64) KeanonRandomBelow((uint64) (c->nj - i));
+		t = c->jn[i];
+		c->jn[i] = c->jn[x];
+		c->jn[x] = t;
 	}
+}
 
-	/*
-	 * The unmatched leavers leave: a row drawn among those showing the
-	 * leaver's true value takes over its published value, and the last
-	 * slot's row moves into the gap
-	 */
-	cur = size;
-	showing_init(&sh, kind, st_pnum, size);
-	for (int64 i = npair; i < nl; i++)
+/*
+ * The unmatched leavers leave: a row drawn among those showing the
+ * leaver's true value takes over its published value, and the last slot's
+ * row moves into the gap.  False when no row shows a leaver's value.
+ */
+static bool
+carry_leave(OldParts *op, PlacedRow *rows, Showing *sh, Carry *c)
+{
+	for (int64 i = c->npair; i < c->nl; i++)
 	{
-		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
-		int64		pick = showing_pick(&sh, cur, leaver_num(op, g0, rows, lv[i]));
-		int64		last = cur - 1;
+		int64		sl = slot_of_leaver(op, c->k, c->lv[i], c->slot_of, c->gone_slot);
+		int64		pick = showing_pick(sh, c->cur, leaver_num(op, c->g0, rows, c->lv[i]));
+		int64		last = c->cur - 1;
 
 		if (pick < 0)
-		{
-			showing_done(&sh);
-			return 0;
-		}
+			return false;
 		if (pick != sl)
 		{
-			st_pub[pick] = st_pub[sl];
-			showing_set(&sh, pick, st_pnum[sl]);
+			c->st_pub[pick] = c->st_pub[sl];
+			showing_set(sh, pick, c->st_pnum[sl]);
 		}
 		if (sl != last)
 		{
-			st_row[sl] = st_row[last];
-			st_pub[sl] = st_pub[last];
-			showing_set(&sh, sl, st_pnum[last]);
-			if (st_row[sl] >= 0)
-				slot_of[st_row[sl] - op->first[k]] = sl;
+			c->st_row[sl] = c->st_row[last];
+			c->st_pub[sl] = c->st_pub[last];
+			showing_set(sh, sl, c->st_pnum[last]);
+			if (c->st_row[sl] >= 0)
+				c->slot_of[c->st_row[sl] - op->first[c->k]] = sl;
 			else
-				gone_slot[GONE_INDEX(st_row[sl])] = sl;
+				c->gone_slot[GONE_INDEX(c->st_row[sl])] = sl;
 		}
-		showing_drop(&sh, last);
-		cur--;
+		showing_drop(sh, last);
+		c->cur--;
 	}
+	return true;
+}
 
-	/*
-	 * Each matched leaver is replaced (permute.c's replace step): its
-	 * joiner takes its slot and its published value, and a row drawn among
-	 * those showing the leaver's true value shows the joiner's instead.  No
-	 * other row moves.
-	 */
-	for (int64 i = 0; i < npair; i++)
+/*
+ * Each matched leaver is replaced (permute.c's replace step): its joiner
+ * takes its slot and its published value, and a row drawn among those
+ * showing the leaver's true value shows the joiner's instead.  No other
+ * row moves.  False when no row shows a leaver's value.
+ */
+static bool
+carry_replace(OldParts *op, PlacedRow *rows, Showing *sh, Carry *c)
+{
+	for (int64 i = 0; i < c->npair; i++)
 	{
-		int64		sl = slot_of_leaver(op, k, lv[i], slot_of, gone_slot);
-		int64		pick = showing_pick(&sh, cur, leaver_num(op, g0, rows, lv[i]));
+		int64		sl = slot_of_leaver(op, c->k, c->lv[i], c->slot_of, c->gone_slot);
+		int64		pick = showing_pick(sh, c->cur, leaver_num(op, c->g0, rows, c->lv[i]));
 
 		if (pick < 0)
-		{
-			showing_done(&sh);
-			return 0;
-		}
-		st_row[sl] = jn[i];
-		st_pub[pick] = rows[jn[i]].value;
-		showing_set(&sh, pick, rows[jn[i]].num);
+			return false;
+		c->st_row[sl] = c->jn[i];
+		c->st_pub[pick] = rows[c->jn[i]].value;
+		showing_set(sh, pick, rows[c->jn[i]].num);
 	}
-	showing_done(&sh);
+	return true;
+}
 
-	/* the other joiners join by the inside-out shuffle */
-	for (int64 i = npair; i < nj; i++)
+/* The other joiners join by the inside-out shuffle */
+static void
+carry_join(PlacedRow *rows, Carry *c)
+{
+	for (int64 i = c->npair; i < c->nj; i++)
 	{
-		int64		j = jn[i];
+		int64		j = c->jn[i];
+		int64		cur = c->cur;
 		uint64		x;
 
 		x = KeanonRandomBelow((uint64) cur + 1);
 		if ((int64) x < cur)
 		{
-			st_pub[cur] = st_pub[x];
-			st_pnum[cur] = st_pnum[x];
-			st_pub[x] = rows[j].value;
-			st_pnum[x] = rows[j].num;
+			c->st_pub[cur] = c->st_pub[x];
+			c->st_pnum[cur] = c->st_pnum[x];
+			c->st_pub[x] = rows[j].value;
+			c->st_pnum[x] = rows[j].num;
 		}
 		else
 		{
-			st_pub[cur] = rows[j].value;
-			st_pnum[cur] = rows[j].num;
+			c->st_pub[cur] = rows[j].value;
+			c->st_pnum[cur] = rows[j].num;
 		}
-		st_row[cur] = j;
+		c->st_row[cur] = j;
 		/* and sits at a random slot: the one there moves to the end */
 		x = KeanonRandomBelow((uint64) cur + 1);
 		if ((int64) x < cur)
 		{
-			int64		tr = st_row[x];
-			Datum		tp = st_pub[x];
-			KeNum		tn = st_pnum[x];
+			int64		tr = c->st_row[x];
+			Datum		tp = c->st_pub[x];
+			KeNum		tn = c->st_pnum[x];
 
-			st_row[x] = st_row[cur];
-			st_pub[x] = st_pub[cur];
-			st_pnum[x] = st_pnum[cur];
-			st_row[cur] = tr;
-			st_pub[cur] = tp;
-			st_pnum[cur] = tn;
+			c->st_row[x] = c->st_row[cur];
+			c->st_pub[x] = c->st_pub[cur];
+			c->st_pnum[x] = c->st_pnum[cur];
+			c->st_row[cur] = tr;
+			c->st_pub[cur] = tp;
+			c->st_pnum[cur] = tn;
 		}
-		cur++;
+		c->cur++;
 	}
-	if (cur != n)
+}
+
+/*
+ * Carry the old partition that shares most rows with the new partition of
+ * rows[pos .. pos+n) over to it by permute.c's steps: a row that no longer
+ * belongs there and one that newly does, paired at random, make a replace
+ * step (the newcomer takes the leaver's slot and published value); the
+ * leavers left over leave one by one, each handing its published value to
+ * a row drawn at random among those showing its true value (the last slot
+ * filling the gap), and the joiners left over join by the inside-out
+ * shuffle.  Each step keeps the published values a uniform permutation of
+ * the true ones, as a fresh draw would, while only the rows the steps
+ * touch change; a replace touches at most one row besides the newcomer,
+ * where a leave and a join touch up to four.  Returns
+ * the partition's id with each row's slot and published value, or 0 (a
+ * fresh draw is needed) when no old partition is whole to start from.
+ */
+static int64
+carry_over(Watch *w, OldParts *op, PlacedRow *rows, int64 pos, int64 n,
+		   int32 *out_slot, Datum *out_pub)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	Carry		c;
+	Showing		sh;
+	bool		ok;
+
+	memset(&c, 0, sizeof(c));
+	c.k = carry_source(op, rows, pos, n);
+	if (c.k < 0)
+		return 0;
+	c.pid = op->pid[c.k];
+	c.size = op->size[c.k];
+	c.span = op->last[c.k] - op->first[c.k] + 1;
+	if (c.size <= 0 || c.size > INT_MAX || op->first[c.k] < 0)
+		return 0;
+	c.ng = gone_of(op, c.pid, &c.g0);
+	if (!carry_state(vt, op, rows, n, &c))
+		return 0;
+	carry_pair(op, rows, pos, n, &c);
+
+	c.cur = c.size;
+	showing_init(&sh, vt->kind, c.st_pnum, c.size);
+	ok = carry_leave(op, rows, &sh, &c) && carry_replace(op, rows, &sh, &c);
+	showing_done(&sh);
+	if (!ok)
+		return 0;
+	carry_join(rows, &c);
+	if (c.cur != n)
 		elog(ERROR, "keanon: carried a partition of %s over to %lld rows, expected %lld",
-			 get_rel_name(w->relid), (long long) cur, (long long) n);
-	for (int64 s = 0; s < cur; s++)
+			 get_rel_name(w->relid), (long long) c.cur, (long long) n);
+	for (int64 s = 0; s < c.cur; s++)
 	{
-		out_slot[st_row[s] - pos] = (int32) s;
-		out_pub[st_row[s] - pos] = st_pub[s];
+		out_slot[c.st_row[s] - pos] = (int32) s;
+		out_pub[c.st_row[s] - pos] = c.st_pub[s];
 	}
-	op->taken[k] = true;
-	pfree(lv);
-	pfree(jn);
-	pfree(gone_slot);
-	pfree(st_row);
-	pfree(st_pub);
-	pfree(st_pnum);
-	pfree(slot_of);
-	return pid;
+	op->taken[c.k] = true;
+	pfree(c.lv);
+	pfree(c.jn);
+	pfree(c.gone_slot);
+	pfree(c.st_row);
+	pfree(c.st_pub);
+	pfree(c.st_pnum);
+	pfree(c.slot_of);
+	return c.pid;
 }
 
 /* A row's new place, to be written by KeanonPlaceRows */
@@ -695,143 +740,171 @@ update_row_cmp(const void *a, const void *b)
 	return DatumGetInt32(x->slot) - DatumGetInt32(y->slot);
 }
 
+/* Where a placement puts the rows, gathered before any is written */
+typedef struct Placement
+{
+	Datum	   *pubs;			/* by row: published value */
+	int32	   *cslots;			/* by row: slot */
+	Datum	   *tids;			/* the table rows that moved */
+	Datum	   *rpids;
+	Datum	   *slots;
+	Datum	   *upubs;
+	int64		nupd;
+	Datum	   *fvals;			/* each partition's distinct values, counted */
+	Datum	   *fcnts;
+	int64		nflat;
+	int64		nfresh;			/* fresh rows placed */
+} Placement;
+
+/* A uniform permutation of rows[pos .. pos+n), and their slots, drawn afresh */
+static void
+draw_partition(PlacedRow *pr, int64 pos, int64 n, Placement *pl)
+{
+	for (int64 j = 0; j < n; j++)
+	{
+		pl->pubs[pos + j] = pr[j].value;
+		pl->cslots[pos + j] = (int32) j;
+	}
+	/* two independent draws: who shows what, and who sits where */
+	for (int64 j = n - 1; j > 0; j--)
+	{
+		int64		r = (int64) KeanonRandomBelow((uint64) j + 1);
+		Datum		tmp = pl->pubs[pos + j];
+		int32		ts;
+
+		pl->pubs[pos + j] = pl->pubs[pos + r];
+		pl->pubs[pos + r] = tmp;
+		r = (int64) KeanonRandomBelow((uint64) j + 1);
+		ts = pl->cslots[pos + j];
+		pl->cslots[pos + j] = pl->cslots[pos + r];
+		pl->cslots[pos + r] = ts;
+	}
+}
+
 /*
- * Give the rows, in (value, arrival) order, to the partitions in order,
- * draw a uniform permutation of each, and write them and the partitions'
- * summaries.
+ * Note where each row of partition pid (rows[pos .. pos+n)) goes: a fresh
+ * row is written placed, a table row updated if it moved; and count the
+ * partition's distinct values (rows come sorted by value)
  */
-void
-KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows, OldParts *op)
+static void
+note_partition_rows(Watch *w, PlacedRow *pr, int64 pos, int64 n, int64 pid, Placement *pl)
 {
 	const KeanonValueType *vt = &w->ki->vt;
-	KeanonPartList np = *pl;
-	int64		pos = 0;
+	FreshRows  *f = w->fresh;
 
-	/*
-	 * Place and permute every partition and write its summary, then move
-	 * the rows whose place changed, all without the executor (direct.c).
-	 */
+	for (int64 j = 0; j < n; j++)
 	{
-		Datum	   *tids = palloc(sizeof(Datum) * Max(nrows, 1));
-		Datum	   *rpids = palloc(sizeof(Datum) * Max(nrows, 1));
-		Datum	   *slots = palloc(sizeof(Datum) * Max(nrows, 1));
-		Datum	   *pubs = palloc(sizeof(Datum) * Max(nrows, 1));
-		Datum	   *fvals = palloc(sizeof(Datum) * Max(nrows, 1));
-		Datum	   *fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
-		Datum	   *upubs = palloc(sizeof(Datum) * Max(nrows, 1));
-		int32	   *cslots = palloc(sizeof(int32) * Max(nrows, 1));
-		int64		nflat = 0;
-		int64		nupd = 0;
-		int64		nfresh = 0;
-		FreshRows  *f = w->fresh;
-
-		for (int i = 0; i < np.n; i++)
+		if (pr[j].fresh >= 0)
 		{
-			KePartition *p = &np.parts[i];
-			PlacedRow  *pr = rows + pos;
-			int64		n = p->n;
-			int64		pid = 0;
-			int64		first = nflat;
-
-			/* an old partition carried over, or a fresh uniform permutation */
-			if (op != NULL)
-				pid = carry_over(w, op, rows, pos, n, cslots + pos, pubs + pos);
-			if (pid == 0)
-			{
-				pid = ++w->next_pid;
-				for (int64 j = 0; j < n; j++)
-				{
-					pubs[pos + j] = pr[j].value;
-					cslots[pos + j] = (int32) j;
-				}
-				/* two independent draws: who shows what, and who sits where */
-				for (int64 j = n - 1; j > 0; j--)
-				{
-					int64		r = (int64) KeanonRandomBelow((uint64) j + 1);
-					Datum		tmp = pubs[pos + j];
-					int32		ts;
-
-					pubs[pos + j] = pubs[pos + r];
-					pubs[pos + r] = tmp;
-					r = (int64) KeanonRandomBelow((uint64) j + 1);
-					ts = cslots[pos + j];
-					cslots[pos + j] = cslots[pos + r];
-					cslots[pos + r] = ts;
-				}
-			}
-			for (int64 j = 0; j < n; j++)
-			{
-				/* a fresh row is written placed, a table row updated if it moved */
-				if (pr[j].fresh >= 0)
-				{
-					f->pid[pr[j].fresh] = Int64GetDatum(pid);
-					f->slot[pr[j].fresh] = Int32GetDatum(cslots[pos + j]);
-					f->pub[pr[j].fresh] = pubs[pos + j];
-					nfresh++;
-				}
-				else if (pr[j].pid != pid || pr[j].slot != cslots[pos + j] ||
-						 !ke_num_eq(vt->kind, KeanonDatumToNum(vt, pr[j].pub),
-									KeanonDatumToNum(vt, pubs[pos + j])))
-				{
-					tids[nupd] = PointerGetDatum(&pr[j].tid);
-					rpids[nupd] = Int64GetDatum(pid);
-					slots[nupd] = Int32GetDatum(cslots[pos + j]);
-					upubs[nupd] = pubs[pos + j];
-					nupd++;
-				}
-				/* rows come sorted by value: count the distinct ones */
-				if (j > 0 && ke_num_eq(vt->kind, pr[j - 1].num, pr[j].num))
-					fcnts[nflat - 1] = Int64GetDatum(DatumGetInt64(fcnts[nflat - 1]) + 1);
-				else
-				{
-					fvals[nflat] = pr[j].value;
-					fcnts[nflat] = Int64GetDatum(1);
-					nflat++;
-				}
-			}
-			/* where the one row of its lowest value sits (see split_join) */
-			KeanonPartInsert(w, pid, p, n, fvals + first, fcnts + first, (int) (nflat - first),
-							 p->lo_last_only ? cslots[pos] : -1);
-			pos += n;
+			f->pid[pr[j].fresh] = Int64GetDatum(pid);
+			f->slot[pr[j].fresh] = Int32GetDatum(pl->cslots[pos + j]);
+			f->pub[pr[j].fresh] = pl->pubs[pos + j];
+			pl->nfresh++;
 		}
-
-		if (f != NULL)
+		else if (pr[j].pid != pid || pr[j].slot != pl->cslots[pos + j] ||
+				 !ke_num_eq(vt->kind, KeanonDatumToNum(vt, pr[j].pub),
+							KeanonDatumToNum(vt, pl->pubs[pos + j])))
 		{
-			if (nfresh != f->n)
-				elog(ERROR, "keanon: placed %lld new rows of %s, expected %lld",
-					 (long long) nfresh, get_rel_name(w->relid), (long long) f->n);
-			f->placed = true;
+			pl->tids[pl->nupd] = PointerGetDatum(&pr[j].tid);
+			pl->rpids[pl->nupd] = Int64GetDatum(pid);
+			pl->slots[pl->nupd] = Int32GetDatum(pl->cslots[pos + j]);
+			pl->upubs[pl->nupd] = pl->pubs[pos + j];
+			pl->nupd++;
 		}
-		if (nupd > 0)
+		if (j > 0 && ke_num_eq(vt->kind, pr[j - 1].num, pr[j].num))
+			pl->fcnts[pl->nflat - 1] = Int64GetDatum(DatumGetInt64(pl->fcnts[pl->nflat - 1]) + 1);
+		else
 		{
-			/*
-			 * in (partition, slot) order: new partitions take increasing
-			 * ids, so most entries of the (keanon_pid, ...) btrees go to
-			 * their right edge, and where a moved row lands tells nothing
-			 * its partition and a random slot do not
-			 */
-			UpdateRow  *ur = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(UpdateRow) * nupd);
-
-			for (int64 j = 0; j < nupd; j++)
-			{
-				ur[j].tid = (ItemPointer) DatumGetPointer(tids[j]);
-				ur[j].pid = rpids[j];
-				ur[j].slot = slots[j];
-				ur[j].pub = upubs[j];
-			}
-			qsort(ur, nupd, sizeof(UpdateRow), update_row_cmp);
-			for (int64 j = 0; j < nupd; j++)
-			{
-				int64		rpid = DatumGetInt64(ur[j].pid);
-				int32		rslot = DatumGetInt32(ur[j].slot);
-
-				KeanonRowMoveBatch(w, ur[j].tid, &rpid, &rslot, &ur[j].pub);
-			}
-			pfree(ur);
+			pl->fvals[pl->nflat] = pr[j].value;
+			pl->fcnts[pl->nflat] = Int64GetDatum(1);
+			pl->nflat++;
 		}
-		CommandCounterIncrement();
-
 	}
+}
+
+/*
+ * Move the table rows whose place changed, in (partition, slot) order: new
+ * partitions take increasing ids, so most entries of the (keanon_pid, ...)
+ * btrees go to their right edge, and where a moved row lands tells nothing
+ * its partition and a random slot do not
+ */
+static void
+move_rows(Watch *w, Placement *pl)
+{
+	UpdateRow  *ur = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(UpdateRow) * pl->nupd);
+
+	for (int64 j = 0; j < pl->nupd; j++)
+	{
+		ur[j].tid = (ItemPointer) DatumGetPointer(pl->tids[j]);
+		ur[j].pid = pl->rpids[j];
+		ur[j].slot = pl->slots[j];
+		ur[j].pub = pl->upubs[j];
+	}
+	qsort(ur, pl->nupd, sizeof(UpdateRow), update_row_cmp);
+	for (int64 j = 0; j < pl->nupd; j++)
+	{
+		int64		rpid = DatumGetInt64(ur[j].pid);
+		int32		rslot = DatumGetInt32(ur[j].slot);
+
+		KeanonRowMoveBatch(w, ur[j].tid, &rpid, &rslot, &ur[j].pub);
+	}
+	pfree(ur);
+}
+
+/*
+ * Give the rows, in (value, arrival) order, to the partitions in order,
+ * draw a uniform permutation of each (or carry an old partition over),
+ * and write them and the partitions' summaries, all without the executor
+ * (direct.c).
+ */
+void
+KeanonPlaceRows(Watch *w, KeanonPartList *parts, PlacedRow *rows, int64 nrows, OldParts *op)
+{
+	Placement	pl;
+	int64		pos = 0;
+	FreshRows  *f = w->fresh;
+
+	memset(&pl, 0, sizeof(pl));
+	pl.tids = palloc(sizeof(Datum) * Max(nrows, 1));
+	pl.rpids = palloc(sizeof(Datum) * Max(nrows, 1));
+	pl.slots = palloc(sizeof(Datum) * Max(nrows, 1));
+	pl.pubs = palloc(sizeof(Datum) * Max(nrows, 1));
+	pl.fvals = palloc(sizeof(Datum) * Max(nrows, 1));
+	pl.fcnts = palloc(sizeof(Datum) * Max(nrows, 1));
+	pl.upubs = palloc(sizeof(Datum) * Max(nrows, 1));
+	pl.cslots = palloc(sizeof(int32) * Max(nrows, 1));
+	for (int i = 0; i < parts->n; i++)
+	{
+		KePartition *p = &parts->parts[i];
+		PlacedRow  *pr = rows + pos;
+		int64		n = p->n;
+		int64		pid = 0;
+		int64		first = pl.nflat;
+
+		/* an old partition carried over, or a fresh uniform permutation */
+		if (op != NULL)
+			pid = carry_over(w, op, rows, pos, n, pl.cslots + pos, pl.pubs + pos);
+		if (pid == 0)
+		{
+			pid = ++w->next_pid;
+			draw_partition(pr, pos, n, &pl);
+		}
+		note_partition_rows(w, pr, pos, n, pid, &pl);
+		/* where the one row of its lowest value sits (see split_join) */
+		KeanonPartInsert(w, pid, p, n, pl.fvals + first, pl.fcnts + first,
+						 (int) (pl.nflat - first), p->lo_last_only ? pl.cslots[pos] : -1);
+		pos += n;
+	}
+	if (f != NULL)
+	{
+		if (pl.nfresh != f->n)
+			elog(ERROR, "keanon: placed %lld new rows of %s, expected %lld",
+				 (long long) pl.nfresh, get_rel_name(w->relid), (long long) f->n);
+		f->placed = true;
+	}
+	if (pl.nupd > 0)
+		move_rows(w, &pl);
+	CommandCounterIncrement();
 }
 
 /* The old partitions of a reassignment: the published ones it replaces */
@@ -950,39 +1023,24 @@ KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 }
 
 /*
- * The same over several ranges (every row placed): each grows until its
- * old and new partitions agree, ranges that come to overlap merge, and
- * the partitions between them, which no change reached, stay as they are.
- * A batch of changes scattered over a large table so reads the rows of the
- * partitions it changed, not those of the whole span.
+ * Grow each range until its old and new partitions agree, merging ranges
+ * that come to overlap: the new partitions into np, the old into old
  */
-void
-KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv, int ncv)
+static void
+grow_ranges(Watch *w, KeanonRange *ranges, int nranges, KeanonPartList *np, OldList *old)
 {
-	const KeanonValueType *vt = &w->ki->vt;
-	KeKind		kind = vt->kind;
-	KeanonPartList np = {0};
-	OldList		old = {0};
-	Datum	   *old_pids;
-	KePartition *old_parts;
-	int			nold;
-	PlacedRow  *rows;
-	int64		nrows;
-	int64		want = 0;
-	int64	   *pids;
-	OldParts	op;
+	KeKind		kind = w->ki->vt.kind;
 
-	Assert(nranges == 1 || w->all_placed);
 	qsort_arg(ranges, nranges, sizeof(KeanonRange), span_cmp, &kind);
 	for (int i = 0; i < nranges;)
 	{
 		KeanonRange cur = ranges[i++];
-		int			np0 = np.n;
-		int			old0 = old.n;
+		int			np0 = np->n;
+		int			old0 = old->n;
 
 		for (;;)
 		{
-			grow_range(w, &cur, &np, &old);
+			grow_range(w, &cur, np, old);
 			if (i >= nranges || !spans_overlap(kind, &cur, &ranges[i]))
 				break;
 			/* the next range reached: take it in and grow again */
@@ -993,103 +1051,110 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 				else if (!cur.hi_unb && ke_num_cmp(kind, ranges[i].hi, cur.hi) > 0)
 					cur.hi = ranges[i].hi;
 			}
-			np.n = np0;
-			old.n = old0;
+			np->n = np0;
+			old->n = old0;
 		}
 	}
-	old_pids = old.pids;
-	old_parts = old.parts;
-	nold = old.n;
+}
 
-	/*
-	 * A partition the range took in at its edges may be untouched: the same
-	 * bounds and size as before, and no changed value inside.  Its rows keep
-	 * their places, and it is left out of both sides.
-	 */
-	if (cv != NULL && nold > 0)
+/* The old partition ending at hi, by binary search over by_hi, or -1 */
+static int
+old_ending_at(KeKind kind, const KePartition *old_parts, const int *by_hi, int nold, KeNum hi)
+{
+	int			lo = 0,
+				top = nold - 1;
+
+	while (lo <= top)
 	{
-		int			keep_new = 0;
-		int			keep_old = 0;
-		int		   *by_hi = palloc(sizeof(int) * nold);
-		bool	   *dropped = palloc0(sizeof(bool) * nold);
-		HiSortArg	ha = {kind, old_parts};
+		int			mid = lo + (top - lo) / 2;
+		int			c = ke_num_cmp(kind, old_parts[by_hi[mid]].hi, hi);
 
-		/* old partitions by their end (distinct), to look each new one up */
-		for (int j = 0; j < nold; j++)
-			by_hi[j] = j;
-		qsort_arg(by_hi, nold, sizeof(int), old_hi_cmp, &ha);
-		for (int i = 0; i < np.n; i++)
-		{
-			KePartition *p = &np.parts[i];
-			int			lo = 0,
-						hi = nold - 1,
-						j = -1,
-						a = 0,
-						b = ncv;
-
-			while (lo <= hi)
-			{
-				int			mid = lo + (hi - lo) / 2;
-				int			c = ke_num_cmp(kind, old_parts[by_hi[mid]].hi, p->hi);
-
-				if (c == 0)
-				{
-					j = by_hi[mid];
-					break;
-				}
-				if (c < 0)
-					lo = mid + 1;
-				else
-					hi = mid - 1;
-			}
-			if (j >= 0)
-			{
-				KePartition *o = &old_parts[j];
-
-				/* the first changed value at or above its low end */
-				while (a < b)
-				{
-					int			mid = a + (b - a) / 2;
-
-					if (ke_num_cmp(kind, cv[mid], p->lo) < 0)
-						a = mid + 1;
-					else
-						b = mid;
-				}
-				if (!dropped[j] && ke_num_eq(kind, o->lo, p->lo) &&
-					o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
-					o->n == p->n && !(a < ncv && ke_num_le(kind, cv[a], p->hi)))
-				{
-					dropped[j] = true;
-					continue;
-				}
-			}
-			np.parts[keep_new++] = *p;
-		}
-		np.n = keep_new;
-		for (int j = 0; j < nold; j++)
-		{
-			if (dropped[j])
-				continue;
-			old_pids[keep_old] = old_pids[j];
-			old_parts[keep_old] = old_parts[j];
-			keep_old++;
-		}
-		nold = keep_old;
+		if (c == 0)
+			return by_hi[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			top = mid - 1;
 	}
+	return -1;
+}
 
-	/* the rows to place, in (value, arrival) order */
-	pids = palloc(sizeof(int64) * Max(nold, 1));
-	for (int i = 0; i < nold; i++)
-		pids[i] = DatumGetInt64(old_pids[i]);
+/*
+ * A partition the range took in at its edges may be untouched: the same
+ * bounds and size as before, and no changed value (cv, sorted) inside.
+ * Its rows keep their places, and it is left out of both sides.
+ */
+static void
+drop_untouched(KeKind kind, KeanonPartList *np, OldList *old, const KeNum *cv, int ncv)
+{
+	int			keep_new = 0;
+	int			keep_old = 0;
+	int			nold = old->n;
+	int		   *by_hi = palloc(sizeof(int) * nold);
+	bool	   *dropped = palloc0(sizeof(bool) * nold);
+	HiSortArg	ha = {kind, old->parts};
+
+	/* old partitions by their end (distinct), to look each new one up */
+	for (int j = 0; j < nold; j++)
+		by_hi[j] = j;
+	qsort_arg(by_hi, nold, sizeof(int), old_hi_cmp, &ha);
+	for (int i = 0; i < np->n; i++)
+	{
+		KePartition *p = &np->parts[i];
+		int			j = old_ending_at(kind, old->parts, by_hi, nold, p->hi);
+		int			a = 0,
+					b = ncv;
+
+		if (j >= 0)
+		{
+			KePartition *o = &old->parts[j];
+
+			/* the first changed value at or above its low end */
+			while (a < b)
+			{
+				int			mid = a + (b - a) / 2;
+
+				if (ke_num_cmp(kind, cv[mid], p->lo) < 0)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			if (!dropped[j] && ke_num_eq(kind, o->lo, p->lo) &&
+				o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
+				o->n == p->n && !(a < ncv && ke_num_le(kind, cv[a], p->hi)))
+			{
+				dropped[j] = true;
+				continue;
+			}
+		}
+		np->parts[keep_new++] = *p;
+	}
+	np->n = keep_new;
+	for (int j = 0; j < nold; j++)
+	{
+		if (dropped[j])
+			continue;
+		old->pids[keep_old] = old->pids[j];
+		old->parts[keep_old] = old->parts[j];
+		keep_old++;
+	}
+	old->n = keep_old;
+}
+
+/* The rows to place, in (value, arrival) order, fresh ones merged in */
+static PlacedRow *
+rows_to_place(Watch *w, const OldList *old, const int64 *pids, int64 *nrows)
+{
+	PlacedRow  *rows;
+
 	if (w->all_placed)
-		rows = KeanonRowsOfPartitions(w, pids, nold, &nrows);
+		rows = KeanonRowsOfPartitions(w, pids, old->n, nrows);
 	else
 	{
 		/* and those not placed yet (only after the table held too few) */
 		char	   *sql;
 		Oid			type = INT8ARRAYOID;
-		Datum		arr = PointerGetDatum(construct_array(old_pids, nold, INT8OID, 8,
+		Datum		arr = PointerGetDatum(construct_array(old->pids, old->n, INT8OID, 8,
 														  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 
 		sql = psprintf("SELECT ctid, %s, keanon_pid, keanon_slot, keanon_pub FROM "
@@ -1099,77 +1164,110 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 					   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
 					   w->s, w->s, w->rows, w->s, w->rows, w->s);
 		KeanonSpiRun(w->relid, sql, 1, &type, &arr, NULL, SPI_OK_SELECT);
-		rows = KeanonFetchedRows(vt, &nrows);
+		rows = KeanonFetchedRows(&w->ki->vt, nrows);
 	}
-	rows = with_fresh_rows(w, rows, &nrows);
+	return with_fresh_rows(w, rows, nrows);
+}
+
+/*
+ * The old partitions, to carry over: sorted by id, each with the range of
+ * its rows in rows[] (consecutive in (value, arrival) order, which only a
+ * carry-over relies on) and its departed rows
+ */
+static void
+old_parts_to_carry(Watch *w, const OldList *old, PlacedRow *rows, int64 nrows, bool carry,
+				   OldParts *op)
+{
+	int			nold = old->n;
+	OldPartSort *ops = palloc(sizeof(OldPartSort) * Max(nold, 1));
+	bool	   *left = palloc0(sizeof(bool) * Max(nold, 1));
+	int			prev = -1;
+
+	op->n = nold;
+	op->pid = palloc(sizeof(int64) * Max(nold, 1));
+	op->size = palloc(sizeof(int64) * Max(nold, 1));
+	op->taken = palloc0(sizeof(bool) * Max(nold, 1));
+	op->first = palloc(sizeof(int64) * Max(nold, 1));
+	op->last = palloc(sizeof(int64) * Max(nold, 1));
+	for (int i = 0; i < nold; i++)
+	{
+		ops[i].pid = DatumGetInt64(old->pids[i]);
+		ops[i].size = old->parts[i].n;
+	}
+	qsort(ops, nold, sizeof(OldPartSort), pid_first_cmp);
+	for (int i = 0; i < nold; i++)
+	{
+		op->pid[i] = ops[i].pid;
+		op->size[i] = ops[i].size;
+		op->first[i] = -1;
+		op->last[i] = -1;
+	}
+	for (int64 r = 0; r < nrows; r++)
+	{
+		int			x;
+
+		if (rows[r].fresh >= 0 || rows[r].pid == 0 || (x = old_index(op, rows[r].pid)) < 0)
+			continue;
+		if (x != prev && carry)
+		{
+			if (left[x])
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("keanon watch of %s is inconsistent: the rows of partition %lld are not consecutive",
+								get_rel_name(w->relid), (long long) op->pid[x]),
+						 errhint("keanon.republish() rebuilds the publication from the table.")));
+			if (prev >= 0)
+				left[prev] = true;
+			prev = x;
+		}
+		if (op->first[x] < 0)
+			op->first[x] = r;
+		op->last[x] = r;
+	}
+	pfree(left);
+	/* the departed rows count in their partitions among those replaced */
+	op->gone = palloc(sizeof(GoneRow) * Max(w->ngone, 1));
+	op->ngone = 0;
+	for (int g = 0; g < w->ngone; g++)
+		if (old_index(op, w->gone[g].pid) >= 0)
+			op->gone[op->ngone++] = w->gone[g];
+	qsort(op->gone, op->ngone, sizeof(GoneRow), pid_first_cmp);
+}
+
+/*
+ * The same over several ranges (every row placed): each grows until its
+ * old and new partitions agree, ranges that come to overlap merge, and
+ * the partitions between them, which no change reached, stay as they are.
+ * A batch of changes scattered over a large table so reads the rows of the
+ * partitions it changed, not those of the whole span.
+ */
+void
+KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv, int ncv)
+{
+	KeanonPartList np = {0};
+	OldList		old = {0};
+	PlacedRow  *rows;
+	int64		nrows;
+	int64		want = 0;
+	int64	   *pids;
+	OldParts	op;
+
+	Assert(nranges == 1 || w->all_placed);
+	grow_ranges(w, ranges, nranges, &np, &old);
+	if (cv != NULL && old.n > 0)
+		drop_untouched(w->ki->vt.kind, &np, &old, cv, ncv);
+
+	pids = palloc(sizeof(int64) * Max(old.n, 1));
+	for (int i = 0; i < old.n; i++)
+		pids[i] = DatumGetInt64(old.pids[i]);
+	rows = rows_to_place(w, &old, pids, &nrows);
 	for (int i = 0; i < np.n; i++)
 		want += np.parts[i].n;
 	if (want != nrows)
 		elog(ERROR, "keanon: partitions of %s in the changed range hold %lld rows, the table %lld",
 			 get_rel_name(w->relid), (long long) want, (long long) nrows);
-	KeanonPartsDelete(w, pids, nold);
-
-	/* the old partitions, to carry over, with the range of their rows */
-	op.n = nold;
-	op.pid = palloc(sizeof(int64) * Max(nold, 1));
-	op.size = palloc(sizeof(int64) * Max(nold, 1));
-	op.taken = palloc0(sizeof(bool) * Max(nold, 1));
-	op.first = palloc(sizeof(int64) * Max(nold, 1));
-	op.last = palloc(sizeof(int64) * Max(nold, 1));
-	{
-		OldPartSort *ops = palloc(sizeof(OldPartSort) * Max(nold, 1));
-
-		for (int i = 0; i < nold; i++)
-		{
-			ops[i].pid = DatumGetInt64(old_pids[i]);
-			ops[i].size = old_parts[i].n;
-		}
-		qsort(ops, nold, sizeof(OldPartSort), pid_first_cmp);
-		for (int i = 0; i < nold; i++)
-		{
-			op.pid[i] = ops[i].pid;
-			op.size[i] = ops[i].size;
-			op.first[i] = -1;
-			op.last[i] = -1;
-		}
-	}
-	{
-		/* an old partition's rows are consecutive in (value, arrival) order */
-		bool	   *left = palloc0(sizeof(bool) * Max(nold, 1));
-		int			prev = -1;
-
-		for (int64 r = 0; r < nrows; r++)
-		{
-			int			x;
-
-			if (rows[r].fresh >= 0 || rows[r].pid == 0 || (x = old_index(&op, rows[r].pid)) < 0)
-				continue;
-			/* only a carry-over (cv given) relies on it; republish draws afresh */
-			if (x != prev && cv != NULL)
-			{
-				if (left[x])
-					ereport(ERROR,
-							(errcode(ERRCODE_DATA_CORRUPTED),
-							 errmsg("keanon watch of %s is inconsistent: the rows of partition %lld are not consecutive",
-									get_rel_name(w->relid), (long long) op.pid[x]),
-							 errhint("keanon.republish() rebuilds the publication from the table.")));
-				if (prev >= 0)
-					left[prev] = true;
-				prev = x;
-			}
-			if (op.first[x] < 0)
-				op.first[x] = r;
-			op.last[x] = r;
-		}
-		pfree(left);
-	}
-	/* the departed rows count in their partitions among those replaced */
-	op.gone = palloc(sizeof(GoneRow) * Max(w->ngone, 1));
-	op.ngone = 0;
-	for (int g = 0; g < w->ngone; g++)
-		if (old_index(&op, w->gone[g].pid) >= 0)
-			op.gone[op.ngone++] = w->gone[g];
-	qsort(op.gone, op.ngone, sizeof(GoneRow), pid_first_cmp);
+	KeanonPartsDelete(w, pids, old.n);
+	old_parts_to_carry(w, &old, rows, nrows, cv != NULL, &op);
 
 	/* keanon.republish (no changed values) draws every partition afresh */
 	KeanonPlaceRows(w, &np, rows, nrows, cv != NULL ? &op : NULL);

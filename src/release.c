@@ -469,108 +469,136 @@ shuffle_int64(int64 *a, int64 n)
 	}
 }
 
-/*
- * A later release (see the file's comment): the last release's rows kept,
- * arrivals placed by ke_release_plan or withheld
- */
-static int64
-later_release(Watch *w, KeNum unconstrained, int64 release_no)
+/* What a later release gathers, plans and writes */
+typedef struct LaterRelease
+{
+	ReleaseRow *rows;			/* the last release's, then the arrivals */
+	int64		n;
+	int64		nold;
+	int64	   *pids;			/* the last release's partitions */
+	int64		retained;
+	int64		withheld;
+	int64		nparts;
+	/* the release's rows in writing order: source, tid, pid, shown value */
+	int64		nout;
+	Datum	   *src;
+	Datum	   *tid;
+	Datum	   *pid;
+	Datum	   *pub;
+	KeanonPartList np;
+	KeNum		sum_error;
+} LaterRelease;
+
+/* The last release's rows, the arrivals, and how many rows are retained */
+static void
+gather_release_rows(Watch *w, LaterRelease *lr)
 {
 	const KeanonValueType *vt = &w->ki->vt;
-	KeKind		kind = vt->kind;
 	char	   *keys_r = KeanonNameList(w->keys, "r.");
 	char	   *keys_x = KeanonNameList(w->keys, "x.");
 	char	   *cols_r = release_columns(w, "r.");
 	char	   *cols_x = release_columns(w, "x.");
-	ReleaseRow *rows;
-	int64		n = 0,
-				nold,
-				nitems,
-				nparts,
-				admitted,
-				withheld = 0,
-				retained,
-				nout = 0;
-	int64	   *pids;
-	KeReleaseItem *items;
-	int64	   *part;
-	bool	   *released;
-	KeNum		plan_error,
-				sum_error = ke_num_zero(kind);
-	int64	   *by_part,
-			   *part_start,
-			   *cursor;
-	Datum	   *a_src,
-			   *a_tid,
-			   *a_pid,
-			   *a_pub,
-			   *old_tids;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	KeanonPartList np = {0};
 	bool		isnull;
 
-	/* the last release's rows, by partition, then the arrivals, by value */
 	KeanonSpiRun(w->relid, psprintf("SELECT ctid, %s, keanon_pid FROM %s ORDER BY keanon_pid, %s",
 									w->s, w->release, w->s),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	rows = fetch_release_rows(vt, false, NULL, &n, &pids);
-	nold = n;
+	lr->rows = fetch_release_rows(vt, false, NULL, &lr->n, &lr->pids);
+	lr->nold = lr->n;
+	/* arrivals: rows the last release does not hold as they are now */
 	KeanonSpiRun(w->relid, psprintf("SELECT x.ctid, x.%s FROM %s x WHERE NOT EXISTS "
 									"(SELECT 1 FROM %s r WHERE (%s) = (%s) AND "
 									"pg_catalog.record_image_eq(ROW(%s), ROW(%s))) ORDER BY x.%s",
 									w->s, w->rows, w->release, keys_r, keys_x, cols_r, cols_x, w->s),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	rows = fetch_release_rows(vt, true, rows, &n, NULL);
+	lr->rows = fetch_release_rows(vt, true, lr->rows, &lr->n, NULL);
+	/* retained: released rows the table no longer holds as they were */
 	KeanonSpiRun(w->relid, psprintf("SELECT pg_catalog.count(*) FROM %s r WHERE NOT EXISTS "
 									"(SELECT 1 FROM %s x WHERE (%s) = (%s) AND "
 									"pg_catalog.record_image_eq(ROW(%s), ROW(%s)))",
 									w->release, w->rows, keys_x, keys_r, cols_x, cols_r),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	retained = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	lr->retained = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+											   &isnull));
+}
 
-	/* the plan */
-	items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeReleaseItem) * Max(n, 1));
-	nitems = plan_items(kind, rows, nold, n, pids, items);
+/* Plan the release: each row's partition, or -1 for an arrival withheld */
+static void
+plan_release(Watch *w, LaterRelease *lr)
+{
+	KeKind		kind = w->ki->vt.kind;
+	KeReleaseItem *items;
+	int64		nitems,
+				admitted;
+	int64	   *part;
+	bool	   *released;
+	KeNum		plan_error;
+
+	items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeReleaseItem) * Max(lr->n, 1));
+	nitems = plan_items(kind, lr->rows, lr->nold, lr->n, lr->pids, items);
 	part = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(nitems, 1));
 	released = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * Max(nitems, 1));
-	nparts = ke_release_plan(kind, w->k, ke_e(w->ki->engine), items, (size_t) nitems,
-							 part, released, &admitted, &plan_error);
-	if (nparts < 0)
+	lr->nparts = ke_release_plan(kind, w->k, ke_e(w->ki->engine), items, (size_t) nitems,
+								 part, released, &admitted, &plan_error);
+	if (lr->nparts < 0)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	if (nparts == 0)
+	if (lr->nparts == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("nothing of %s can be released", get_rel_name(w->relid))));
-	for (int64 i = 0; i < n; i++)
+	lr->withheld = 0;
+	for (int64 i = 0; i < lr->n; i++)
 	{
-		if (!rows[i].arrival || released[rows[i].item])
-			rows[i].part = part[rows[i].item];
-		else
-			withheld++;
-	}
+		ReleaseRow *r = &lr->rows[i];
 
-	/* each partition's rows in a random order, showing its values permuted */
-	part_start = palloc0(sizeof(int64) * (nparts + 1));
-	for (int64 i = 0; i < n; i++)
-		if (rows[i].part >= 0)
-			part_start[rows[i].part + 1]++;
-	for (int64 p = 0; p < nparts; p++)
-		part_start[p + 1] += part_start[p];
-	by_part = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(n, 1));
-	cursor = palloc(sizeof(int64) * nparts);
-	memcpy(cursor, part_start, sizeof(int64) * nparts);
-	for (int64 i = 0; i < n; i++)
-		if (rows[i].part >= 0)
-			by_part[cursor[rows[i].part]++] = i;
-	nout = part_start[nparts];
-	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
-	a_src = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
-	a_tid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
-	a_pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
-	a_pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nout, 1));
-	for (int64 p = 0; p < nparts; p++)
+		if (!r->arrival || released[r->item])
+			r->part = part[r->item];
+		else
+			lr->withheld++;
+	}
+}
+
+/* The rows of each partition, by partition: indexes into lr->rows */
+static int64 *
+rows_by_partition(LaterRelease *lr, int64 **part_start)
+{
+	int64	   *start = palloc0(sizeof(int64) * (lr->nparts + 1));
+	int64	   *cursor = palloc(sizeof(int64) * lr->nparts);
+	int64	   *by_part = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(lr->n, 1));
+
+	for (int64 i = 0; i < lr->n; i++)
+		if (lr->rows[i].part >= 0)
+			start[lr->rows[i].part + 1]++;
+	for (int64 p = 0; p < lr->nparts; p++)
+		start[p + 1] += start[p];
+	memcpy(cursor, start, sizeof(int64) * lr->nparts);
+	for (int64 i = 0; i < lr->n; i++)
+		if (lr->rows[i].part >= 0)
+			by_part[cursor[lr->rows[i].part]++] = i;
+	pfree(cursor);
+	*part_start = start;
+	return by_part;
+}
+
+/*
+ * Arrange the release: each partition's rows in a random order (their
+ * slots), showing its values in an independent random permutation, under
+ * a new partition id
+ */
+static void
+arrange_release(Watch *w, LaterRelease *lr)
+{
+	KeKind		kind = w->ki->vt.kind;
+	int64	   *part_start;
+	int64	   *by_part = rows_by_partition(lr, &part_start);
+
+	lr->nout = part_start[lr->nparts];
+	lr->src = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
+	lr->tid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
+	lr->pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
+	lr->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
+	lr->sum_error = ke_num_zero(kind);
+	for (int64 p = 0; p < lr->nparts; p++)
 	{
 		int64		lo = part_start[p],
 					cnt = part_start[p + 1] - part_start[p];
@@ -584,12 +612,12 @@ later_release(Watch *w, KeNum unconstrained, int64 release_no)
 		shuffle_int64(shown, cnt);
 		for (int64 x = 0; x < cnt; x++)
 		{
-			ReleaseRow *r = &rows[by_part[lo + x]];
+			ReleaseRow *r = &lr->rows[by_part[lo + x]];
 
-			a_src[lo + x] = Int32GetDatum(r->arrival ? 0 : 1);
-			a_tid[lo + x] = PointerGetDatum(&r->tid);
-			a_pid[lo + x] = Int64GetDatum(pid);
-			a_pub[lo + x] = rows[shown[x]].value;
+			lr->src[lo + x] = Int32GetDatum(r->arrival ? 0 : 1);
+			lr->tid[lo + x] = PointerGetDatum(&r->tid);
+			lr->pid[lo + x] = Int64GetDatum(pid);
+			lr->pub[lo + x] = lr->rows[shown[x]].value;
 			if (x == 0 || ke_num_cmp(kind, r->num, kp.lo) < 0)
 				kp.lo = r->num;
 			if (x == 0 || ke_num_cmp(kind, r->num, kp.hi) > 0)
@@ -597,58 +625,73 @@ later_release(Watch *w, KeNum unconstrained, int64 release_no)
 		}
 		kp.n = cnt;
 		kp.error = ke_num_sub(kind, kp.hi, kp.lo);
-		sum_error = ke_num_add(kind, sum_error, kp.error);
-		KeanonCollectPartition(&kp, &np);
+		lr->sum_error = ke_num_add(kind, lr->sum_error, kp.error);
+		KeanonCollectPartition(&kp, &lr->np);
 		pfree(shown);
 	}
+}
 
-	/* written in that order, the last release's rows then gone */
-	old_tids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(nold, 1));
-	for (int64 i = 0; i < nold; i++)
-		old_tids[i] = PointerGetDatum(&rows[i].tid);
-	{
-		Oid			types[5] = {INT4ARRAYOID, TIDARRAYOID, INT8ARRAYOID,
-		get_array_type(vt->typid), INT8OID};
-		Datum		values[5];
-		List	   *cols = KeanonUnionNames(KeanonUnionNames(w->keys, w->qis), list_make1(w->s));
-		StringInfoData pick;
-		ListCell   *lc;
+/*
+ * Write the release in its order (rows from the rows table or the last
+ * release, by tid), then remove the last release's rows
+ */
+static void
+write_release(Watch *w, LaterRelease *lr, int64 release_no)
+{
+	const KeanonValueType *vt = &w->ki->vt;
+	Oid			types[5] = {INT4ARRAYOID, TIDARRAYOID, INT8ARRAYOID,
+	get_array_type(vt->typid), INT8OID};
+	Datum		values[5];
+	List	   *cols = KeanonUnionNames(KeanonUnionNames(w->keys, w->qis), list_make1(w->s));
+	StringInfoData pick;
+	ListCell   *lc;
+	Datum	   *old_tids = MemoryContextAllocHuge(CurrentMemoryContext,
+												  sizeof(Datum) * Max(lr->nold, 1));
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
 
-		initStringInfo(&pick);
-		foreach(lc, cols)
-			appendStringInfo(&pick, "CASE WHEN u.src = 0 THEN x.%s ELSE r.%s END, ",
-							 (char *) lfirst(lc), (char *) lfirst(lc));
-		values[0] = PointerGetDatum(construct_array(a_src, (int) nout, INT4OID, 4, true, TYPALIGN_INT));
-		values[1] = PointerGetDatum(construct_array(a_tid, (int) nout, TIDOID, sizeof(ItemPointerData),
-													false, TYPALIGN_SHORT));
-		values[2] = PointerGetDatum(construct_array(a_pid, (int) nout, INT8OID, 8, FLOAT8PASSBYVAL,
-													TYPALIGN_DOUBLE));
-		values[3] = PointerGetDatum(construct_array(a_pub, (int) nout, vt->typid, typlen, typbyval,
-													typalign));
-		values[4] = Int64GetDatum(release_no);
-		KeanonSpiRun(w->relid,
-					 psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since) "
-							  "SELECT %su.pub, u.pid, CASE WHEN u.src = 0 THEN $5 ELSE r.keanon_since END "
-							  "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
-							  "pg_catalog.unnest($4)) WITH ORDINALITY u(src, t, pid, pub, o) "
-							  "LEFT JOIN %s x ON u.src = 0 AND x.ctid = u.t "
-							  "LEFT JOIN %s r ON u.src = 1 AND r.ctid = u.t ORDER BY u.o",
-							  w->release, release_columns(w, ""), pick.data, w->rows, w->release),
-					 5, types, values, NULL, SPI_OK_INSERT);
-		if ((int64) SPI_processed != nout)
-			elog(ERROR, "keanon: the release of %s wrote %lld rows of %lld",
-				 get_rel_name(w->relid), (long long) SPI_processed, (long long) nout);
-		values[0] = PointerGetDatum(construct_array(old_tids, (int) nold, TIDOID,
-													sizeof(ItemPointerData), false, TYPALIGN_SHORT));
-		types[0] = TIDARRAYOID;
-		KeanonSpiRun(w->relid, psprintf("DELETE FROM %s WHERE ctid = ANY ($1)", w->release),
-					 1, types, values, NULL, SPI_OK_DELETE);
-		if ((int64) SPI_processed != nold)
-			elog(ERROR, "keanon: the release of %s removed %lld rows of %lld",
-				 get_rel_name(w->relid), (long long) SPI_processed, (long long) nold);
-	}
+	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
+	initStringInfo(&pick);
+	foreach(lc, cols)
+		appendStringInfo(&pick, "CASE WHEN u.src = 0 THEN x.%s ELSE r.%s END, ",
+						 (char *) lfirst(lc), (char *) lfirst(lc));
+	values[0] = PointerGetDatum(construct_array(lr->src, (int) lr->nout, INT4OID, 4, true, TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_array(lr->tid, (int) lr->nout, TIDOID, sizeof(ItemPointerData),
+												false, TYPALIGN_SHORT));
+	values[2] = PointerGetDatum(construct_array(lr->pid, (int) lr->nout, INT8OID, 8, FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+	values[3] = PointerGetDatum(construct_array(lr->pub, (int) lr->nout, vt->typid, typlen, typbyval,
+												typalign));
+	values[4] = Int64GetDatum(release_no);
+	KeanonSpiRun(w->relid,
+				 psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since) "
+						  "SELECT %su.pub, u.pid, CASE WHEN u.src = 0 THEN $5 ELSE r.keanon_since END "
+						  "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
+						  "pg_catalog.unnest($4)) WITH ORDINALITY u(src, t, pid, pub, o) "
+						  "LEFT JOIN %s x ON u.src = 0 AND x.ctid = u.t "
+						  "LEFT JOIN %s r ON u.src = 1 AND r.ctid = u.t ORDER BY u.o",
+						  w->release, release_columns(w, ""), pick.data, w->rows, w->release),
+				 5, types, values, NULL, SPI_OK_INSERT);
+	if ((int64) SPI_processed != lr->nout)
+		elog(ERROR, "keanon: the release of %s wrote %lld rows of %lld",
+			 get_rel_name(w->relid), (long long) SPI_processed, (long long) lr->nout);
+	for (int64 i = 0; i < lr->nold; i++)
+		old_tids[i] = PointerGetDatum(&lr->rows[i].tid);
+	values[0] = PointerGetDatum(construct_array(old_tids, (int) lr->nold, TIDOID,
+												sizeof(ItemPointerData), false, TYPALIGN_SHORT));
+	types[0] = TIDARRAYOID;
+	KeanonSpiRun(w->relid, psprintf("DELETE FROM %s WHERE ctid = ANY ($1)", w->release),
+				 1, types, values, NULL, SPI_OK_DELETE);
+	if ((int64) SPI_processed != lr->nold)
+		elog(ERROR, "keanon: the release of %s removed %lld rows of %lld",
+			 get_rel_name(w->relid), (long long) SPI_processed, (long long) lr->nold);
+}
 
-	/* its partitions, as the bound aggregates and the report read them */
+/* The partitions table from the release, as the aggregates and report read it */
+static void
+rebuild_release_parts(Watch *w)
+{
 	KeanonSpiRun(w->relid, psprintf("DELETE FROM %s", w->parts), 0, NULL, NULL, NULL, SPI_OK_DELETE);
 	KeanonSpiRun(w->relid,
 				 psprintf("INSERT INTO %s (keanon_pid, lo, lo_last_only, hi, hi_split, n, vals, cnts, lo_slot) "
@@ -658,5 +701,23 @@ later_release(Watch *w, KeNum unconstrained, int64 release_no)
 						  "FROM (SELECT keanon_pid, %s AS v, pg_catalog.count(*) AS c FROM %s GROUP BY 1, 2) g "
 						  "GROUP BY keanon_pid", w->parts, w->s, w->release),
 				 0, NULL, NULL, NULL, SPI_OK_INSERT);
-	return record_release(w, nout, &np, sum_error, unconstrained, withheld, retained);
+}
+
+/*
+ * A later release (see the file's comment): the last release's rows kept,
+ * arrivals placed by ke_release_plan or withheld
+ */
+static int64
+later_release(Watch *w, KeNum unconstrained, int64 release_no)
+{
+	LaterRelease lr;
+
+	memset(&lr, 0, sizeof(lr));
+	gather_release_rows(w, &lr);
+	plan_release(w, &lr);
+	arrange_release(w, &lr);
+	write_release(w, &lr, release_no);
+	rebuild_release_parts(w);
+	return record_release(w, lr.nout, &lr.np, lr.sum_error, unconstrained, lr.withheld,
+						  lr.retained);
 }

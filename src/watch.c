@@ -471,6 +471,130 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	check_permutations(relid, w, w->release, false);
 }
 
+/* 2. the rows mirror the table's non-null sensitive values */
+static void
+check_mirror(Oid relid, const Watch *w)
+{
+	List	   *all = list_concat(list_make1(w->s), list_copy(w->qis));
+	ListCell   *lc;
+	StringInfoData a_cols,
+				b_cols,
+				keys;
+	/*
+	 * rows changed since the flush (their keys pending, in the same
+	 * snapshot as the table) are not published yet
+	 */
+	char	   *not_pending = w->pending == NULL ? "" :
+		psprintf(" AND NOT EXISTS (SELECT 1 FROM %s p WHERE (%s) = (%s))", w->pending,
+				 KeanonNameList(w->keys, "p."), KeanonNameList(w->keys, "x."));
+	char	   *sql;
+	int64		bad;
+
+	initStringInfo(&a_cols);
+	initStringInfo(&b_cols);
+	foreach(lc, all)
+	{
+		appendStringInfo(&a_cols, "%sa.%s", a_cols.len ? ", " : "", (char *) lfirst(lc));
+		appendStringInfo(&b_cols, "%sb.%s", b_cols.len ? ", " : "", (char *) lfirst(lc));
+	}
+	initStringInfo(&keys);
+	foreach(lc, w->keys)
+		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", (char *) lfirst(lc));
+	sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s x WHERE x.%s IS NOT NULL%s) a "
+				   "FULL JOIN (SELECT * FROM %s x WHERE true%s) b USING (%s) "
+				   "WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+											  get_rel_name(relid)),
+				   w->s, not_pending, w->rows, not_pending, keys.data, a_cols.data, b_cols.data);
+	bad = count_query(sql);
+	if (bad != 0)
+		check_failed(relid, "the published rows do not mirror the table",
+					 psprintf("%lld rows differ or are missing.", (long long) bad));
+}
+
+/*
+ * 3. the published partitions are the engine's, and valid; returns their
+ * ids in (value) order
+ */
+static int64 *
+check_partitions(Oid relid, const Watch *w, KeanonIndex *ki, KeanonPartList *pc)
+{
+	const KeanonValueType *vt = &ki->vt;
+	char	   *sql;
+	int64	   *pids;
+
+	if (ki->engine != NULL)
+		ke_foreach_partition(ki->engine, KeanonCollectPartition, pc);
+	sql = psprintf("SELECT keanon_pid, lo, lo_last_only, hi, hi_split, n FROM %s "
+				   "ORDER BY hi, hi_split", w->parts);
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	if ((int64) SPI_processed != pc->n)
+		check_failed(relid, "the published partitions differ from the optimum",
+					 psprintf("%lld partitions are published, the optimum has %d.",
+							  (long long) SPI_processed, pc->n));
+	pids = palloc(sizeof(int64) * Max(pc->n, 1));
+	for (int i = 0; i < pc->n; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		bool		isnull;
+		KePartition *p = &pc->parts[i];
+
+		pids[i] = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull))) ||
+			DatumGetBool(SPI_getbinval(t, d, 3, &isnull)) != p->lo_last_only ||
+			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 4, &isnull))) ||
+			DatumGetBool(SPI_getbinval(t, d, 5, &isnull)) != p->hi_split ||
+			DatumGetInt64(SPI_getbinval(t, d, 6, &isnull)) != p->n)
+			check_failed(relid, "the published partitions differ from the optimum",
+						 psprintf("Published partition %lld differs from optimal partition %d.",
+								  (long long) pids[i], i + 1));
+		if (p->ndistinct < ki->k ||
+			!ke_num_range_ok(vt->kind, p->lo, p->hi, ki->e))
+			check_failed(relid, "a published partition violates k or e",
+						 psprintf("Partition %lld has %lld distinct values.",
+								  (long long) pids[i], (long long) p->ndistinct));
+	}
+	return pids;
+}
+
+/* 5. rows belong to partitions by (value, arrival) order */
+static void
+check_row_order(Oid relid, const Watch *w, const KeanonPartList *pc, const int64 *pids)
+{
+	char	   *sql = psprintf("SELECT keanon_pid FROM %s ORDER BY %s, keanon_arrival", w->rows, w->s);
+	int64		pos = 0;
+
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: check query failed: %s", sql);
+	for (int i = 0; i < pc->n; i++)
+	{
+		for (int64 j = 0; j < pc->parts[i].n; j++, pos++)
+		{
+			bool		isnull;
+			Datum		d;
+
+			if (pos >= (int64) SPI_processed)
+				check_failed(relid, "the partitions hold more rows than are published", NULL);
+			d = SPI_getbinval(SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (isnull || DatumGetInt64(d) != pids[i])
+				check_failed(relid, "a row is published in the wrong partition",
+							 psprintf("Row %lld in (value, arrival) order should be in partition %lld.",
+									  (long long) pos + 1, (long long) pids[i]));
+		}
+	}
+	for (; pos < (int64) SPI_processed; pos++)
+	{
+		bool		isnull;
+
+		(void) SPI_getbinval(SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			check_failed(relid, "a row is published though no valid partitioning exists", NULL);
+	}
+}
+
 /*
  * keanon.check(tab): the index agrees with a recomputation over the rows,
  * the rows mirror the table, the published partitions are the engine's,
@@ -485,15 +609,7 @@ keanon_check(PG_FUNCTION_ARGS)
 	Watch		w;
 	KeanonIndex *ki;
 	KeanonPartList pc = {0};
-	List	   *all;
-	ListCell   *lc;
-	StringInfoData a_cols,
-				b_cols;
-	char	   *sql;
-	int64		bad;
-	const KeanonValueType *vt;
 	int64	   *pids;
-	int64		pos = 0;
 
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
@@ -519,121 +635,17 @@ keanon_check(PG_FUNCTION_ARGS)
 	ki = KeanonIndexOpen(w.index_oid, false);
 	KeanonCheckSnapshot(&w);
 	KeanonIndexVerify(ki);
-	vt = &ki->vt;
 
-	/* 2. the rows mirror the table's non-null sensitive values */
-	all = list_concat(list_make1(w.s), list_copy(w.qis));
-	initStringInfo(&a_cols);
-	initStringInfo(&b_cols);
-	foreach(lc, all)
-	{
-		appendStringInfo(&a_cols, "%sa.%s", a_cols.len ? ", " : "", (char *) lfirst(lc));
-		appendStringInfo(&b_cols, "%sb.%s", b_cols.len ? ", " : "", (char *) lfirst(lc));
-	}
-	{
-		StringInfoData keys;
-
-		/*
-		 * rows changed since the flush (their keys pending, in the same
-		 * snapshot as the table) are not published yet
-		 */
-		char	   *not_pending = w.pending == NULL ? "" :
-			psprintf(" AND NOT EXISTS (SELECT 1 FROM %s p WHERE (%s) = (%s))", w.pending,
-					 KeanonNameList(w.keys, "p."), KeanonNameList(w.keys, "x."));
-
-		initStringInfo(&keys);
-		foreach(lc, w.keys)
-			appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", (char *) lfirst(lc));
-
-		sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s x WHERE x.%s IS NOT NULL%s) a "
-					   "FULL JOIN (SELECT * FROM %s x WHERE true%s) b USING (%s) "
-					   "WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
-					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												  get_rel_name(relid)),
-					   w.s, not_pending, w.rows, not_pending, keys.data, a_cols.data, b_cols.data);
-	}
-	bad = count_query(sql);
-	if (bad != 0)
-		check_failed(relid, "the published rows do not mirror the table",
-					 psprintf("%lld rows differ or are missing.", (long long) bad));
-
+	check_mirror(relid, &w);
 	if (w.release_mode)
-	{
 		check_release(relid, &w, ki);
-		KeanonIndexClose(ki);
-		SPI_finish();
-		KeanonOwnerEnd(&os);
-		PG_RETURN_BOOL(true);
-	}
-
-	/* 3. the published partitions are the engine's, and valid */
-	if (ki->engine != NULL)
-		ke_foreach_partition(ki->engine, KeanonCollectPartition, &pc);
-	sql = psprintf("SELECT keanon_pid, lo, lo_last_only, hi, hi_split, n FROM %s "
-				   "ORDER BY hi, hi_split", w.parts);
-	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "keanon: check query failed: %s", sql);
-	if ((int64) SPI_processed != pc.n)
-		check_failed(relid, "the published partitions differ from the optimum",
-					 psprintf("%lld partitions are published, the optimum has %d.",
-							  (long long) SPI_processed, pc.n));
-	pids = palloc(sizeof(int64) * Max(pc.n, 1));
-	for (int i = 0; i < pc.n; i++)
+	else
 	{
-		HeapTuple	t = SPI_tuptable->vals[i];
-		TupleDesc	d = SPI_tuptable->tupdesc;
-		bool		isnull;
-		KePartition *p = &pc.parts[i];
-
-		pids[i] = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull))) ||
-			DatumGetBool(SPI_getbinval(t, d, 3, &isnull)) != p->lo_last_only ||
-			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 4, &isnull))) ||
-			DatumGetBool(SPI_getbinval(t, d, 5, &isnull)) != p->hi_split ||
-			DatumGetInt64(SPI_getbinval(t, d, 6, &isnull)) != p->n)
-			check_failed(relid, "the published partitions differ from the optimum",
-						 psprintf("Published partition %lld differs from optimal partition %d.",
-								  (long long) pids[i], i + 1));
-		if (p->ndistinct < ki->k ||
-			!ke_num_range_ok(vt->kind, p->lo, p->hi, ki->e))
-			check_failed(relid, "a published partition violates k or e",
-						 psprintf("Partition %lld has %lld distinct values.",
-								  (long long) pids[i], (long long) p->ndistinct));
+		pids = check_partitions(relid, &w, ki, &pc);
+		/* 4. each partition publishes a permutation of its rows' true values */
+		check_permutations(relid, &w, w.rows, true);
+		check_row_order(relid, &w, &pc, pids);
 	}
-
-	/* 4. each partition publishes a permutation of its rows' true values */
-	check_permutations(relid, &w, w.rows, true);
-
-	/* 5. rows belong to partitions by (value, arrival) order */
-	sql = psprintf("SELECT keanon_pid FROM %s ORDER BY %s, keanon_arrival", w.rows, w.s);
-	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "keanon: check query failed: %s", sql);
-	for (int i = 0; i < pc.n; i++)
-	{
-		for (int64 j = 0; j < pc.parts[i].n; j++, pos++)
-		{
-			bool		isnull;
-			Datum		d;
-
-			if (pos >= (int64) SPI_processed)
-				check_failed(relid, "the partitions hold more rows than are published", NULL);
-			d = SPI_getbinval(SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, &isnull);
-
-			if (isnull || DatumGetInt64(d) != pids[i])
-				check_failed(relid, "a row is published in the wrong partition",
-							 psprintf("Row %lld in (value, arrival) order should be in partition %lld.",
-									  (long long) pos + 1, (long long) pids[i]));
-		}
-	}
-	for (; pos < (int64) SPI_processed; pos++)
-	{
-		bool		isnull;
-
-		(void) SPI_getbinval(SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull)
-			check_failed(relid, "a row is published though no valid partitioning exists", NULL);
-	}
-
 	KeanonIndexClose(ki);
 	SPI_finish();
 	KeanonOwnerEnd(&os);

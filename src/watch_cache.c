@@ -410,6 +410,115 @@ watch_exists_now(Oid relid)
 	return found;
 }
 
+/* No watch of relid is visible: why, as an error */
+static void
+watch_not_found(Oid relid)
+{
+	/* a transaction snapshot may predate the watch: a retry sees it */
+	if (IsolationUsesXactSnapshot() && watch_exists_now(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to watched table %s", get_rel_name(relid)),
+				 errdetail("The table was watched after this transaction's snapshot was taken."),
+				 errhint("Retry the transaction.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("table %s is not watched", get_rel_name(relid)),
+			 errhint("Call keanon.watch first.")));
+}
+
+/* The watched columns by number, keys first, each once, from a name[] */
+static void
+watched_columns(Oid relid, Datum names, Watch *w)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	deconstruct_array(DatumGetArrayTypeP(names), NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
+					  &elems, &nulls, &n);
+	w->nwatched = 0;
+	w->watched_attnums = palloc(sizeof(AttrNumber) * n);
+	for (int i = 0; i < n; i++)
+	{
+		AttrNumber	att = get_attnum(relid, NameStr(*DatumGetName(elems[i])));
+		bool		seen = false;
+
+		if (att == InvalidAttrNumber)
+			elog(ERROR, "keanon: watched column \"%s\" of %s is missing",
+				 NameStr(*DatumGetName(elems[i])), get_rel_name(relid));
+		for (int j = 0; j < w->nwatched; j++)
+			seen |= w->watched_attnums[j] == att;
+		if (!seen)
+			w->watched_attnums[w->nwatched++] = att;
+	}
+}
+
+/* A watch from its keanon.watches row (the query of KeanonWatchLoad) */
+static void
+watch_from_row(Oid relid, HeapTuple tup, TupleDesc desc, Watch *w)
+{
+	bool		isnull;
+	char	   *s = pstrdup(NameStr(*DatumGetName(SPI_getbinval(tup, desc, 1, &isnull))));
+	char	   *mode;
+
+	w->relid = relid;
+	w->owner = InvalidOid;
+	w->s = pstrdup(quote_identifier(s));
+	w->s_attnum = get_attnum(relid, s);
+	if (w->s_attnum == InvalidAttrNumber)
+		elog(ERROR, "keanon: watched column \"%s\" of %s is missing", s, get_rel_name(relid));
+	w->qis = quoted_names(SPI_getbinval(tup, desc, 2, &isnull));
+	w->keys = quoted_names(SPI_getbinval(tup, desc, 3, &isnull));
+	w->k = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
+	w->rows_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+	w->parts_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+	w->view_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull));
+	w->index_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 8, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the keanon index of the watch of %s is missing", get_rel_name(relid)),
+				 errhint("Unwatch and watch the table again.")));
+	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	mode = TextDatumGetCString(SPI_getbinval(tup, desc, 11, &isnull));
+	w->release_mode = strcmp(mode, "release") == 0;
+	w->deferred = strcmp(mode, "deferred") == 0;
+	w->release_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
+	w->release = isnull ? NULL : KeanonQualifiedName(w->release_oid);
+	w->pending_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 13, &isnull));
+	if (isnull)
+		w->pending_oid = InvalidOid;
+	if (w->deferred != OidIsValid(w->pending_oid))
+		elog(ERROR, "keanon: the watch of %s has a pending list only in deferred mode",
+			 get_rel_name(relid));
+	w->pending = OidIsValid(w->pending_oid) ? KeanonQualifiedName(w->pending_oid) : NULL;
+	watched_columns(relid, SPI_getbinval(tup, desc, 14, &isnull), w);
+}
+
+/* Only keanon writes its catalog, but what it says is checked anyway */
+static void
+check_watch_objects(const Watch *w)
+{
+	Oid			owner = KeanonRelOwner(w->relid);
+
+	check_owned_by(w->relid, w->rows_oid, owner);
+	check_owned_by(w->relid, w->parts_oid, owner);
+	check_owned_by(w->relid, w->view_oid, owner);
+	if (OidIsValid(w->release_oid))
+		check_owned_by(w->relid, w->release_oid, owner);
+	if (OidIsValid(w->pending_oid))
+	{
+		check_owned_by(w->relid, w->pending_oid, owner);
+		check_pending_shape(w->relid, w->pending_oid, w->watched_attnums,
+							list_length(w->keys));
+	}
+	if (IndexGetRelation(w->index_oid, false) != w->rows_oid)
+		check_owned_by(w->relid, InvalidOid, owner);
+	check_layouts(w);
+}
+
 /*
  * Load a watch from keanon.watches (SPI must be connected, and the caller
  * running as the table's owner or a superuser).  Its counters are only
@@ -420,9 +529,6 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
 
 	if (watch_cache != NULL)
 	{
@@ -450,104 +556,9 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed != 1)
-	{
-		/* a transaction snapshot may predate the watch: a retry sees it */
-		if (IsolationUsesXactSnapshot() && watch_exists_now(relid))
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access to watched table %s", get_rel_name(relid)),
-					 errdetail("The table was watched after this transaction's snapshot was taken."),
-					 errhint("Retry the transaction.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table %s is not watched", get_rel_name(relid)),
-				 errhint("Call keanon.watch first.")));
-	}
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-
-	w->relid = relid;
-	w->owner = InvalidOid;
-	{
-		char	   *s = pstrdup(NameStr(*DatumGetName(SPI_getbinval(tup, desc, 1, &isnull))));
-
-		w->s = pstrdup(quote_identifier(s));
-		w->s_attnum = get_attnum(relid, s);
-		if (w->s_attnum == InvalidAttrNumber)
-			elog(ERROR, "keanon: watched column \"%s\" of %s is missing", s, get_rel_name(relid));
-	}
-	w->qis = quoted_names(SPI_getbinval(tup, desc, 2, &isnull));
-	w->keys = quoted_names(SPI_getbinval(tup, desc, 3, &isnull));
-	w->k = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
-	w->rows_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
-	w->parts_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
-	w->view_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull));
-	w->index_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 8, &isnull));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the keanon index of the watch of %s is missing", get_rel_name(relid)),
-				 errhint("Unwatch and watch the table again.")));
-	w->next_pid = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-	w->next_arrival = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
-	{
-		char	   *mode = TextDatumGetCString(SPI_getbinval(tup, desc, 11, &isnull));
-
-		w->release_mode = strcmp(mode, "release") == 0;
-		w->deferred = strcmp(mode, "deferred") == 0;
-	}
-	w->release_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
-	w->release = isnull ? NULL : KeanonQualifiedName(w->release_oid);
-	w->pending_oid = DatumGetObjectId(SPI_getbinval(tup, desc, 13, &isnull));
-	if (isnull)
-		w->pending_oid = InvalidOid;
-	if (w->deferred != OidIsValid(w->pending_oid))
-		elog(ERROR, "keanon: the watch of %s has a pending list only in deferred mode",
-			 get_rel_name(relid));
-	w->pending = OidIsValid(w->pending_oid) ? KeanonQualifiedName(w->pending_oid) : NULL;
-	/* the watched columns by number, keys first, each once */
-	{
-		Datum	   *elems;
-		bool	   *nulls;
-		int			n;
-
-		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 14, &isnull)), NAMEOID,
-						  NAMEDATALEN, false, TYPALIGN_CHAR, &elems, &nulls, &n);
-		w->nwatched = 0;
-		w->watched_attnums = palloc(sizeof(AttrNumber) * n);
-		for (int i = 0; i < n; i++)
-		{
-			AttrNumber	att = get_attnum(relid, NameStr(*DatumGetName(elems[i])));
-			bool		seen = false;
-
-			if (att == InvalidAttrNumber)
-				elog(ERROR, "keanon: watched column \"%s\" of %s is missing",
-					 NameStr(*DatumGetName(elems[i])), get_rel_name(relid));
-			for (int j = 0; j < w->nwatched; j++)
-				seen |= w->watched_attnums[j] == att;
-			if (!seen)
-				w->watched_attnums[w->nwatched++] = att;
-		}
-	}
-	/* only keanon writes its catalog, but what it says is checked anyway */
-	{
-		Oid			owner = KeanonRelOwner(relid);
-
-		check_owned_by(relid, w->rows_oid, owner);
-		check_owned_by(relid, w->parts_oid, owner);
-		check_owned_by(relid, w->view_oid, owner);
-		if (OidIsValid(w->release_oid))
-			check_owned_by(relid, w->release_oid, owner);
-		if (OidIsValid(w->pending_oid))
-		{
-			check_owned_by(relid, w->pending_oid, owner);
-			check_pending_shape(relid, w->pending_oid, w->watched_attnums,
-								list_length(w->keys));
-		}
-		if (IndexGetRelation(w->index_oid, false) != w->rows_oid)
-			check_owned_by(relid, InvalidOid, owner);
-		check_layouts(w);
-	}
+		watch_not_found(relid);
+	watch_from_row(relid, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, w);
+	check_watch_objects(w);
 	w->rows = KeanonQualifiedName(w->rows_oid);
 	w->parts = KeanonQualifiedName(w->parts_oid);
 	w->ki = NULL;
