@@ -285,42 +285,22 @@ SET synchronize_seqscans = off;
 COMMENT ON FUNCTION keanon.fill(regclass) IS
 'part of keanon.watch: write the rows of a newly watched table into its empty rows table, each once and already placed (live mode); returns the rows written';
 
-CREATE FUNCTION keanon.watch(
-	tab regclass,
-	sensitive name,
-	quasi_identifiers name[],
-	k integer,
-	e numeric,
-	publish_as name DEFAULT NULL,
-	mode text DEFAULT 'live',
-	release_every interval DEFAULT NULL)
-RETURNS regclass
+-- keanon.watch in steps: the checks, the internal names, the objects, the
+-- triggers; watch() runs them in order around the registration and fill
+CREATE FUNCTION keanon.watch_check(tab regclass, sensitive name, quasi_identifiers name[],
+	k integer, e numeric, publish_as name, mode text, release_every interval)
+RETURNS name[]
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-AS $watch$
+AS $watch_check$
 DECLARE
 	nsp name;
 	rel name;
 	s_type text;
 	s_typid oid;
 	keys name[];
-	cols name[];
 	q name;
-	rows_name text;
-	parts_name text;
-	view_name text;
-	idx_name text;
-	collist text;
-	qilist text;
-	keylist text;
-	wno integer;
-	release_name text;
-	pending_name text;
-	persistence text;
-	owner_name name;
-	base text;
-	attempt integer := 1;
 BEGIN
 	IF tab IS NULL OR sensitive IS NULL OR quasi_identifiers IS NULL OR k IS NULL OR e IS NULL THEN
 		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
@@ -441,10 +421,26 @@ BEGIN
 					  HINT = 'Rename the column.';
 		END IF;
 	END LOOP;
+	RETURN keys;
+END;
+$watch_check$;
+COMMENT ON FUNCTION keanon.watch_check(regclass, name, name[], integer, numeric, name, text, interval) IS
+'part of keanon.watch: refuse, with keanon''s own words and nothing made, what cannot be watched; returns the primary key''s columns';
 
-	-- no writer may slip in between reading the rows and the triggers
-	EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tab);
-
+CREATE FUNCTION keanon.watch_names(tab regclass, publish_as name,
+	OUT rows_name text, OUT parts_name text, OUT idx_name text, OUT release_name text,
+	OUT pending_name text, OUT view_name text)
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $watch_names$
+DECLARE
+	nsp name;
+	rel name;
+	base text;
+	attempt integer := 1;
+BEGIN
+	SELECT n.nspname, c.relname INTO nsp, rel
+	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tab;
 	-- internal names: the table's name, cut short, numbered until all are free
 	base := left(rel, 36);
 	LOOP
@@ -466,6 +462,31 @@ BEGIN
 			USING ERRCODE = 'duplicate_table',
 				  HINT = 'Name the published view with publish_as => ''...''.';
 	END IF;
+END;
+$watch_names$;
+COMMENT ON FUNCTION keanon.watch_names(regclass, name) IS
+'part of keanon.watch: the names of a new watch''s internal objects, free in the table''s schema (the table''s name cut short, numbered until all are free), and of its view';
+
+CREATE FUNCTION keanon.watch_objects(tab regclass, sensitive name, quasi_identifiers name[],
+	keys name[], k integer, e numeric, mode text, rows_name text, parts_name text, idx_name text,
+	release_name text, pending_name text, view_name text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_objects$
+DECLARE
+	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				 WHERE c.oid = tab);
+	s_type text := (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+					WHERE a.attrelid = tab AND a.attname = sensitive);
+	cols name[];
+	q name;
+	collist text;
+	qilist text;
+	persistence text;
+	owner_name name;
+BEGIN
 	-- an unlogged table's internal tables are unlogged too: a crash empties all
 	persistence := CASE (SELECT relpersistence FROM pg_class WHERE oid = tab)
 		WHEN 'u' THEN 'UNLOGGED ' ELSE '' END;
@@ -481,7 +502,6 @@ BEGIN
 	SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
 		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
 	INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
-	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
 	-- its indexes but keanon's are built once it is filled; room on each
 	-- page lets a change of a published value alone be a HOT update
 	EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
@@ -547,26 +567,17 @@ BEGIN
 			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
 		END IF;
 	END IF;
+END;
+$watch_objects$;
+COMMENT ON FUNCTION keanon.watch_objects(regclass, name, name[], name[], integer, numeric, text, text, text, text, text, text, text) IS
+'part of keanon.watch: make a new watch''s rows and partitions tables, keanon index, view, release table or pending list, owned by the table''s owner';
 
-	wno := keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
-		format('%I.%I', nsp, view_name)::regclass,
-		format('%I.%I', nsp, rows_name)::regclass,
-		format('%I.%I', nsp, parts_name)::regclass,
-		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, release_name)::regclass END,
-		CASE WHEN mode = 'deferred' THEN format('%I.%I', nsp, pending_name)::regclass END);
-
-	-- the rows, written once and placed, then the rows table's indexes
-	IF keanon.fill(tab) >= 100000 THEN
-		RAISE NOTICE 'keanon: wrote the rows of %; building their indexes and triggers', tab;
-	END IF;
-	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, rows_name, keylist);
-	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, rows_name);
-	-- the rows showing a value, for a row leaving a large partition: only
-	-- slots from 32 up, so that a small partition's rows, found through the
-	-- (keanon_pid, keanon_slot) index, cost no entry here when they move
-	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub) WHERE keanon_slot >= 32',
-				   nsp, rows_name);
-
+CREATE FUNCTION keanon.watch_triggers(tab regclass, mode text, cols name[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $watch_triggers$
+BEGIN
 	IF mode = 'deferred' THEN
 		-- writers only note the keys they change: no lock shared by writers
 		EXECUTE format('CREATE TRIGGER keanon_lock BEFORE TRUNCATE ON %s '
@@ -606,12 +617,75 @@ BEGIN
 					   'ENABLE ALWAYS TRIGGER keanon_update, ENABLE ALWAYS TRIGGER keanon_delete, '
 					   'ENABLE ALWAYS TRIGGER keanon_truncate, ENABLE ALWAYS TRIGGER keanon_apply', tab);
 	END IF;
+END;
+$watch_triggers$;
+COMMENT ON FUNCTION keanon.watch_triggers(regclass, text, name[]) IS
+'part of keanon.watch: the triggers that keep a watch current, enabled always (also under session_replication_role = replica and logical replication apply)';
 
+CREATE FUNCTION keanon.watch(
+	tab regclass,
+	sensitive name,
+	quasi_identifiers name[],
+	k integer,
+	e numeric,
+	publish_as name DEFAULT NULL,
+	mode text DEFAULT 'live',
+	release_every interval DEFAULT NULL)
+RETURNS regclass
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch$
+DECLARE
+	nsp name;
+	keys name[];
+	cols name[];
+	q name;
+	nm record;
+	keylist text;
+BEGIN
+	keys := keanon.watch_check(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
+							   release_every);
+	nsp := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.oid = tab);
+	-- no writer may slip in between reading the rows and the triggers
+	EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tab);
+	nm := keanon.watch_names(tab, publish_as);
+	PERFORM keanon.watch_objects(tab, sensitive, quasi_identifiers, keys, k, e, mode,
+								 nm.rows_name, nm.parts_name, nm.idx_name, nm.release_name,
+								 nm.pending_name, nm.view_name);
+	PERFORM keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
+		format('%I.%I', nsp, nm.view_name)::regclass,
+		format('%I.%I', nsp, nm.rows_name)::regclass,
+		format('%I.%I', nsp, nm.parts_name)::regclass,
+		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, nm.release_name)::regclass END,
+		CASE WHEN mode = 'deferred' THEN format('%I.%I', nsp, nm.pending_name)::regclass END);
+
+	-- the rows, written once and placed, then the rows table's indexes
+	IF keanon.fill(tab) >= 100000 THEN
+		RAISE NOTICE 'keanon: wrote the rows of %; building their indexes and triggers', tab;
+	END IF;
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
+	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, nm.rows_name, keylist);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, nm.rows_name);
+	-- the rows showing a value, for a row leaving a large partition: only
+	-- slots from 32 up, so that a small partition's rows, found through the
+	-- (keanon_pid, keanon_slot) index, cost no entry here when they move
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub) WHERE keanon_slot >= 32',
+				   nsp, nm.rows_name);
+
+	-- the watched columns: the key, then the quasi-identifiers and the value
+	cols := keys;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		IF NOT q = ANY (cols) THEN
+			cols := cols || q;
+		END IF;
+	END LOOP;
+	PERFORM keanon.watch_triggers(tab, mode, cols);
 	IF release_every IS NOT NULL THEN
 		PERFORM keanon.schedule_releases(tab, release_every);
 	END IF;
-
-	RETURN format('%I.%I', nsp, view_name)::regclass;
+	RETURN format('%I.%I', nsp, nm.view_name)::regclass;
 END;
 $watch$;
 COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval) IS

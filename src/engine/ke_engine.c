@@ -942,37 +942,61 @@ ke_sum_error(KeEngine *eng, KeNum *out)
  */
 
 /*
- * Replace the contents by one linear DP pass: over n sorted values when
- * run_counts is NULL, else over n runs (strictly ascending values, each
- * with its count of rows).
+ * Runs laid out as arrays, with the from-scratch DP's results over them:
+ * what ke_linear_dp reads and fills in, for a bulk build and for ke_verify.
+ */
+typedef struct DpArrays
+{
+	KeNum	   *vals;
+	int64_t    *counts;
+	KeNum	   *E;
+	bool	   *feasible;
+	KeNum	   *best;
+	KeNum	   *argmin;
+	int		   *argmin_last;
+	int64_t    *frontier;
+	int		   *end;
+} DpArrays;
+
+/* Did every array's allocation succeed? */
+static bool
+dp_arrays_ok(const DpArrays *d)
+{
+	return d->vals && d->counts && d->E && d->feasible && d->best &&
+		d->argmin && d->argmin_last && d->frontier && d->end;
+}
+
+/* Free the arrays (those that were allocated) */
+static void
+dp_arrays_free(DpArrays *d)
+{
+	ke_free(d->vals);
+	ke_free(d->counts);
+	ke_free(d->E);
+	ke_free(d->feasible);
+	ke_free(d->best);
+	ke_free(d->argmin);
+	ke_free(d->argmin_last);
+	ke_free(d->frontier);
+	ke_free(d->end);
+}
+
+/* Run the from-scratch DP over the first m runs of the arrays */
+static void
+dp_arrays_solve(KeEngine *eng, DpArrays *d, size_t m)
+{
+	ke_linear_dp(eng->kind, eng->k, eng->e, d->vals, d->counts, m,
+				 d->E, d->feasible, d->best, d->argmin, d->argmin_last,
+				 d->frontier, d->end);
+}
+
+/*
+ * Check a build's input: n usable values, ascending (strictly so for runs),
+ * and every run's count at least 1.
  */
 static KeStatus
-build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
+build_check_input(KeKind kind, const KeNum *sorted, const int64_t *run_counts, size_t n)
 {
-	KeKind		kind = eng->kind;
-	size_t		m = 0;
-	int64_t		nrows = 0;
-	KeNum	   *vals = NULL,
-			   *E = NULL,
-			   *best = NULL,
-			   *argmin = NULL;
-	bool	   *feasible = NULL;
-	int64_t    *counts = NULL,
-			   *frontier = NULL;
-	int		   *argmin_last = NULL,
-			   *end = NULL;
-	KeNodeId   *level_ids = NULL;
-	KeNum	   *level_keys = NULL;
-	size_t		nlevel;
-	uint32_t	height = 1;
-	KeStatus	st = KE_ERR_NOMEM;
-	KeMeta	   *meta;
-	KeNodeId	old_root;
-	int64_t		nparts = 0;
-	size_t		cap = n > 0 ? n : 1;
-	size_t		leaf_fill = eng->leaf_cap * KE_BUILD_FILL / 100;
-	size_t		inner_fill = eng->inner_cap * KE_BUILD_FILL / 100;
-
 	for (size_t i = 0; i < n; i++)
 	{
 		if (!value_ok(kind, sorted[i]))
@@ -982,46 +1006,51 @@ build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
 		if (run_counts != NULL && run_counts[i] < 1)
 			return KE_ERR_ARG;
 	}
-	vals = ke_calloc(cap, sizeof(KeNum));
-	E = ke_malloc(cap * sizeof(KeNum));
-	feasible = ke_malloc(cap * sizeof(bool));
-	best = ke_malloc(cap * sizeof(KeNum));
-	argmin = ke_malloc(cap * sizeof(KeNum));
-	counts = ke_calloc(cap, sizeof(int64_t));
-	frontier = ke_malloc(cap * sizeof(int64_t));
-	argmin_last = ke_malloc(cap * sizeof(int));
-	end = ke_malloc(cap * sizeof(int));
-	if (!vals || !E || !feasible || !best || !argmin || !counts || !frontier ||
-		!argmin_last || !end)
-		goto done;
+	return KE_OK;
+}
+
+/*
+ * Gather a build's input into runs in d: equal values merge into one run.
+ * Returns the number of runs; sets *nrows to the number of rows.
+ */
+static size_t
+build_gather_runs(KeKind kind, const KeNum *sorted, const int64_t *run_counts, size_t n,
+				  DpArrays *d, int64_t *nrows)
+{
+	size_t		m = 0;
+	int64_t		rows = 0;
+
 	for (size_t i = 0; i < n; i++)
 	{
 		int64_t		c = run_counts != NULL ? run_counts[i] : 1;
 
-		if (m > 0 && ke_num_eq(kind, vals[m - 1], sorted[i]))
-			counts[m - 1] += c;
+		if (m > 0 && ke_num_eq(kind, d->vals[m - 1], sorted[i]))
+			d->counts[m - 1] += c;
 		else
 		{
-			vals[m] = sorted[i];
-			counts[m] = c;
+			d->vals[m] = sorted[i];
+			d->counts[m] = c;
 			m++;
 		}
-		nrows += c;
+		rows += c;
 	}
-	ke_linear_dp(kind, eng->k, eng->e, vals, counts, m,
-				 E, feasible, best, argmin, argmin_last, frontier, end);
+	*nrows = rows;
+	return m;
+}
 
-	/*
-	 * Lay the runs into leaves, then free the old tree.  A store may zero
-	 * the root beforehand to discard the old tree wholesale.
-	 */
-	old_root = meta_r(eng)->root;
-	nlevel = m == 0 ? 1 : (m + leaf_fill - 1) / leaf_fill;
-	level_ids = ke_malloc(nlevel * sizeof(KeNodeId));
-	level_keys = ke_malloc(nlevel * sizeof(KeNum));
-	if (!level_ids || !level_keys)
-		goto done;
-	for (size_t l = 0; l < nlevel; l++)
+/*
+ * Lay the m runs of d into nleaves new leaves of leaf_fill runs each (the
+ * last may hold fewer), noting each leaf and its lowest value in ids and
+ * keys.  Sets *nparts to the number of partition ends.
+ */
+static KeStatus
+build_leaves(KeEngine *eng, const DpArrays *d, size_t m, size_t leaf_fill,
+			 size_t nleaves, KeNodeId *ids, KeNum *keys, int64_t *nparts)
+{
+	KeKind		kind = eng->kind;
+	int64_t		nends = 0;
+
+	for (size_t l = 0; l < nleaves; l++)
 	{
 		KeNodeId	id = eng->store->alloc(eng->store);
 		NodeHdr    *nd;
@@ -1029,7 +1058,7 @@ build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
 		size_t		to = from + leaf_fill < m ? from + leaf_fill : m;
 
 		if (id == 0)
-			goto done;
+			return KE_ERR_NOMEM;
 		nd = node_w(eng, id);
 		nd->level = 0;
 		nd->nitems = (uint16_t) (to - from);
@@ -1038,54 +1067,128 @@ build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
 			LeafItem   *li = &LEAF_ITEMS(nd)[r - from];
 
 			memset(li, 0, sizeof(LeafItem));
-			li->value = vals[r];
-			li->count = counts[r];
-			li->feasible = feasible[r];
-			li->E = E[r];
-			li->best = best[r];
-			li->argmin = argmin[r];
-			li->argmin_last = (uint8_t) argmin_last[r];
-			li->has_frontier = frontier[r] >= 0;
-			li->frontier = frontier[r] >= 0 ? vals[frontier[r]] : ke_num_zero(kind);
-			li->end = (uint8_t) end[r];
-			if (end[r] != KE_END_NONE)
-				nparts++;
+			li->value = d->vals[r];
+			li->count = d->counts[r];
+			li->feasible = d->feasible[r];
+			li->E = d->E[r];
+			li->best = d->best[r];
+			li->argmin = d->argmin[r];
+			li->argmin_last = (uint8_t) d->argmin_last[r];
+			li->has_frontier = d->frontier[r] >= 0;
+			li->frontier = d->frontier[r] >= 0 ? d->vals[d->frontier[r]] : ke_num_zero(kind);
+			li->end = (uint8_t) d->end[r];
+			if (d->end[r] != KE_END_NONE)
+				nends++;
 		}
-		level_ids[l] = id;
-		level_keys[l] = to > from ? vals[from] : ke_num_zero(kind);
+		ids[l] = id;
+		keys[l] = to > from ? d->vals[from] : ke_num_zero(kind);
 	}
-	while (nlevel > 1)
+	*nparts = nends;
+	return KE_OK;
+}
+
+/*
+ * Stack new inner levels, KE_BUILD_FILL percent full, over the n leaves in
+ * ids (their lowest values in keys) until one node is left: the root, in
+ * ids[0].  Sets *height to the tree's height.
+ */
+static KeStatus
+build_inner_levels(KeEngine *eng, KeNodeId *ids, KeNum *keys, size_t n,
+				   uint32_t *height)
+{
+	size_t		inner_fill = eng->inner_cap * KE_BUILD_FILL / 100;
+	uint32_t	h = 1;
+
+	while (n > 1)
 	{
-		size_t		nup = (nlevel + inner_fill - 1) / inner_fill;
+		size_t		nup = (n + inner_fill - 1) / inner_fill;
 
 		for (size_t u = 0; u < nup; u++)
 		{
 			KeNodeId	id = eng->store->alloc(eng->store);
 			NodeHdr    *nd;
 			size_t		from = u * inner_fill;
-			size_t		to = from + inner_fill < nlevel ? from + inner_fill : nlevel;
-			KeNum		firstkey = level_keys[from];
+			size_t		to = from + inner_fill < n ? from + inner_fill : n;
+			KeNum		firstkey = keys[from];
 
 			if (id == 0)
-				goto done;
+				return KE_ERR_NOMEM;
 			nd = node_w(eng, id);
-			nd->level = (uint16_t) height;
+			nd->level = (uint16_t) h;
 			nd->nitems = (uint16_t) (to - from);
 			for (size_t j = from; j < to; j++)
 			{
 				InnerItem  *ii = &INNER_ITEMS(nd)[j - from];
 
 				memset(ii, 0, sizeof(InnerItem));
-				ii->key = level_keys[j];
-				ii->add = ke_num_zero(kind);
-				ii->child = level_ids[j];
+				ii->key = keys[j];
+				ii->add = ke_num_zero(eng->kind);
+				ii->child = ids[j];
 			}
-			level_ids[u] = id;
-			level_keys[u] = firstkey;
+			ids[u] = id;
+			keys[u] = firstkey;
 		}
-		nlevel = nup;
-		height++;
+		n = nup;
+		h++;
 	}
+	*height = h;
+	return KE_OK;
+}
+
+/*
+ * Replace the contents by one linear DP pass: over n sorted values when
+ * run_counts is NULL, else over n runs (strictly ascending values, each
+ * with its count of rows).
+ */
+static KeStatus
+build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
+{
+	size_t		m;
+	int64_t		nrows;
+	DpArrays	d;
+	KeNodeId   *level_ids = NULL;
+	KeNum	   *level_keys = NULL;
+	size_t		nleaves;
+	uint32_t	height;
+	KeStatus	st;
+	KeMeta	   *meta;
+	KeNodeId	old_root;
+	int64_t		nparts;
+	size_t		cap = n > 0 ? n : 1;
+	size_t		leaf_fill = eng->leaf_cap * KE_BUILD_FILL / 100;
+
+	if ((st = build_check_input(eng->kind, sorted, run_counts, n)) != KE_OK)
+		return st;
+	st = KE_ERR_NOMEM;
+	d.vals = ke_calloc(cap, sizeof(KeNum));
+	d.E = ke_malloc(cap * sizeof(KeNum));
+	d.feasible = ke_malloc(cap * sizeof(bool));
+	d.best = ke_malloc(cap * sizeof(KeNum));
+	d.argmin = ke_malloc(cap * sizeof(KeNum));
+	d.counts = ke_calloc(cap, sizeof(int64_t));
+	d.frontier = ke_malloc(cap * sizeof(int64_t));
+	d.argmin_last = ke_malloc(cap * sizeof(int));
+	d.end = ke_malloc(cap * sizeof(int));
+	if (!dp_arrays_ok(&d))
+		goto done;
+	m = build_gather_runs(eng->kind, sorted, run_counts, n, &d, &nrows);
+	dp_arrays_solve(eng, &d, m);
+
+	/*
+	 * Lay the runs into leaves, then free the old tree.  A store may zero
+	 * the root beforehand to discard the old tree wholesale.
+	 */
+	old_root = meta_r(eng)->root;
+	nleaves = m == 0 ? 1 : (m + leaf_fill - 1) / leaf_fill;
+	level_ids = ke_malloc(nleaves * sizeof(KeNodeId));
+	level_keys = ke_malloc(nleaves * sizeof(KeNum));
+	if (!level_ids || !level_keys)
+		goto done;
+	if ((st = build_leaves(eng, &d, m, leaf_fill, nleaves, level_ids, level_keys,
+						   &nparts)) != KE_OK ||
+		(st = build_inner_levels(eng, level_ids, level_keys, nleaves,
+								 &height)) != KE_OK)
+		goto done;
 	if (old_root != 0)
 		free_subtree(eng, old_root);
 	meta = meta_w(eng);
@@ -1099,18 +1202,9 @@ build(KeEngine *eng, const KeNum *sorted, const int64_t *run_counts, size_t n)
 	eng->last.boundaries_changed = true;
 	eng->last.any = true;
 	eng->last.lo_unbounded = eng->last.hi_unbounded = true;
-	st = KE_OK;
 
 done:
-	ke_free(vals);
-	ke_free(E);
-	ke_free(feasible);
-	ke_free(best);
-	ke_free(argmin);
-	ke_free(counts);
-	ke_free(frontier);
-	ke_free(argmin_last);
-	ke_free(end);
+	dp_arrays_free(&d);
 	ke_free(level_ids);
 	ke_free(level_keys);
 	return st;
@@ -1179,6 +1273,242 @@ cur_back_to(KeEngine *eng, Cursor *c, KeNum v)
 }
 
 /*
+ * What a recompute carries from run to run: the running minimum over the
+ * candidate starts absorbed so far, the frontier it has absorbed up to, and
+ * the E of the rows before the next candidate run.
+ */
+typedef struct RunningMin
+{
+	bool		ok;				/* false: no candidate absorbed yet */
+	KeNum		best;
+	KeNum		arg;
+	int			arg_last;
+	bool		has_frontier;
+	KeNum		frontier;
+	/* E of the rows before the next candidate run (none before the first) */
+	bool		prevE_ok;
+	KeNum		prevE;
+} RunningMin;
+
+/*
+ * The runs from the streak's start up to the current run of a recompute,
+ * all of which moved by diff (or stayed infeasible).
+ */
+typedef struct Streak
+{
+	bool		from_start;		/* it began with the recompute */
+	bool		excl;			/* the run at start is not part of it */
+	KeNum		start;
+	bool		has_diff;		/* false: no run of it has moved yet */
+	KeNum		diff;
+} Streak;
+
+/* Resume the running minimum from the state stored in the run before cr */
+static void
+resume_min(KeEngine *eng, const Cursor *cr, RunningMin *mn)
+{
+	KeNum		zero = ke_num_zero(eng->kind);
+	Cursor		pc = *cr;
+
+	mn->ok = false;
+	mn->best = zero;
+	mn->arg = zero;
+	mn->arg_last = 0;
+	mn->has_frontier = false;
+	mn->frontier = zero;
+	mn->prevE_ok = true;
+	mn->prevE = zero;
+	if (cur_prev(eng, &pc))
+	{
+		Run			prev;
+
+		cur_get(eng, &pc, &prev);
+		mn->ok = prev.feasible;
+		mn->best = prev.best;
+		mn->arg = prev.argmin;
+		mn->arg_last = prev.argmin_last;
+		mn->has_frontier = prev.has_frontier;
+		mn->frontier = prev.frontier;
+	}
+}
+
+/*
+ * Position cq on the next candidate run after the frontier, which lies
+ * before ck, and note the E of the rows before it; the first run when
+ * there is no frontier.
+ */
+static KeStatus
+seek_candidate(KeEngine *eng, const Cursor *ck, RunningMin *mn, Cursor *cq,
+			   bool *cq_valid)
+{
+	if (mn->has_frontier)
+	{
+		*cq = *ck;
+		cq->valid = true;
+		if (cur_back_to(eng, cq, mn->frontier) != KE_OK)
+			return KE_ERR_CORRUPT;
+		mn->prevE_ok = cur_feasible(eng, cq);
+		mn->prevE = mn->prevE_ok ? cur_E(eng, cq) : ke_num_zero(eng->kind);
+		*cq_valid = cur_next(eng, cq);
+	}
+	else
+		*cq_valid = cur_first(eng, cq);
+	return KE_OK;
+}
+
+/*
+ * Absorb into the running minimum the candidate runs from cq on that can
+ * start a partition ending at the run of value v_r: those before it, no
+ * later than kth (the run k - 1 runs back) and at least e below v_r.
+ */
+static void
+absorb_candidates(KeEngine *eng, RunningMin *mn, Cursor *cq, bool *cq_valid,
+				  KeNum v_r, KeNum kth)
+{
+	KeKind		kind = eng->kind;
+	KeNum		zero = ke_num_zero(kind);
+
+	while (*cq_valid)
+	{
+		const LeafItem *qi = cur_item(eng, cq);
+		KeNum		vq = qi->value;
+		int64_t		cnt = qi->count;
+		bool		Eq_ok;
+		KeNum		Eq,
+					a;
+
+		if (ke_num_cmp(kind, vq, v_r) >= 0 ||
+			!ke_num_le(kind, vq, kth) ||
+			!ke_num_range_ok(kind, vq, v_r, eng->e))
+			break;
+		Eq_ok = cur_feasible(eng, cq);
+		Eq = Eq_ok ? cur_E(eng, cq) : zero;
+		if (mn->prevE_ok)
+		{
+			a = ke_num_sub(kind, mn->prevE, vq);
+			if (!mn->ok || ke_num_le(kind, a, mn->best))
+			{
+				mn->best = a;
+				mn->ok = true;
+				mn->arg = vq;
+				mn->arg_last = 0;
+			}
+		}
+		if (cnt >= 2 && Eq_ok)
+		{
+			a = ke_num_sub(kind, Eq, vq);
+			if (!mn->ok || ke_num_le(kind, a, mn->best))
+			{
+				mn->best = a;
+				mn->ok = true;
+				mn->arg = vq;
+				mn->arg_last = 1;
+			}
+		}
+		mn->has_frontier = true;
+		mn->frontier = vq;
+		mn->prevE_ok = Eq_ok;
+		mn->prevE = Eq;
+		*cq_valid = cur_next(eng, cq);
+	}
+}
+
+/* Store the recomputed DP state (E is newE) in the run under cr */
+static void
+store_run(KeEngine *eng, const Cursor *cr, const RunningMin *mn, KeNum newE)
+{
+	KeNum		zero = ke_num_zero(eng->kind);
+	LeafItem   *w = cur_item_w(eng, cr);
+
+	w->feasible = mn->ok;
+	w->E = mn->ok ? to_stored(eng, cr, newE) : zero;
+	w->best = mn->ok ? to_stored(eng, cr, mn->best) : zero;
+	w->argmin = mn->arg;
+	w->argmin_last = (uint8_t) mn->arg_last;
+	w->has_frontier = mn->has_frontier;
+	w->frontier = mn->has_frontier ? mn->frontier : zero;
+	w->fresh = 0;
+}
+
+/*
+ * Extend the streak over a run that was old and is now feasible (new_ok)
+ * with E newE.  True when the run moved by a finite delta.
+ */
+static bool
+streak_extend(KeKind kind, Streak *s, const Run *old, bool new_ok, KeNum newE)
+{
+	/*
+	 * A float-kind error that overflowed has no delta to shift by: such a
+	 * run breaks the streak, as a run that became (in)feasible does.
+	 */
+	bool		old_none = !old->feasible;
+	bool		new_none = !new_ok;
+	bool		old_fin = old->feasible && ke_num_finite(kind, old->E);
+	bool		new_fin = new_ok && ke_num_finite(kind, newE);
+	bool		moved = !old->fresh && old_fin && new_fin;
+
+	if (!old->fresh && old_none && new_none)
+	{
+		/* no partitioning ends here, before or after: matches any delta */
+	}
+	else if (moved)
+	{
+		KeNum		d = ke_num_sub(kind, newE, old->E);
+
+		if (!s->has_diff)
+		{
+			s->has_diff = true;
+			s->diff = d;
+		}
+		else if (!ke_num_eq(kind, d, s->diff))
+		{
+			s->from_start = false;
+			s->excl = false;
+			s->start = old->value;
+			s->diff = d;
+		}
+	}
+	else
+	{
+		s->from_start = false;
+		s->excl = true;
+		s->start = old->value;
+		s->has_diff = false;
+	}
+	return moved;
+}
+
+/*
+ * Does the recompute converge at the run it just wrote, which moved by a
+ * finite delta from old (see the file header)?  The caller has checked
+ * that the run is at least k runs past every change.  Sets *delta.
+ */
+static bool
+converges_at(KeKind kind, const Recompute *rc, const Streak *s,
+			 const RunningMin *mn, const Run *old, KeNum newE, KeNum *delta)
+{
+	if (!mn->has_frontier || !s->has_diff)
+		return false;
+	/* the frontier has absorbed the last changed run */
+	if (rc->has_absorb &&
+		!(rc->absorb_strict ? ke_num_cmp(kind, mn->frontier, rc->absorb) > 0
+		  : ke_num_le(kind, rc->absorb, mn->frontier)))
+		return false;
+	/* E moved by the streak's delta all the way from the frontier */
+	if (!s->from_start &&
+		!(s->excl ? ke_num_cmp(kind, s->start, mn->frontier) < 0
+		  : ke_num_le(kind, s->start, mn->frontier)))
+		return false;
+	/* the frontier and the argmin are as before */
+	if (!old->has_frontier || !ke_num_eq(kind, old->frontier, mn->frontier) ||
+		!ke_num_eq(kind, old->argmin, mn->arg) || old->argmin_last != mn->arg_last)
+		return false;
+	/* best moved by the same delta as E */
+	*delta = ke_num_sub(kind, newE, old->E);
+	return ke_num_eq(kind, mn->best, ke_num_add(kind, old->best, *delta));
+}
+
+/*
  * Rerun the DP from the run at trig[0], resuming from the state stored in
  * the run before it, until it converges (see the file header) or reaches
  * the last run.
@@ -1190,47 +1520,25 @@ recompute(KeEngine *eng, Recompute *rc)
 	KeNum		zero = ke_num_zero(kind);
 	Cursor		cr,
 				cq,
-				ck,
-				pc;
-	/* the running minimum: none yet while !cur_ok */
-	bool		cur_ok = false;
-	KeNum		cur = zero,
-				cur_arg = zero,
-				qs_val = zero;
-	/* E of the rows before the next candidate run (none before the first) */
-	bool		prevE_ok = true;
-	KeNum		prevE = zero;
-	int			cur_last = 0;
-	bool		has_qs = false,
-				cq_valid;
+				ck;
+	RunningMin	mn;
+	bool		cq_valid;
 	int			neg = 0;
 	size_t		ti = 0;
 	int64_t		since = 0;
-	/* runs from the streak start to r all moved by streak_diff (or stay infeasible) */
-	bool		streak_from_start = true;
-	bool		streak_excl = false;
-	KeNum		streak_start = ke_num_zero(kind);
-	bool		streak_has_diff = true;
-	KeNum		streak_diff = ke_num_zero(kind);
+	Streak		streak;
 
+	streak.from_start = true;
+	streak.excl = false;
+	streak.start = zero;
+	streak.has_diff = true;
+	streak.diff = zero;
 	rc->converged = false;
 	rc->steps = 0;
 	if (!cur_seek(eng, &cr, rc->trig[0], false))
 		return KE_OK;
 
-	pc = cr;
-	if (cur_prev(eng, &pc))
-	{
-		Run			prev;
-
-		cur_get(eng, &pc, &prev);
-		cur_ok = prev.feasible;
-		cur = prev.best;
-		cur_arg = prev.argmin;
-		cur_last = prev.argmin_last;
-		has_qs = prev.has_frontier;
-		qs_val = prev.frontier;
-	}
+	resume_min(eng, &cr, &mn);
 	/* ck trails cr by k - 1 runs; neg counts positions before the first */
 	ck = cr;
 	for (int s = 0; s < eng->k - 1; s++)
@@ -1238,31 +1546,17 @@ recompute(KeEngine *eng, Recompute *rc)
 		if (neg > 0 || !cur_prev(eng, &ck))
 			neg++;
 	}
-
 	/* the frontier lies before ck: cq is the next candidate after it */
-	if (has_qs)
-	{
-		cq = ck;
-		cq.valid = true;
-		if (cur_back_to(eng, &cq, qs_val) != KE_OK)
-			return KE_ERR_CORRUPT;
-		prevE_ok = cur_feasible(eng, &cq);
-		prevE = prevE_ok ? cur_E(eng, &cq) : zero;
-		cq_valid = cur_next(eng, &cq);
-	}
-	else
-		cq_valid = cur_first(eng, &cq);
+	if (seek_candidate(eng, &ck, &mn, &cq, &cq_valid) != KE_OK)
+		return KE_ERR_CORRUPT;
 
 	for (;;)
 	{
 		Run			old;
 		KeNum		v_r,
-					newE;
-		LeafItem   *w;
-		bool		old_none,
-					new_none,
-					old_fin,
-					new_fin;
+					newE,
+					delta;
+		bool		moved;
 
 		cur_get(eng, &cr, &old);
 		v_r = old.value;
@@ -1271,126 +1565,23 @@ recompute(KeEngine *eng, Recompute *rc)
 			ti++;
 			since = 0;
 		}
-
 		if (neg == 0)
-		{
-			KeNum		kth = cur_item(eng, &ck)->value;
+			absorb_candidates(eng, &mn, &cq, &cq_valid, v_r,
+							  cur_item(eng, &ck)->value);
 
-			while (cq_valid)
-			{
-				const LeafItem *qi = cur_item(eng, &cq);
-				KeNum		vq = qi->value;
-				int64_t		cnt = qi->count;
-				bool		Eq_ok;
-				KeNum		Eq,
-							a;
-
-				if (ke_num_cmp(kind, vq, v_r) >= 0 ||
-					!ke_num_le(kind, vq, kth) ||
-					!ke_num_range_ok(kind, vq, v_r, eng->e))
-					break;
-				Eq_ok = cur_feasible(eng, &cq);
-				Eq = Eq_ok ? cur_E(eng, &cq) : zero;
-				if (prevE_ok)
-				{
-					a = ke_num_sub(kind, prevE, vq);
-					if (!cur_ok || ke_num_le(kind, a, cur))
-					{
-						cur = a;
-						cur_ok = true;
-						cur_arg = vq;
-						cur_last = 0;
-					}
-				}
-				if (cnt >= 2 && Eq_ok)
-				{
-					a = ke_num_sub(kind, Eq, vq);
-					if (!cur_ok || ke_num_le(kind, a, cur))
-					{
-						cur = a;
-						cur_ok = true;
-						cur_arg = vq;
-						cur_last = 1;
-					}
-				}
-				has_qs = true;
-				qs_val = vq;
-				prevE_ok = Eq_ok;
-				prevE = Eq;
-				cq_valid = cur_next(eng, &cq);
-			}
-		}
-
-		newE = cur_ok ? ke_num_add(kind, v_r, cur) : zero;
-		w = cur_item_w(eng, &cr);
-		w->feasible = cur_ok;
-		w->E = cur_ok ? to_stored(eng, &cr, newE) : zero;
-		w->best = cur_ok ? to_stored(eng, &cr, cur) : zero;
-		w->argmin = cur_arg;
-		w->argmin_last = (uint8_t) cur_last;
-		w->has_frontier = has_qs;
-		w->frontier = has_qs ? qs_val : ke_num_zero(kind);
-		w->fresh = 0;
+		newE = mn.ok ? ke_num_add(kind, v_r, mn.best) : zero;
+		store_run(eng, &cr, &mn, newE);
 		rc->steps++;
 
-		/*
-		 * A float-kind error that overflowed has no delta to shift by: such
-		 * a run breaks the streak, as a run that became (in)feasible does.
-		 */
-		old_none = !old.feasible;
-		new_none = !cur_ok;
-		old_fin = old.feasible && ke_num_finite(kind, old.E);
-		new_fin = cur_ok && ke_num_finite(kind, newE);
-		if (!old.fresh && old_none && new_none)
+		moved = streak_extend(kind, &streak, &old, mn.ok, newE);
+		if (ti == rc->ntrig && since >= eng->k && moved &&
+			converges_at(kind, rc, &streak, &mn, &old, newE, &delta))
 		{
-			/* no partitioning ends here, before or after: matches any delta */
-		}
-		else if (!old.fresh && old_fin && new_fin)
-		{
-			KeNum		d = ke_num_sub(kind, newE, old.E);
-
-			if (!streak_has_diff)
-			{
-				streak_has_diff = true;
-				streak_diff = d;
-			}
-			else if (!ke_num_eq(kind, d, streak_diff))
-			{
-				streak_from_start = false;
-				streak_excl = false;
-				streak_start = v_r;
-				streak_diff = d;
-			}
-		}
-		else
-		{
-			streak_from_start = false;
-			streak_excl = true;
-			streak_start = v_r;
-			streak_has_diff = false;
-		}
-
-		if (ti == rc->ntrig && since >= eng->k && has_qs &&
-			!old.fresh && old_fin && new_fin && streak_has_diff &&
-			(!rc->has_absorb ||
-			 (rc->absorb_strict ? ke_num_cmp(kind, qs_val, rc->absorb) > 0
-			  : ke_num_le(kind, rc->absorb, qs_val))) &&
-			(streak_from_start ||
-			 (streak_excl ? ke_num_cmp(kind, streak_start, qs_val) < 0
-			  : ke_num_le(kind, streak_start, qs_val))) &&
-			old.has_frontier && ke_num_eq(kind, old.frontier, qs_val) &&
-			ke_num_eq(kind, old.argmin, cur_arg) && old.argmin_last == cur_last)
-		{
-			KeNum		delta = ke_num_sub(kind, newE, old.E);
-
-			if (ke_num_eq(kind, cur, ke_num_add(kind, old.best, delta)))
-			{
-				if (!ke_num_eq(kind, delta, ke_num_zero(kind)))
-					add_suffix(eng, &cr, delta);
-				rc->converged = true;
-				rc->conv = cr;
-				return KE_OK;
-			}
+			if (!ke_num_eq(kind, delta, zero))
+				add_suffix(eng, &cr, delta);
+			rc->converged = true;
+			rc->conv = cr;
+			return KE_OK;
 		}
 		since++;
 
@@ -1465,6 +1656,135 @@ clear_all_flags(KeEngine *eng)
 }
 
 /*
+ * After a recompute that converged, find the first run above rc->conv that
+ * ends a partition: the lowest boundary the change left in place.  Leaves
+ * c on it.  False when there is none, or the recompute did not converge.
+ */
+static bool
+find_kept_anchor(KeEngine *eng, const Recompute *rc, Cursor *c, Boundary *anchor)
+{
+	if (!rc->converged)
+		return false;
+	*c = rc->conv;
+	while (cur_next(eng, c))
+	{
+		int			f = cur_item(eng, c)->end;
+
+		if (f != KE_END_NONE)
+		{
+			anchor->value = cur_item(eng, c)->value;
+			anchor->end = f;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Walk the new path of partition ends down from the run under c, pushing
+ * each end onto bl, until it lands on an old boundary below `below`: that
+ * boundary is *x (and *has_x is set), and c is left on its run.  Otherwise
+ * the walk ends when the path reaches the first run.
+ */
+static KeStatus
+walk_new_path(KeEngine *eng, Cursor *c, KeNum below, BoundList *bl,
+			  Boundary *x, bool *has_x)
+{
+	for (;;)
+	{
+		const LeafItem *it = cur_item(eng, c);
+		KeNum		q = it->argmin;
+		bool		split = it->argmin_last;
+		Boundary	nb;
+		KeStatus	st;
+
+		if ((st = cur_back_to(eng, c, q)) != KE_OK)
+			return st;
+		if (split)
+		{
+			nb.value = q;
+			nb.end = KE_END_SPLIT;
+		}
+		else
+		{
+			if (!cur_prev(eng, c))
+				return KE_OK;	/* reached the first run */
+			nb.value = cur_item(eng, c)->value;
+			nb.end = KE_END_FULL;
+		}
+		if (ke_num_cmp(eng->kind, nb.value, below) < 0 &&
+			cur_item(eng, c)->end == nb.end)
+		{
+			*x = nb;
+			*has_x = true;
+			return KE_OK;
+		}
+		if ((st = bl_push(bl, nb.value, nb.end)) != KE_OK)
+			return st;
+	}
+}
+
+/*
+ * Re-flag the runs after x (from the first run when x is NULL; c is on x's
+ * run) up to the anchor, the anchor included unless it was kept, to the
+ * partition ends in bl.  Sets ci->lo, and ci->boundaries_changed when a
+ * flag moved, and keeps the metadata's count of partitions.
+ */
+static KeStatus
+reflag_runs(KeEngine *eng, Cursor *c, const Boundary *x, const BoundList *bl,
+			const Boundary *anchor, bool anchor_kept, KeChangeInfo *ci)
+{
+	KeKind		kind = eng->kind;
+	size_t		li = bl->n;		/* the list is descending: walk it from its end */
+	bool		ok;
+	bool		first = true;
+	int64_t		nparts_delta = 0;
+
+	if (x != NULL)
+	{
+		/* x keeps its flag; after a split x's last row opens the next partition */
+		if (x->end == KE_END_SPLIT)
+		{
+			ci->lo = x->value;
+			first = false;
+		}
+		ok = cur_next(eng, c);
+	}
+	else
+		ok = cur_first(eng, c);
+	for (; ok; ok = cur_next(eng, c))
+	{
+		const LeafItem *it = cur_item(eng, c);
+		int			want = KE_END_NONE;
+		int			cmp;
+
+		if (first)
+		{
+			ci->lo = it->value;
+			first = false;
+		}
+		cmp = ke_num_cmp(kind, it->value, anchor->value);
+		if (anchor_kept && cmp >= 0)
+			break;
+		if (li > 0 && ke_num_eq(kind, bl->items[li - 1].value, it->value))
+			want = bl->items[--li].end;
+		if (it->end != want)
+		{
+			nparts_delta += (want != KE_END_NONE) - (it->end != KE_END_NONE);
+			cur_item_w(eng, c)->end = (uint8_t) want;
+			ci->boundaries_changed = true;
+		}
+		if (cmp >= 0)
+			break;
+	}
+	if (li != 0)
+		return KE_ERR_CORRUPT;
+	if (nparts_delta != 0)
+		meta_w(eng)->npartitions += nparts_delta;
+	return KE_OK;
+}
+
+/*
  * Re-flag partition ends after a recompute.  rc->converged says whether
  * everything above rc->conv is untouched; below is the lowest recompute
  * start (runs under it kept their DP state); had_parts whether a valid
@@ -1474,15 +1794,13 @@ static KeStatus
 update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, bool had_parts,
 				  KeChangeInfo *ci)
 {
-	KeKind		kind = eng->kind;
 	Cursor		c;
 	Boundary	anchor;
-	bool		anchor_kept = false;
+	bool		anchor_kept;
 	bool		has_x = false;
 	Boundary	x = {{0}, 0};
 	BoundList	bl;
 	KeStatus	st = KE_OK;
-	int64_t		nparts_delta = 0;
 
 	bl.items = bl.local;
 	bl.n = 0;
@@ -1501,22 +1819,8 @@ update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, bool had_part
 		return KE_OK;
 	}
 
-	if (rc->converged)
-	{
-		c = rc->conv;
-		while (cur_next(eng, &c))
-		{
-			int			f = cur_item(eng, &c)->end;
-
-			if (f != KE_END_NONE)
-			{
-				anchor.value = cur_item(eng, &c)->value;
-				anchor.end = f;
-				anchor_kept = true;
-				break;
-			}
-		}
-	}
+	/* the new path starts at the lowest kept boundary, else the last run */
+	anchor_kept = find_kept_anchor(eng, rc, &c, &anchor);
 	if (!anchor_kept)
 	{
 		cur_last(eng, &c);
@@ -1528,89 +1832,13 @@ update_boundaries(KeEngine *eng, const Recompute *rc, KeNum below, bool had_part
 	}
 
 	/* walk the new path down (c is at the anchor) until it meets the old one */
-	for (;;)
-	{
-		const LeafItem *it = cur_item(eng, &c);
-		KeNum		q = it->argmin;
-		bool		split = it->argmin_last;
-		Boundary	nb;
-
-		if ((st = cur_back_to(eng, &c, q)) != KE_OK)
-			goto done;
-		if (split)
-		{
-			nb.value = q;
-			nb.end = KE_END_SPLIT;
-		}
-		else
-		{
-			if (!cur_prev(eng, &c))
-				break;			/* reached the first run */
-			nb.value = cur_item(eng, &c)->value;
-			nb.end = KE_END_FULL;
-		}
-		if (ke_num_cmp(kind, nb.value, below) < 0 &&
-			cur_item(eng, &c)->end == nb.end)
-		{
-			x = nb;
-			has_x = true;
-			break;
-		}
-		if ((st = bl_push(&bl, nb.value, nb.end)) != KE_OK)
-			goto done;
-	}
+	if ((st = walk_new_path(eng, &c, below, &bl, &x, &has_x)) != KE_OK)
+		goto done;
 
 	/* re-flag the runs strictly between x and the anchor */
-	{
-		size_t		li = bl.n;	/* the list is descending: walk it from its end */
-		bool		ok;
-		bool		first = true;
-
-		if (has_x)
-		{
-			/* x keeps its flag; after a split x's last row opens the next partition */
-			if (x.end == KE_END_SPLIT)
-			{
-				ci->lo = x.value;
-				first = false;
-			}
-			ok = cur_next(eng, &c);
-		}
-		else
-			ok = cur_first(eng, &c);
-		for (; ok; ok = cur_next(eng, &c))
-		{
-			const LeafItem *it = cur_item(eng, &c);
-			int			want = KE_END_NONE;
-			int			cmp;
-
-			if (first)
-			{
-				ci->lo = it->value;
-				first = false;
-			}
-			cmp = ke_num_cmp(kind, it->value, anchor.value);
-			if (anchor_kept && cmp >= 0)
-				break;
-			if (li > 0 && ke_num_eq(kind, bl.items[li - 1].value, it->value))
-				want = bl.items[--li].end;
-			if (it->end != want)
-			{
-				nparts_delta += (want != KE_END_NONE) - (it->end != KE_END_NONE);
-				cur_item_w(eng, &c)->end = (uint8_t) want;
-				ci->boundaries_changed = true;
-			}
-			if (cmp >= 0)
-				break;
-		}
-		if (li != 0)
-		{
-			st = KE_ERR_CORRUPT;
-			goto done;
-		}
-	}
-	if (nparts_delta != 0)
-		meta_w(eng)->npartitions += nparts_delta;
+	if ((st = reflag_runs(eng, &c, has_x ? &x : NULL, &bl, &anchor, anchor_kept,
+						  ci)) != KE_OK)
+		goto done;
 	ci->any = true;
 	ci->lo_unbounded = !has_x;
 	ci->hi = anchor.value;
@@ -1704,43 +1932,23 @@ first_absorbing(KeEngine *eng, KeNum q, KeNum *out)
 	return true;
 }
 
-/* Apply a batch of count changes, then bring the DP and boundaries up to date */
-KeStatus
-ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
+/*
+ * Copy a batch of n changes into ch sorted by value, merging equal values
+ * and dropping no-ops; sets *m to the number left.  A batch is checked
+ * here before anything is touched; a single change's delete is checked as
+ * it is applied.
+ */
+static KeStatus
+prepare_changes(KeEngine *eng, const KeChange *changes, size_t n, KeChange *ch,
+				size_t *m)
 {
 	KeKind		kind = eng->kind;
-	KeChange	local[16];
-	KeChange   *ch = n <= 16 ? local : ke_malloc(n * sizeof(KeChange));
-	ChangeKind	klocal[16];
-	ChangeKind *ck = n <= 16 ? klocal : ke_malloc(n * sizeof(ChangeKind));
-	KeNum		tlocal[16];
-	KeNum	   *trig = n <= 16 ? tlocal : ke_malloc(n * sizeof(KeNum));
-	size_t		m = 0,
-				ntrig = 0;
-	KeStatus	st = KE_OK;
-	Recompute	rc;
-	bool		top_dirty = false;
-	bool		has_below = false;
-	KeNum		below = ke_num_zero(kind);
-	KeChangeInfo *ci = &eng->last;
-	bool		had_parts = meta_r(eng)->npartitions > 0;
+	size_t		nch = 0;
 
-	memset(ci, 0, sizeof(*ci));
-	memset(&rc, 0, sizeof(rc));
-	if (ch == NULL || ck == NULL || trig == NULL)
-	{
-		st = KE_ERR_NOMEM;
-		goto done;
-	}
-
-	/* sort, merge equal values, drop no-ops, validate before touching anything */
 	for (size_t i = 0; i < n; i++)
 	{
 		if (!value_ok(kind, changes[i].value))
-		{
-			st = KE_ERR_ARG;
-			goto done;
-		}
+			return KE_ERR_ARG;
 		ch[i] = changes[i];
 	}
 	if (n > 1)
@@ -1748,20 +1956,21 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 			  kind == KE_KIND_EXACT ? change_cmp_exact : change_cmp_float);
 	for (size_t i = 0; i < n; i++)
 	{
-		if (m > 0 && ke_num_eq(kind, ch[m - 1].value, ch[i].value))
-			ch[m - 1].delta += ch[i].delta;
+		if (nch > 0 && ke_num_eq(kind, ch[nch - 1].value, ch[i].value))
+			ch[nch - 1].delta += ch[i].delta;
 		else
-			ch[m++] = ch[i];
+			ch[nch++] = ch[i];
 	}
 	{
 		size_t		j = 0;
 
-		for (size_t i = 0; i < m; i++)
+		for (size_t i = 0; i < nch; i++)
 			if (ch[i].delta != 0)
 				ch[j++] = ch[i];
-		m = j;
+		nch = j;
 	}
-	for (size_t i = 0; m > 1 && i < m; i++)
+	*m = nch;
+	for (size_t i = 0; nch > 1 && i < nch; i++)
 	{
 		Cursor		c;
 		int64_t		have = 0;
@@ -1770,90 +1979,105 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 			ke_num_eq(kind, cur_item(eng, &c)->value, ch[i].value))
 			have = cur_item(eng, &c)->count;
 		if (have + ch[i].delta < 0)
-		{
-			st = KE_ERR_NOTFOUND;
-			goto done;
-		}
+			return KE_ERR_NOTFOUND;
 	}
-	if (m == 0)
-		goto done;
+	return KE_OK;
+}
 
-	/* apply the counts */
-	for (size_t i = 0; i < m; i++)
+/*
+ * Apply one count change to its run: change the count, remove the run when
+ * it reaches zero, or insert a new run.  Sets *what to what it did.
+ */
+static KeStatus
+apply_count(KeEngine *eng, const KeChange *chg, ChangeKind *what, KeChangeInfo *ci)
+{
+	KeKind		kind = eng->kind;
+	Cursor		c;
+	KeNum		x = chg->value;
+	bool		found;
+	SeekKey		key;
+	KeStatus	st;
+
+	key.mode = SEEK_GE;
+	key.x = x;
+	cur_seek_raw(eng, &c, &key);
 	{
-		Cursor		c;
-		KeNum		x = ch[i].value;
-		bool		found;
-		SeekKey		key;
+		Cursor		t = c;
 
-		key.mode = SEEK_GE;
-		key.x = x;
-		cur_seek_raw(eng, &c, &key);
-		{
-			Cursor		t = c;
-
-			found = cur_normalize(eng, &t) &&
-				ke_num_eq(kind, cur_item(eng, &t)->value, x);
-			if (found)
-				c = t;
-		}
+		found = cur_normalize(eng, &t) &&
+			ke_num_eq(kind, cur_item(eng, &t)->value, x);
 		if (found)
-		{
-			LeafItem   *w;
-			int64_t		oldc = cur_item(eng, &c)->count;
-			int64_t		newc = oldc + ch[i].delta;
+			c = t;
+	}
+	if (found)
+	{
+		LeafItem   *w;
+		int64_t		oldc = cur_item(eng, &c)->count;
+		int64_t		newc = oldc + chg->delta;
 
-			/* a batch was validated above; a single change is checked here */
-			if (newc < 0)
+		/* a batch was validated before; a single change is checked here */
+		if (newc < 0)
+			return KE_ERR_NOTFOUND;
+		w = cur_item_w(eng, &c);
+		if (newc == 0)
+		{
+			if (w->end != KE_END_NONE)
 			{
-				st = KE_ERR_NOTFOUND;
-				goto done;
+				meta_w(eng)->npartitions--;
+				ci->boundaries_changed = true;
 			}
-			w = cur_item_w(eng, &c);
-			if (newc == 0)
-			{
-				if (w->end != KE_END_NONE)
-				{
-					meta_w(eng)->npartitions--;
-					ci->boundaries_changed = true;
-				}
-				leaf_remove(eng, &c);
-				meta_w(eng)->nruns--;
-				ck[i] = CH_REMOVED;
-			}
-			else
-			{
-				w->count = newc;
-				ck[i] = (oldc >= 2) != (newc >= 2) ? CH_CROSS : CH_MEMBER;
-			}
+			leaf_remove(eng, &c);
+			meta_w(eng)->nruns--;
+			*what = CH_REMOVED;
 		}
 		else
 		{
-			LeafItem	li;
-
-			if (ch[i].delta < 0)
-			{
-				st = KE_ERR_NOTFOUND;
-				goto done;
-			}
-			memset(&li, 0, sizeof(li));
-			li.value = x;
-			li.count = ch[i].delta;
-			li.feasible = 0;
-			li.E = ke_num_zero(kind);
-			li.best = ke_num_zero(kind);
-			li.argmin = ke_num_zero(kind);
-			li.frontier = ke_num_zero(kind);
-			li.fresh = 1;
-			if ((st = leaf_insert(eng, &c, &li)) != KE_OK)
-				goto done;
-			meta_w(eng)->nruns++;
-			ck[i] = CH_NEW;
+			w->count = newc;
+			*what = (oldc >= 2) != (newc >= 2) ? CH_CROSS : CH_MEMBER;
 		}
-		meta_w(eng)->nrows += ch[i].delta;
 	}
+	else
+	{
+		LeafItem	li;
 
-	/* where the DP must resume, and what its frontier must pass */
+		if (chg->delta < 0)
+			return KE_ERR_NOTFOUND;
+		memset(&li, 0, sizeof(li));
+		li.value = x;
+		li.count = chg->delta;
+		li.feasible = 0;
+		li.E = ke_num_zero(kind);
+		li.best = ke_num_zero(kind);
+		li.argmin = ke_num_zero(kind);
+		li.frontier = ke_num_zero(kind);
+		li.fresh = 1;
+		if ((st = leaf_insert(eng, &c, &li)) != KE_OK)
+			return st;
+		meta_w(eng)->nruns++;
+		*what = CH_NEW;
+	}
+	meta_w(eng)->nrows += chg->delta;
+	return KE_OK;
+}
+
+/*
+ * Plan the recompute after the m changes in ch did what ck says: where the
+ * DP must resume (rc->trig, sorted, kept in trig, which has room for m) and
+ * what its frontier must pass.  Sets *below to the lowest recompute start
+ * or removed last run (runs under it kept their DP state), and *top_dirty
+ * when a removed run had no run above it: the old path above the recompute
+ * went with it.
+ */
+static void
+plan_recompute(KeEngine *eng, const KeChange *ch, const ChangeKind *ck, size_t m,
+			   KeNum *trig, Recompute *rc, bool *top_dirty, KeNum *below)
+{
+	KeKind		kind = eng->kind;
+	size_t		ntrig = 0;
+	bool		has_below = false;
+
+	*top_dirty = false;
+	*below = ke_num_zero(kind);
 	for (size_t i = 0; i < m; i++)
 	{
 		KeNum		x = ch[i].value;
@@ -1877,9 +2101,9 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 				}
 				else
 				{
-					top_dirty = true;
-					if (!has_below || ke_num_cmp(kind, x, below) < 0)
-						below = x;
+					*top_dirty = true;
+					if (!has_below || ke_num_cmp(kind, x, *below) < 0)
+						*below = x;
 					has_below = true;
 				}
 				break;
@@ -1890,12 +2114,12 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 		if (!has_start)
 			continue;
 		trig[ntrig++] = start;
-		if (!rc.has_absorb || ke_num_cmp(kind, x, rc.absorb) > 0 ||
-			(ke_num_eq(kind, x, rc.absorb) && ck[i] == CH_REMOVED))
+		if (!rc->has_absorb || ke_num_cmp(kind, x, rc->absorb) > 0 ||
+			(ke_num_eq(kind, x, rc->absorb) && ck[i] == CH_REMOVED))
 		{
-			rc.has_absorb = true;
-			rc.absorb = x;
-			rc.absorb_strict = ck[i] == CH_REMOVED;
+			rc->has_absorb = true;
+			rc->absorb = x;
+			rc->absorb_strict = ck[i] == CH_REMOVED;
 		}
 	}
 	if (ntrig > 1)
@@ -1903,16 +2127,79 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 			  kind == KE_KIND_EXACT ? num_cmp_exact : num_cmp_float);
 	if (ntrig > 0)
 	{
-		if (!has_below || ke_num_cmp(kind, trig[0], below) < 0)
-			below = trig[0];
-		has_below = true;
-		rc.trig = trig;
-		rc.ntrig = ntrig;
+		if (!has_below || ke_num_cmp(kind, trig[0], *below) < 0)
+			*below = trig[0];
+		rc->trig = trig;
+		rc->ntrig = ntrig;
+	}
+}
+
+/* Widen the changed range to take in [lo, hi] */
+static void
+widen_changed_range(KeKind kind, KeChangeInfo *ci, KeNum lo, KeNum hi)
+{
+	if (!ci->any)
+	{
+		ci->any = true;
+		ci->lo = lo;
+		ci->hi = hi;
+	}
+	else
+	{
+		if (ke_num_cmp(kind, lo, ci->lo) < 0)
+			ci->lo = lo;
+		if (ke_num_cmp(kind, hi, ci->hi) > 0)
+			ci->hi = hi;
+	}
+}
+
+/* Apply a batch of count changes, then bring the DP and boundaries up to date */
+KeStatus
+ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
+{
+	KeKind		kind = eng->kind;
+	KeChange	local[16];
+	KeChange   *ch = n <= 16 ? local : ke_malloc(n * sizeof(KeChange));
+	ChangeKind	klocal[16];
+	ChangeKind *ck = n <= 16 ? klocal : ke_malloc(n * sizeof(ChangeKind));
+	KeNum		tlocal[16];
+	KeNum	   *trig = n <= 16 ? tlocal : ke_malloc(n * sizeof(KeNum));
+	size_t		m = 0;
+	KeStatus	st = KE_OK;
+	Recompute	rc;
+	bool		top_dirty;
+	KeNum		below;
+	KeChangeInfo *ci = &eng->last;
+	bool		had_parts = meta_r(eng)->npartitions > 0;
+
+	memset(ci, 0, sizeof(*ci));
+	memset(&rc, 0, sizeof(rc));
+	if (ch == NULL || ck == NULL || trig == NULL)
+	{
+		st = KE_ERR_NOMEM;
+		goto done;
+	}
+
+	/* sort, merge equal values, drop no-ops, validate before touching anything */
+	if ((st = prepare_changes(eng, changes, n, ch, &m)) != KE_OK || m == 0)
+		goto done;
+
+	/* apply the counts */
+	for (size_t i = 0; i < m; i++)
+	{
+		if ((st = apply_count(eng, &ch[i], &ck[i], ci)) != KE_OK)
+			goto done;
+	}
+
+	/* where the DP must resume, and what its frontier must pass */
+	plan_recompute(eng, ch, ck, m, trig, &rc, &top_dirty, &below);
+	if (rc.ntrig > 0)
+	{
 		if ((st = recompute(eng, &rc)) != KE_OK)
 			goto done;
 		ci->runs_recomputed = rc.steps;
 	}
-	if (ntrig > 0 || top_dirty)
+	if (rc.ntrig > 0 || top_dirty)
 	{
 		/* with the old last run gone, the old path above the recompute is too */
 		if (top_dirty)
@@ -1923,24 +2210,7 @@ ke_apply(KeEngine *eng, const KeChange *changes, size_t n)
 
 	/* rows of changed runs changed their partitions' membership */
 	if (had_parts || meta_r(eng)->npartitions > 0)
-	{
-		KeNum		lo = ch[0].value,
-					hi = ch[m - 1].value;
-
-		if (!ci->any)
-		{
-			ci->any = true;
-			ci->lo = lo;
-			ci->hi = hi;
-		}
-		else
-		{
-			if (ke_num_cmp(kind, lo, ci->lo) < 0)
-				ci->lo = lo;
-			if (ke_num_cmp(kind, hi, ci->hi) > 0)
-				ci->hi = hi;
-		}
-	}
+		widen_changed_range(kind, ci, ch[0].value, ch[m - 1].value);
 
 done:
 	if (ch != local)
@@ -2221,6 +2491,102 @@ verify_node(KeEngine *eng, KeNodeId id, int level, bool has_lo, KeNum lo,
 }
 
 /*
+ * Read every run into runs, and its value and count into d, checking the
+ * number of runs, rows and partition ends against the metadata.
+ */
+static bool
+verify_read_runs(KeEngine *eng, const KeMeta *meta, Run *runs, DpArrays *d,
+				 char *msg, size_t msglen)
+{
+	int64_t		m = meta->nruns;
+	int64_t		rows = 0,
+				flags = 0,
+				r = 0;
+	Cursor		c;
+
+	for (bool ok = cur_first(eng, &c); ok; ok = cur_next(eng, &c))
+	{
+		if (r >= m)
+		{
+			snprintf(msg, msglen, "cursor visits more runs than the tree holds");
+			return false;
+		}
+		cur_get(eng, &c, &runs[r]);
+		d->vals[r] = runs[r].value;
+		d->counts[r] = runs[r].count;
+		rows += runs[r].count;
+		flags += runs[r].end != KE_END_NONE;
+		r++;
+	}
+	if (r != m || rows != meta->nrows || flags != meta->npartitions)
+	{
+		snprintf(msg, msglen, "runs %lld/%lld, rows %lld/%lld or partitions %lld/%lld disagree with metadata",
+				 (long long) r, (long long) m, (long long) rows, (long long) meta->nrows,
+				 (long long) flags, (long long) meta->npartitions);
+		return false;
+	}
+	return true;
+}
+
+/* Compare the stored run x with run r of the from-scratch DP in d */
+static bool
+verify_run(KeKind kind, const Run *x, const DpArrays *d, int64_t r,
+		   char *msg, size_t msglen)
+{
+	bool		e_ok;
+	char		b1[64],
+				b2[64];
+
+	if (x->feasible != d->feasible[r])
+	{
+		snprintf(msg, msglen, "run %s: stored as %s, recomputed as %s",
+				 ke_num_format(kind, x->value, b1, sizeof(b1)),
+				 x->feasible ? "feasible" : "infeasible",
+				 d->feasible[r] ? "feasible" : "infeasible");
+		return false;
+	}
+	if (!d->feasible[r])
+		e_ok = true;
+	else if (kind == KE_KIND_FLOAT && isfinite(d->E[r].f))
+		e_ok = isfinite(x->E.f) &&
+			fabs(x->E.f - d->E[r].f) <= 1e-9 * fmax(1.0, fabs(d->E[r].f));
+	else
+		e_ok = ke_num_eq(kind, x->E, d->E[r]);
+	if (!e_ok)
+	{
+		snprintf(msg, msglen, "run %s: stored E %s, recomputed %s",
+				 ke_num_format(kind, x->value, b1, sizeof(b1)),
+				 ke_num_format(kind, x->E, b2, sizeof(b2)),
+				 ke_num_format(kind, d->E[r], b1 + 32, sizeof(b1) - 32));
+		return false;
+	}
+	if (d->feasible[r] &&
+		(!ke_num_eq(kind, x->argmin, d->argmin[r]) ||
+		 x->argmin_last != d->argmin_last[r]))
+	{
+		snprintf(msg, msglen, "run %s: stored argmin %s/%d, recomputed %s/%d",
+				 ke_num_format(kind, x->value, b1, 32),
+				 ke_num_format(kind, x->argmin, b1 + 32, 32), x->argmin_last,
+				 ke_num_format(kind, d->argmin[r], b2, sizeof(b2)), d->argmin_last[r]);
+		return false;
+	}
+	if (x->has_frontier != (d->frontier[r] >= 0) ||
+		(d->frontier[r] >= 0 && !ke_num_eq(kind, x->frontier, d->vals[d->frontier[r]])))
+	{
+		snprintf(msg, msglen, "run %s: frontier differs from the recomputed one",
+				 ke_num_format(kind, x->value, b1, sizeof(b1)));
+		return false;
+	}
+	if (x->end != d->end[r])
+	{
+		snprintf(msg, msglen, "run %s: partition end flag %d, recomputed %d",
+				 ke_num_format(kind, x->value, b1, sizeof(b1)), x->end, d->end[r]);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Compare the stored state with a from-scratch DP over the same runs, and
  * the tree with its invariants.  KE_OK, or KE_ERR_CORRUPT with a message.
  */
@@ -2232,30 +2598,25 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 	KeMeta		metacopy = *meta_r(eng);
 	KeMeta	   *meta = &metacopy;
 	int64_t		m = meta->nruns;
-	int64_t		counted = 0,
-				rows = 0,
-				flags = 0,
-				r = 0;
+	int64_t		counted = 0;
 	size_t		cap = m > 0 ? (size_t) m : 1;
-	KeNum	   *vals = ke_malloc(cap * sizeof(KeNum));
-	int64_t    *counts = ke_malloc(cap * sizeof(int64_t));
-	Run		   *runs = ke_malloc(cap * sizeof(Run));
-	KeNum	   *E = ke_malloc(cap * sizeof(KeNum));
-	bool	   *feasible = ke_malloc(cap * sizeof(bool));
-	KeNum	   *best = ke_malloc(cap * sizeof(KeNum));
-	KeNum	   *argmin = ke_malloc(cap * sizeof(KeNum));
-	int		   *argmin_last = ke_malloc(cap * sizeof(int));
-	int64_t    *frontier = ke_malloc(cap * sizeof(int64_t));
-	int		   *end = ke_malloc(cap * sizeof(int));
+	DpArrays	d;
+	Run		   *runs;
 	KeStatus	st = KE_ERR_CORRUPT;
-	Cursor		c;
-	char		b1[64],
-				b2[64];
 
+	d.vals = ke_malloc(cap * sizeof(KeNum));
+	d.counts = ke_malloc(cap * sizeof(int64_t));
+	runs = ke_malloc(cap * sizeof(Run));
+	d.E = ke_malloc(cap * sizeof(KeNum));
+	d.feasible = ke_malloc(cap * sizeof(bool));
+	d.best = ke_malloc(cap * sizeof(KeNum));
+	d.argmin = ke_malloc(cap * sizeof(KeNum));
+	d.argmin_last = ke_malloc(cap * sizeof(int));
+	d.frontier = ke_malloc(cap * sizeof(int64_t));
+	d.end = ke_malloc(cap * sizeof(int));
 	if (msglen > 0)
 		msg[0] = '\0';
-	if (!vals || !counts || !runs || !E || !feasible || !best || !argmin || !argmin_last ||
-		!frontier || !end)
+	if (!runs || !dp_arrays_ok(&d))
 	{
 		st = KE_ERR_NOMEM;
 		goto done;
@@ -2269,92 +2630,18 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 				 (long long) counted, (long long) m);
 		goto done;
 	}
-	for (bool ok = cur_first(eng, &c); ok; ok = cur_next(eng, &c))
-	{
-		if (r >= m)
-		{
-			snprintf(msg, msglen, "cursor visits more runs than the tree holds");
-			goto done;
-		}
-		cur_get(eng, &c, &runs[r]);
-		vals[r] = runs[r].value;
-		counts[r] = runs[r].count;
-		rows += runs[r].count;
-		flags += runs[r].end != KE_END_NONE;
-		r++;
-	}
-	if (r != m || rows != meta->nrows || flags != meta->npartitions)
-	{
-		snprintf(msg, msglen, "runs %lld/%lld, rows %lld/%lld or partitions %lld/%lld disagree with metadata",
-				 (long long) r, (long long) m, (long long) rows, (long long) meta->nrows,
-				 (long long) flags, (long long) meta->npartitions);
+	if (!verify_read_runs(eng, meta, runs, &d, msg, msglen))
 		goto done;
-	}
-	ke_linear_dp(kind, eng->k, eng->e, vals, counts, (size_t) m,
-				 E, feasible, best, argmin, argmin_last, frontier, end);
-	for (r = 0; r < m; r++)
+	dp_arrays_solve(eng, &d, (size_t) m);
+	for (int64_t r = 0; r < m; r++)
 	{
-		const Run  *x = &runs[r];
-		bool		e_ok;
-
-		if (x->feasible != feasible[r])
-		{
-			snprintf(msg, msglen, "run %s: stored as %s, recomputed as %s",
-					 ke_num_format(kind, x->value, b1, sizeof(b1)),
-					 x->feasible ? "feasible" : "infeasible",
-					 feasible[r] ? "feasible" : "infeasible");
+		if (!verify_run(kind, &runs[r], &d, r, msg, msglen))
 			goto done;
-		}
-		if (!feasible[r])
-			e_ok = true;
-		else if (kind == KE_KIND_FLOAT && isfinite(E[r].f))
-			e_ok = isfinite(x->E.f) &&
-				fabs(x->E.f - E[r].f) <= 1e-9 * fmax(1.0, fabs(E[r].f));
-		else
-			e_ok = ke_num_eq(kind, x->E, E[r]);
-		if (!e_ok)
-		{
-			snprintf(msg, msglen, "run %s: stored E %s, recomputed %s",
-					 ke_num_format(kind, x->value, b1, sizeof(b1)),
-					 ke_num_format(kind, x->E, b2, sizeof(b2)),
-					 ke_num_format(kind, E[r], b1 + 32, sizeof(b1) - 32));
-			goto done;
-		}
-		if (feasible[r] &&
-			(!ke_num_eq(kind, x->argmin, argmin[r]) || x->argmin_last != argmin_last[r]))
-		{
-			snprintf(msg, msglen, "run %s: stored argmin %s/%d, recomputed %s/%d",
-					 ke_num_format(kind, x->value, b1, 32),
-					 ke_num_format(kind, x->argmin, b1 + 32, 32), x->argmin_last,
-					 ke_num_format(kind, argmin[r], b2, sizeof(b2)), argmin_last[r]);
-			goto done;
-		}
-		if (x->has_frontier != (frontier[r] >= 0) ||
-			(frontier[r] >= 0 && !ke_num_eq(kind, x->frontier, vals[frontier[r]])))
-		{
-			snprintf(msg, msglen, "run %s: frontier differs from the recomputed one",
-					 ke_num_format(kind, x->value, b1, sizeof(b1)));
-			goto done;
-		}
-		if (x->end != end[r])
-		{
-			snprintf(msg, msglen, "run %s: partition end flag %d, recomputed %d",
-					 ke_num_format(kind, x->value, b1, sizeof(b1)), x->end, end[r]);
-			goto done;
-		}
 	}
 	st = KE_OK;
 
 done:
-	ke_free(vals);
-	ke_free(counts);
+	dp_arrays_free(&d);
 	ke_free(runs);
-	ke_free(E);
-	ke_free(feasible);
-	ke_free(best);
-	ke_free(argmin);
-	ke_free(argmin_last);
-	ke_free(frontier);
-	ke_free(end);
 	return st;
 }
