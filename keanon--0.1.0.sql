@@ -795,6 +795,23 @@ BEGIN
 					 SELECT i.indrelid FROM pg_event_trigger_ddl_commands() d
 					 JOIN pg_index i ON i.indexrelid = d.objid
 					 WHERE d.classid = 'pg_class'::regclass);
+	-- a fast exit, before keanon.watches is even locked, when no relation
+	-- changed is a watched table (which has keanon_columns), an internal
+	-- object (which depends on the extension, or after a restore bears a
+	-- keanon_ name) or an inheritance relative of a watched table
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger t
+				   WHERE t.tgrelid = ANY (changed) AND t.tgname = 'keanon_columns')
+	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_extension x ON x.oid = d.refobjid
+					   WHERE d.classid = 'pg_class'::regclass AND d.objid = ANY (changed)
+						 AND d.refclassid = 'pg_extension'::regclass AND x.extname = 'keanon')
+	   AND NOT EXISTS (SELECT 1 FROM pg_class c
+					   WHERE c.oid = ANY (changed) AND c.relname LIKE '%\_keanon\_%')
+	   AND NOT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_trigger t
+					   ON t.tgrelid IN (i.inhrelid, i.inhparent) AND t.tgname = 'keanon_columns'
+					   WHERE i.inhrelid = ANY (changed) OR i.inhparent = ANY (changed)) THEN
+		PERFORM set_config('keanon.following_ddl', 'off', true);
+		RETURN;
+	END IF;
 	FOR w IN SELECT x.*, (x.relid::oid = ANY (changed)
 						  OR EXISTS (SELECT 1 FROM pg_inherits i
 									 WHERE i.inhrelid = x.relid OR i.inhparent = x.relid)) AS table_changed

@@ -19,6 +19,7 @@ packages=(
 	gcc
 	gnuplot-nox
 	python3
+	dpkg-dev
 )
 
 missing=()

@@ -8,7 +8,9 @@
 #   4. make installcheck as the postgres user in a copy of the tree under
 #      /tmp, against a private temporary server: pg_regress (REGRESS), then
 #      the isolation specs (ISOLATION) and TAP tests (TAP_TESTS); PGXS
-#      runs all three from the same target
+#      runs all three from the same target; then PostgreSQL's own
+#      regression suite with keanon loaded in every database, against the
+#      suite without it (test/core/run.sh)
 #   5. afterwards, whether the tests passed or failed, build keanon again
 #      the normal way (without -DUSE_ASSERT_CHECKING, in another copy) and
 #      install that, so the assertion-enabled build does not stay installed
@@ -119,6 +121,12 @@ section "installcheck as postgres"
 if ! (cd "$work" && runuser -u postgres -- make installcheck \
 		EXTRA_REGRESS_OPTS="--temp-instance=$work/tmp_pgr"); then
 	report_failure
+	exit 1
+fi
+
+section "PostgreSQL's own regression suite, with keanon loaded and without"
+if ! bash "$root/test/core/run.sh"; then
+	echo "test: FAILED: the core suite; the test tree is kept in $work" >&2
 	exit 1
 fi
 
