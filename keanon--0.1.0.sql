@@ -796,18 +796,26 @@ BEGIN
 					 JOIN pg_index i ON i.indexrelid = d.objid
 					 WHERE d.classid = 'pg_class'::regclass);
 	-- a fast exit, before keanon.watches is even locked, when no relation
-	-- changed is a watched table (which has keanon_columns), an internal
-	-- object (which depends on the extension, or after a restore bears a
-	-- keanon_ name) or an inheritance relative of a watched table
-	IF NOT EXISTS (SELECT 1 FROM pg_trigger t
-				   WHERE t.tgrelid = ANY (changed) AND t.tgname = 'keanon_columns')
-	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_extension x ON x.oid = d.refobjid
+	-- changed is a watched table (one with a trigger of keanon's, or one
+	-- that objects of the extension depend on), an internal object (it
+	-- depends on the extension, or after a restore bears a keanon_ name) or
+	-- an inheritance relative of a watched table
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_proc f ON f.oid = t.tgfoid
+				   JOIN pg_namespace n ON n.oid = f.pronamespace
+				   WHERE t.tgrelid = ANY (changed) AND n.nspname = 'keanon')
+	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_depend x ON x.classid = d.classid
+						   AND x.objid = d.objid AND x.refclassid = 'pg_extension'::regclass
+					   JOIN pg_extension e ON e.oid = x.refobjid AND e.extname = 'keanon'
+					   WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = ANY (changed))
+	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
 					   WHERE d.classid = 'pg_class'::regclass AND d.objid = ANY (changed)
-						 AND d.refclassid = 'pg_extension'::regclass AND x.extname = 'keanon')
+						 AND d.refclassid = 'pg_extension'::regclass AND e.extname = 'keanon')
 	   AND NOT EXISTS (SELECT 1 FROM pg_class c
 					   WHERE c.oid = ANY (changed) AND c.relname LIKE '%\_keanon\_%')
 	   AND NOT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_trigger t
-					   ON t.tgrelid IN (i.inhrelid, i.inhparent) AND t.tgname = 'keanon_columns'
+						   ON t.tgrelid IN (i.inhrelid, i.inhparent)
+					   JOIN pg_proc f ON f.oid = t.tgfoid
+					   JOIN pg_namespace n ON n.oid = f.pronamespace AND n.nspname = 'keanon'
 					   WHERE i.inhrelid = ANY (changed) OR i.inhparent = ANY (changed)) THEN
 		PERFORM set_config('keanon.following_ddl', 'off', true);
 		RETURN;

@@ -320,3 +320,37 @@ REINDEX INDEX rc_keanon_idx;
 DELETE FROM rc WHERE id % 5 = 0;
 SELECT keanon.check('rc');
 DROP TABLE rc;
+
+-- ----------------------------------------------------------------
+-- Keys of an extension's type (citext): multi-row statements, check,
+-- flushes and releases compare them by the type's own equality, which the
+-- pinned search_path would not find by name
+-- ----------------------------------------------------------------
+CREATE EXTENSION IF NOT EXISTS citext;
+CREATE TABLE ck (name citext PRIMARY KEY, grp integer, v integer);
+INSERT INTO ck SELECT 'n' || i, i % 3, i * 10 FROM generate_series(1, 30) i;
+SELECT keanon.watch('ck', 'v', '{grp}', 3, 20);
+INSERT INTO ck SELECT 'm' || i, i % 3, i * 7 FROM generate_series(1, 20) i;
+UPDATE ck SET v = v + 1 WHERE grp = 1;
+UPDATE ck SET name = upper(name) || 'x' WHERE grp = 2;
+DELETE FROM ck WHERE v > 250;
+SELECT keanon.check('ck');
+CREATE TABLE ckd (name citext PRIMARY KEY, grp integer, v integer);
+INSERT INTO ckd SELECT 'n' || i, i % 3, i * 10 FROM generate_series(1, 30) i;
+SELECT keanon.watch('ckd', 'v', '{grp}', 3, 20, mode => 'deferred');
+INSERT INTO ckd SELECT 'm' || i, i % 3, i * 7 FROM generate_series(1, 20) i;
+UPDATE ckd SET v = v + 1 WHERE grp = 1;
+DELETE FROM ckd WHERE v > 250;
+SELECT keanon.flush('ckd') > 0 AS flushed;
+SELECT keanon.check('ckd');
+CREATE TABLE ckr (name citext PRIMARY KEY, grp integer, v integer);
+INSERT INTO ckr SELECT 'n' || i, i % 3, i * 10 FROM generate_series(1, 30) i;
+SELECT keanon.watch('ckr', 'v', '{grp}', 3, 20, mode => 'release');
+SELECT keanon.release('ckr');
+INSERT INTO ckr SELECT 'm' || i, i % 3, 400 + i * 7 FROM generate_series(1, 20) i;
+UPDATE ckr SET grp = 9 WHERE name = 'N1';
+SELECT keanon.release('ckr');
+SELECT rows_published, rows_withheld, rows_retained FROM keanon.releases('ckr') WHERE release_no = 2;
+SELECT keanon.check('ckr');
+DROP TABLE ck, ckd, ckr;
+DROP EXTENSION citext;

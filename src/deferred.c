@@ -285,10 +285,10 @@ KeanonFlush(Oid relid)
 	cols = KeanonUnionNames(KeanonUnionNames(w.keys, w.qis), list_make1(w.s));
 	nnew = KeanonMaterialize(relid,
 						   psprintf("SELECT %s FROM (SELECT %s, pg_catalog.min(keanon_at) AS keanon_at "
-									"FROM %s GROUP BY %s) p JOIN %s t ON (%s) = (%s) ORDER BY p.keanon_at",
+									"FROM %s GROUP BY %s) p JOIN %s t ON %s ORDER BY p.keanon_at",
 									KeanonNameList(cols, "t."), KeanonNameList(w.keys, ""), w.pending,
 									KeanonNameList(w.keys, ""), table,
-									KeanonNameList(w.keys, "t."), KeanonNameList(w.keys, "p.")),
+									KeanonKeysEqual(&w, "t.", "p.")),
 						   snap, KEANON_PENDING_NEW, &new_store);
 	/* the rows before, from the rows table; the entries go in the same snapshot */
 	nold = KeanonMaterialize(relid,

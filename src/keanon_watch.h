@@ -122,6 +122,7 @@ extern void KeanonWatchForget(Oid relid);
 extern void KeanonWatchForReader(Oid relid, Watch *w, const char *what);
 extern char *KeanonQualifiedName(Oid relid);
 extern char *KeanonNameList(List *names, const char *prefix);
+extern char *KeanonKeysEqual(const Watch *w, const char *a, const char *b);
 extern List *KeanonUnionNames(List *a, List *b);
 extern Oid	KeanonRelOwner(Oid relid);
 

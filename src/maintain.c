@@ -1059,18 +1059,15 @@ collect_departures(Watch *w, StatementChange *sc)
 	if (sc->changes == NULL && (sc->by_delete || sc->by_update))
 	{
 		if (sc->by_delete)
-			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
+			sql = psprintf("DELETE FROM %s r USING %s o WHERE %s "
 						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
-						   w->rows, sc->oldrel, KeanonNameList(w->keys, "r."),
-						   KeanonNameList(w->keys, "o."), w->s);
+						   w->rows, sc->oldrel, KeanonKeysEqual(w, "r.", "o."), w->s);
 		else
-			sql = psprintf("DELETE FROM %s r USING %s o WHERE (%s) = (%s) "
-						   "AND NOT EXISTS (SELECT 1 FROM %s n WHERE (%s) = (%s) "
+			sql = psprintf("DELETE FROM %s r USING %s o WHERE %s "
+						   "AND NOT EXISTS (SELECT 1 FROM %s n WHERE %s "
 						   "AND n.%s IS NOT DISTINCT FROM o.%s) "
 						   "RETURNING r.%s, r.keanon_pid, r.keanon_slot, r.keanon_pub",
-						   w->rows, sc->oldrel, KeanonNameList(w->keys, "r."),
-						   KeanonNameList(w->keys, "o."), sc->newrel, KeanonNameList(w->keys, "n."),
-						   KeanonNameList(w->keys, "o."), w->s, w->s, w->s);
+						   w->rows, sc->oldrel, KeanonKeysEqual(w, "r.", "o."), sc->newrel, KeanonKeysEqual(w, "n.", "o."), w->s, w->s, w->s);
 		sc->changes = departed_rows(w, sql, &sc->nchanges, &sc->gone, &sc->ngone, &sc->del_d);
 	}
 	if (sc->by_delete || sc->by_update)
@@ -1150,9 +1147,8 @@ collect_arrivals(Watch *w, StatementChange *sc)
 		KeanonMaterialize(w->relid,
 						  psprintf("SELECT n.*, row_number() OVER () AS keanon_ordinal FROM %s n "
 								   "WHERE n.%s IS NOT NULL AND NOT EXISTS "
-								   "(SELECT 1 FROM %s x WHERE (%s) = (%s))",
-								   sc->newrel, w->s, w->rows, KeanonNameList(w->keys, "x."),
-								   KeanonNameList(w->keys, "n.")),
+								   "(SELECT 1 FROM %s x WHERE %s)",
+								   sc->newrel, w->s, w->rows, KeanonKeysEqual(w, "x.", "n.")),
 						  InvalidSnapshot, sc->fresh_name, &sc->fresh_store);
 		sc->src = sc->fresh_name;
 		sc->changes = fresh_collect(w, &sc->fresh, sc->src, sc->changes, &sc->nchanges);
@@ -1176,10 +1172,10 @@ update_stayers_qis(Watch *w, StatementChange *sc)
 
 	if (!sc->by_update || w->qis == NIL || sc->update_one || sc->update_store != NULL)
 		return;
-	sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM %s n WHERE (%s) = (%s) "
+	sql = psprintf("UPDATE %s r SET (%s) = ROW(%s) FROM %s n WHERE %s "
 				   "AND NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
 				   w->rows, KeanonNameList(w->qis, ""), KeanonNameList(w->qis, "n."), sc->newrel,
-				   KeanonNameList(w->keys, "r."), KeanonNameList(w->keys, "n."),
+				   KeanonKeysEqual(w, "r.", "n."),
 				   KeanonNameList(w->qis, "r."), KeanonNameList(w->qis, "n."));
 	KeanonSpiRun(w->relid, sql, 0, NULL, NULL, NULL, SPI_OK_UPDATE);
 	sc->qi_changed = SPI_processed > 0;

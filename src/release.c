@@ -494,8 +494,7 @@ static void
 gather_release_rows(Watch *w, LaterRelease *lr)
 {
 	const KeanonValueType *vt = &w->ki->vt;
-	char	   *keys_r = KeanonNameList(w->keys, "r.");
-	char	   *keys_x = KeanonNameList(w->keys, "x.");
+	char	   *keys_rx = KeanonKeysEqual(w, "r.", "x.");
 	char	   *cols_r = release_columns(w, "r.");
 	char	   *cols_x = release_columns(w, "x.");
 	bool		isnull;
@@ -507,16 +506,16 @@ gather_release_rows(Watch *w, LaterRelease *lr)
 	lr->nold = lr->n;
 	/* arrivals: rows the last release does not hold as they are now */
 	KeanonSpiRun(w->relid, psprintf("SELECT x.ctid, x.%s FROM %s x WHERE NOT EXISTS "
-									"(SELECT 1 FROM %s r WHERE (%s) = (%s) AND "
+									"(SELECT 1 FROM %s r WHERE %s AND "
 									"pg_catalog.record_image_eq(ROW(%s), ROW(%s))) ORDER BY x.%s",
-									w->s, w->rows, w->release, keys_r, keys_x, cols_r, cols_x, w->s),
+									w->s, w->rows, w->release, keys_rx, cols_r, cols_x, w->s),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	lr->rows = fetch_release_rows(vt, true, lr->rows, &lr->n, NULL);
 	/* retained: released rows the table no longer holds as they were */
 	KeanonSpiRun(w->relid, psprintf("SELECT pg_catalog.count(*) FROM %s r WHERE NOT EXISTS "
-									"(SELECT 1 FROM %s x WHERE (%s) = (%s) AND "
+									"(SELECT 1 FROM %s x WHERE %s AND "
 									"pg_catalog.record_image_eq(ROW(%s), ROW(%s)))",
-									w->release, w->rows, keys_x, keys_r, cols_x, cols_r),
+									w->release, w->rows, keys_rx, cols_x, cols_r),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	lr->retained = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 											   &isnull));

@@ -478,15 +478,14 @@ check_mirror(Oid relid, const Watch *w)
 	List	   *all = list_concat(list_make1(w->s), list_copy(w->qis));
 	ListCell   *lc;
 	StringInfoData a_cols,
-				b_cols,
-				keys;
+				b_cols;
 	/*
 	 * rows changed since the flush (their keys pending, in the same
 	 * snapshot as the table) are not published yet
 	 */
 	char	   *not_pending = w->pending == NULL ? "" :
-		psprintf(" AND NOT EXISTS (SELECT 1 FROM %s p WHERE (%s) = (%s))", w->pending,
-				 KeanonNameList(w->keys, "p."), KeanonNameList(w->keys, "x."));
+		psprintf(" AND NOT EXISTS (SELECT 1 FROM %s p WHERE %s)", w->pending,
+				 KeanonKeysEqual(w, "p.", "x."));
 	char	   *sql;
 	int64		bad;
 
@@ -497,15 +496,13 @@ check_mirror(Oid relid, const Watch *w)
 		appendStringInfo(&a_cols, "%sa.%s", a_cols.len ? ", " : "", (char *) lfirst(lc));
 		appendStringInfo(&b_cols, "%sb.%s", b_cols.len ? ", " : "", (char *) lfirst(lc));
 	}
-	initStringInfo(&keys);
-	foreach(lc, w->keys)
-		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", (char *) lfirst(lc));
 	sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s x WHERE x.%s IS NOT NULL%s) a "
-				   "FULL JOIN (SELECT * FROM %s x WHERE true%s) b USING (%s) "
+				   "FULL JOIN (SELECT * FROM %s x WHERE true%s) b ON %s "
 				   "WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
 				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 											  get_rel_name(relid)),
-				   w->s, not_pending, w->rows, not_pending, keys.data, a_cols.data, b_cols.data);
+				   w->s, not_pending, w->rows, not_pending, KeanonKeysEqual(w, "a.", "b."),
+				   a_cols.data, b_cols.data);
 	bad = count_query(sql);
 	if (bad != 0)
 		check_failed(relid, "the published rows do not mirror the table",

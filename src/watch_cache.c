@@ -22,6 +22,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -34,6 +35,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
 
@@ -68,6 +70,45 @@ KeanonNameList(List *names, const char *prefix)
 		if (buf.len > 0)
 			appendStringInfoString(&buf, ", ");
 		appendStringInfo(&buf, "%s%s", prefix, (char *) lfirst(lc));
+	}
+	return buf.data;
+}
+
+/*
+ * The key columns of two relations (prefixed a and b) equal, each by its
+ * type's default btree equality, schema-qualified: under the pinned
+ * search_path no operator of an extension's type (citext, ltree) is found
+ * by name
+ */
+char *
+KeanonKeysEqual(const Watch *w, const char *a, const char *b)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	int			i = 0;
+
+	initStringInfo(&buf);
+	foreach(lc, w->keys)
+	{
+		Oid			typid = get_atttype(w->relid, w->watched_attnums[i++]);
+		TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
+		HeapTuple	tup;
+		Oid			nsp;
+
+		if (!OidIsValid(tc->eq_opr))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("key column %s of %s has no default equality operator",
+							(char *) lfirst(lc), get_rel_name(w->relid))));
+		tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "keanon: cache lookup failed for operator %u", tc->eq_opr);
+		nsp = ((Form_pg_operator) GETSTRUCT(tup))->oprnamespace;
+		appendStringInfo(&buf, "%s%s%s OPERATOR(%s.%s) %s%s", buf.len > 0 ? " AND " : "",
+						 a, (char *) lfirst(lc), quote_identifier(get_namespace_name(nsp)),
+						 NameStr(((Form_pg_operator) GETSTRUCT(tup))->oprname), b,
+						 (char *) lfirst(lc));
+		ReleaseSysCache(tup);
 	}
 	return buf.data;
 }
