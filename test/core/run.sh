@@ -62,8 +62,10 @@ if [ -z "$src" ]; then
 fi
 
 echo "core suite: building pg_regress and regress.so from $(basename "$src") (server $version) in $work"
+# the generated headers first: a parallel make of the suite alone races them
 (cd "$src" && ./configure --without-readline --without-zlib --without-icu --without-llvm \
-	>>"$log" 2>&1 && make -C src/test/regress -j2 >>"$log" 2>&1) || {
+	>>"$log" 2>&1 && make -C src/backend generated-headers >>"$log" 2>&1 &&
+	make -C src/test/regress -j2 >>"$log" 2>&1) || {
 	tail -n 30 "$log"
 	echo "core suite: could not build the regression suite" >&2
 	exit 1
