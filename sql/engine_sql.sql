@@ -88,7 +88,7 @@ FROM keanon.optimal_partitions('{1.7e308,-1.7e308,0,1}'::float8[], 2, 0);
 CREATE FUNCTION brute_optimum(vals float8[], k integer, e float8) RETURNS numeric
 LANGUAGE plpgsql AS $$
 DECLARE
-	d numeric[] := ARRAY(SELECT v::numeric FROM unnest(vals) v WHERE v IS NOT NULL ORDER BY v);
+	d numeric[] := ARRAY(SELECT (v::text)::numeric FROM unnest(vals) v WHERE v IS NOT NULL ORDER BY v);
 	n integer := cardinality(d);
 	best numeric;
 	total numeric;

@@ -191,3 +191,22 @@ SELECT count(*) FROM keanon.watches WHERE relid = 'wbad'::regclass;
 SELECT keanon.unwatch(t) FROM unnest(ARRAY['er', 'er2', 'big', 'cents', 'cents2',
 	'cents3', 'dbl', 'rl', 'rl2']::regclass[]) t;
 DROP TABLE er, er2, big, cents, cents2, cents3, dbl, rl, rl2, direct, fl, wbad;
+
+-- double precision values and bounds come out as exactly the doubles they
+-- are (shortest decimal that reads back the same), not cut to 15 digits:
+-- a bound cut short could fall inside the value it bounds
+CREATE TABLE fx (id integer PRIMARY KEY, qi integer, v double precision);
+INSERT INTO fx VALUES (1, 1, 0.1::float8 + 0.2::float8), (2, 1, 1.0000000000000002),
+	(3, 2, 123456789.12345679), (4, 2, 2.0000000000000004), (5, 3, 1.5e-20),
+	(6, 3, 0.30000000000000004 * 3);
+SELECT keanon.watch('fx', 'v', '{qi}', 2, 0);
+SELECT bool_and(p.min_value::float8 = (SELECT min(v) FROM fx WHERE v >= p.min_value::float8 - 1e-9 AND v <= p.max_value::float8))
+	   AS min_exact,
+	   bool_and(EXISTS (SELECT 1 FROM fx WHERE v = p.min_value::float8)) AS min_is_a_value,
+	   bool_and(EXISTS (SELECT 1 FROM fx WHERE v = p.max_value::float8)) AS max_is_a_value
+FROM keanon.partitions('fx') p;
+SELECT min_value, max_value FROM keanon.partitions('fx') ORDER BY min_value;
+SELECT keanon.sum_bounds(keanon_pid) @> (SELECT sum((v::text)::numeric) FROM fx) AS sum_inside
+FROM fx_anon;
+SELECT keanon.check('fx');
+DROP TABLE fx;

@@ -450,7 +450,9 @@ wide_add(KeKind kind, WideSum *s, KeNum v, int64 times)
 
 	if (kind == KE_KIND_FLOAT)
 	{
-		s->f += v.f * (double) times;
+		/* in numeric, each double as exactly the value it is: no rounding */
+		wide_spill(s, numeric_mul_opt_error(DatumGetNumeric(KeanonFloatToNumeric(v.f)),
+											int64_to_numeric(times), NULL));
 		return;
 	}
 	if (__builtin_mul_overflow(v.i, (ke_int128) times, &prod))
@@ -473,7 +475,7 @@ wide_numeric(const KeanonValueType *vt, const WideSum *s)
 	Numeric		units;
 
 	if (vt->kind == KE_KIND_FLOAT)
-		return KeanonNumToNumeric(vt, ke_num_float(s->f));
+		return s->spill == NULL ? KeanonFloatToNumeric(0.0) : NumericGetDatum(s->spill);
 	if (s->spill == NULL)
 		return KeanonNumToNumeric(vt, (KeNum) {.i = s->part});
 	units = numeric_add_opt_error(s->spill, int128_numeric(s->part), NULL);

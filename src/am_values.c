@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "common/shortest_dec.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
@@ -269,6 +270,23 @@ KeanonDatumToNum(const KeanonValueType *vt, Datum d)
 	return ke_num_int(0);		/* keep compiler quiet */
 }
 
+/*
+ * A double as numeric, exactly as it reads back: the shortest decimal
+ * that converts to the same double (float8_numeric keeps 15 digits, so a
+ * bound could come out inside the value it bounds)
+ */
+Datum
+KeanonFloatToNumeric(double f)
+{
+	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
+
+	if (!isfinite(f))
+		return DirectFunctionCall1(float8_numeric, Float8GetDatum(f));
+	double_to_shortest_decimal_buf(f, buf);
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
 /* An engine number (value, error or bound) as numeric */
 Datum
 KeanonNumToNumeric(const KeanonValueType *vt, KeNum x)
@@ -278,7 +296,7 @@ KeanonNumToNumeric(const KeanonValueType *vt, KeNum x)
 	int			scale = Max(vt->scale, 0);
 
 	if (vt->kind == KE_KIND_FLOAT)
-		return DirectFunctionCall1(float8_numeric, Float8GetDatum(x.f));
+		return KeanonFloatToNumeric(x.f);
 	ke_num_format(KE_KIND_EXACT, x, buf, sizeof(buf));
 	if (scale == 0)
 		return DirectFunctionCall3(numeric_in, CStringGetDatum(buf),

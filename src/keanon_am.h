@@ -270,6 +270,7 @@ extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
 extern bool KeanonTypeSupported(Oid typid);
 extern KeNum KeanonDatumToNum(const KeanonValueType *vt, Datum d);
 extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
+extern Datum KeanonFloatToNumeric(double f);
 extern Datum KeanonNumToNumeric(const KeanonValueType *vt, KeNum x);
 extern Numeric KeanonParseE(const char *text);
 extern KeNum KeanonENum(const KeanonValueType *vt, const char *text);

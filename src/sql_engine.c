@@ -36,6 +36,7 @@
 #include "utils/tuplestore.h"
 
 #include "ke_engine.h"
+#include "keanon_am.h"
 
 /* Bytes per node of the engine's memory home */
 #define KEANON_MEMSTORE_NODE_SIZE	8192
@@ -101,7 +102,7 @@ num_to_numeric(KeKind kind, KeNum x)
 	char		buf[64];
 
 	if (kind == KE_KIND_FLOAT)
-		return DirectFunctionCall1(float8_numeric, Float8GetDatum(x.f));
+		return KeanonFloatToNumeric(x.f);
 	return DirectFunctionCall3(numeric_in,
 							   CStringGetDatum(ke_num_format(kind, x, buf, sizeof(buf))),
 							   ObjectIdGetDatum(InvalidOid),

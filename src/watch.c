@@ -214,16 +214,30 @@ keanon_partitions(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	KeanonWatchForReader(relid, &w, "Reading the partitions of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
-	sql = psprintf("SELECT keanon_pid, n, pg_catalog.cardinality(vals)::pg_catalog.int8, lo::pg_catalog.numeric, hi::pg_catalog.numeric, "
-				   "(hi::pg_catalog.numeric OPERATOR(pg_catalog.-) lo::pg_catalog.numeric) FROM %s ORDER BY lo, hi, hi_split", w.parts);
+	sql = psprintf("SELECT keanon_pid, n, pg_catalog.cardinality(vals)::pg_catalog.int8, lo::pg_catalog.numeric, "
+				   "hi::pg_catalog.numeric, lo AS raw_lo, hi AS raw_hi FROM %s p ORDER BY p.lo, p.hi, p.hi_split", w.parts);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		values[6];
-		bool		nulls[6];
+		Datum		values[7];
+		bool		nulls[7];
+		Oid			typid = SPI_gettypeid(SPI_tuptable->tupdesc, 6);
 
 		heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
+		/* a double's bounds exactly as the doubles they are, not cut to 15 digits */
+		if (typid == FLOAT8OID)
+		{
+			values[3] = KeanonFloatToNumeric(DatumGetFloat8(values[5]));
+			values[4] = KeanonFloatToNumeric(DatumGetFloat8(values[6]));
+		}
+		else if (typid == FLOAT4OID)
+		{
+			values[3] = KeanonFloatToNumeric(DatumGetFloat4(values[5]));
+			values[4] = KeanonFloatToNumeric(DatumGetFloat4(values[6]));
+		}
+		values[5] = DirectFunctionCall2(numeric_sub, values[4], values[3]);
+		nulls[5] = false;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	SPI_finish();
