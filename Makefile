@@ -70,7 +70,8 @@ PROVE_TESTS = \
 	test/t/008_watch_unlogged.pl \
 	test/t/009_deferred.pl \
 	test/t/010_attack_server.pl \
-	test/t/011_logical_replication.pl
+	test/t/011_logical_replication.pl \
+	test/t/012_prepared.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
 

@@ -167,7 +167,12 @@ worker_xact_callback(XactEvent event, void *arg)
 {
 	if (!wrote_deferred)
 		return;
-	if (event == XACT_EVENT_COMMIT && worker_enabled)
+	/*
+	 * a prepared transaction's notes wait for COMMIT PREPARED, perhaps in
+	 * another session: a worker starts now and stays while any prepared
+	 * transaction of the database does
+	 */
+	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PREPARE) && worker_enabled)
 		start_worker();
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
@@ -191,8 +196,9 @@ KeanonWorkerNoteWrite(void)
 
 /*
  * The watches the worker serves, in cxt: the deferred ones (*relids), the
- * release-mode ones whose scheduled release is due (*due), and whether any
- * release is scheduled at all (*scheduled, which keeps the worker on);
+ * release-mode ones whose scheduled release is due (*due), and whether the
+ * worker must stay on though idle (*scheduled: a release is scheduled, or
+ * a prepared transaction may yet commit a deferred watch's notes);
  * false when keanon is not (or no longer) installed
  */
 static bool
@@ -239,6 +245,12 @@ deferred_watches(MemoryContext cxt, List **relids, List **due, bool *scheduled)
 			}
 			MemoryContextSwitchTo(old);
 		}
+		/* a prepared transaction may yet commit notes: stay for it */
+		if (*relids != NIL &&
+			SPI_execute("SELECT 1 FROM pg_catalog.pg_prepared_xacts "
+						"WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database()",
+						true, 1) == SPI_OK_SELECT && SPI_processed > 0)
+			*scheduled = true;
 	}
 	SPI_finish();
 	PopActiveSnapshot();
