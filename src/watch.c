@@ -18,6 +18,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "replication/logicalworker.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -643,6 +644,8 @@ keanon_check(PG_FUNCTION_ARGS)
 	 * sees it (a fresh one for each query under READ COMMITTED, and under a
 	 * transaction snapshot a serialization failure if a writer came since).
 	 */
+	/* the table before the watch's lock, as TRUNCATE and a flush take them */
+	LockRelationOid(relid, AccessShareLock);
 	ki = KeanonIndexOpen(w.index_oid, false);
 	KeanonCheckSnapshot(&w);
 	KeanonIndexVerify(ki);
