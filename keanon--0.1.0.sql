@@ -610,12 +610,13 @@ BEGIN
 		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_note, '
 					   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
 	ELSE
+		-- enabled for replica sessions only: an ordinary write skips it by
+		-- its enabled state alone, with no expression evaluated per row
 		EXECUTE format('CREATE TRIGGER keanon_apply AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW '
-					   'WHEN (pg_catalog.current_setting(''session_replication_role'') OPERATOR(pg_catalog.=) ''replica'') '
 					   'EXECUTE FUNCTION keanon.apply_row()', tab);
 		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_insert, '
 					   'ENABLE ALWAYS TRIGGER keanon_update, ENABLE ALWAYS TRIGGER keanon_delete, '
-					   'ENABLE ALWAYS TRIGGER keanon_truncate, ENABLE ALWAYS TRIGGER keanon_apply', tab);
+					   'ENABLE ALWAYS TRIGGER keanon_truncate, ENABLE REPLICA TRIGGER keanon_apply', tab);
 	END IF;
 END;
 $watch_triggers$;

@@ -109,10 +109,11 @@ one_row_store(const char *name, TupleDesc desc, TupleTableSlot *slot)
  * The row trigger of live and release watches for logical replication:
  * the apply worker fires row triggers only, never statement ones, so each
  * row it applies is maintained here as a statement of one row would be
- * (the writer's lock taken as keanon_lock takes it).  Anywhere else the
- * statement triggers do the work and this returns at once; its WHEN
- * clause (session_replication_role = replica) keeps ordinary writes from
- * even queueing it.
+ * (the writer's lock taken as keanon_lock takes it).  The trigger is
+ * enabled for replica sessions alone, so ordinary writes skip it; in a
+ * session that sets session_replication_role = replica itself the
+ * statement triggers (enabled always) do the work and this returns at
+ * once.
  */
 Datum
 keanon_apply_row(PG_FUNCTION_ARGS)
