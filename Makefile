@@ -38,6 +38,13 @@ OBJS = \
 	src/layout.o \
 	src/watch.o \
 	src/privacy.o \
+	src/generalize.o \
+	src/gen_store.o \
+	src/cluster/kc_cluster.o \
+	src/cluster/kc_cost.o \
+	src/cluster/kc_split.o \
+	src/cluster/kc_optimize.o \
+	src/cluster/kc_build.o \
 	src/engine/ke_alloc.o \
 	src/engine/ke_engine.o \
 	src/engine/ke_dp.o \
@@ -49,7 +56,7 @@ DATA = keanon--0.1.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle deferred
+REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle deferred generalize
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
@@ -73,7 +80,7 @@ PROVE_TESTS = \
 	test/t/011_logical_replication.pl \
 	test/t/012_prepared.pl
 
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine -I$(srcdir)/src/cluster
 
 EXTRA_CLEAN = test/unit/ke_test test/bench/ke_bench tmp_pgr
 
@@ -100,7 +107,7 @@ endif
 
 # PGXS tracks no header dependencies: every object depends on every header
 # (after PGXS, so that its `all` stays the default goal)
-$(OBJS): $(wildcard src/*.h src/engine/*.h)
+$(OBJS): $(wildcard src/*.h src/engine/*.h src/cluster/*.h)
 
 # ----------------------------------------------------------------
 # Engine unit tests and benchmark: plain C, no PostgreSQL header

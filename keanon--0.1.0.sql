@@ -152,10 +152,16 @@ CREATE TABLE keanon.watches (
 	generation bigint NOT NULL DEFAULT 0,
 	next_pid bigint NOT NULL DEFAULT 0,
 	next_arrival bigint NOT NULL DEFAULT 0,
-	release_every interval
+	release_every interval,
+	generalize integer,
+	qi_method text,
+	qi_ranges float8[],
+	qi_hierarchy regclass,
+	qi_groups regclass,
+	qi_members regclass
 );
 COMMENT ON TABLE keanon.watches IS
-'one row per watched table: its (k,e) parameters and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); written by keanon alone, each owner sees the rows of its own tables';
+'one row per watched table: its (k,e) parameters, its generalization (the groups'' k, the method, the numeric quasi-identifiers'' spans, its hierarchy, groups and members tables) and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); written by keanon alone, each owner sees the rows of its own tables';
 SELECT pg_catalog.pg_extension_config_dump('keanon.watches', '');
 ALTER TABLE keanon.watches ENABLE ROW LEVEL SECURITY;
 CREATE POLICY watches_owner ON keanon.watches
@@ -631,7 +637,10 @@ CREATE FUNCTION keanon.watch(
 	e numeric,
 	publish_as name DEFAULT NULL,
 	mode text DEFAULT 'live',
-	release_every interval DEFAULT NULL)
+	release_every interval DEFAULT NULL,
+	generalize integer DEFAULT NULL,
+	hierarchies jsonb DEFAULT NULL,
+	qi_method text DEFAULT 'i3m')
 RETURNS regclass
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -643,10 +652,13 @@ DECLARE
 	cols name[];
 	q name;
 	nm record;
+	gen record;
 	keylist text;
 BEGIN
 	keys := keanon.watch_check(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
 							   release_every);
+	PERFORM keanon.watch_check_generalized(tab, quasi_identifiers, generalize, hierarchies,
+										   qi_method, mode);
 	nsp := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.oid = tab);
 	-- no writer may slip in between reading the rows and the triggers
@@ -655,12 +667,22 @@ BEGIN
 	PERFORM keanon.watch_objects(tab, sensitive, quasi_identifiers, keys, k, e, mode,
 								 nm.rows_name, nm.parts_name, nm.idx_name, nm.release_name,
 								 nm.pending_name, nm.view_name);
+	IF generalize IS NOT NULL THEN
+		gen := keanon.watch_generalized(tab, sensitive, quasi_identifiers, keys, generalize, hierarchies,
+										nm.rows_name, nm.view_name);
+	END IF;
 	PERFORM keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
 		format('%I.%I', nsp, nm.view_name)::regclass,
 		format('%I.%I', nsp, nm.rows_name)::regclass,
 		format('%I.%I', nsp, nm.parts_name)::regclass,
 		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, nm.release_name)::regclass END,
 		CASE WHEN mode = 'deferred' THEN format('%I.%I', nsp, nm.pending_name)::regclass END);
+	IF generalize IS NOT NULL THEN
+		PERFORM keanon.register_generalization(tab, generalize, qi_method, gen.ranges,
+			format('%I.%I', nsp, gen.hier_name)::regclass,
+			format('%I.%I', nsp, gen.groups_name)::regclass,
+			format('%I.%I', nsp, gen.members_name)::regclass);
+	END IF;
 
 	-- the rows, written once and placed, then the rows table's indexes
 	IF keanon.fill(tab) >= 100000 THEN
@@ -689,8 +711,8 @@ BEGIN
 	RETURN format('%I.%I', nsp, nm.view_name)::regclass;
 END;
 $watch$;
-COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval) IS
-'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule';
+COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
+'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule; with generalize => k the quasi-identifiers are published generalized (numbers as ranges, categories as ancestors in hierarchies => {column: table of (value, parent)}) in groups of at least k rows kept current by qi_method i3m or sbtree';
 
 CREATE FUNCTION keanon.unwatch(tab regclass)
 RETURNS void
@@ -743,6 +765,8 @@ SET row_security = on
 AS $end_watch$
 DECLARE
 	w record;
+	gen record;
+	obj oid;
 	trig name;
 BEGIN
 	-- those of the mode it had (a deferred watch has its own)
@@ -754,8 +778,15 @@ BEGIN
 				ORDER BY t.tgname LOOP
 		EXECUTE format('DROP TRIGGER %I ON %s', trig, tab);
 	END LOOP;
+	SELECT x.qi_hierarchy, x.qi_groups, x.qi_members INTO gen FROM keanon.watches x WHERE x.relid = tab;
 	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
 		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table);
+	END LOOP;
+	-- a generalized watch's tables, after the view that reads them
+	FOREACH obj IN ARRAY ARRAY[gen.qi_members, gen.qi_groups, gen.qi_hierarchy]::oid[] LOOP
+		IF EXISTS (SELECT 1 FROM pg_class WHERE oid = obj) THEN
+			EXECUTE format('DROP TABLE %s', obj::regclass);
+		END IF;
 	END LOOP;
 END;
 $end_watch$;
@@ -955,7 +986,9 @@ BEGIN
 		-- an internal object of a table still watched: the watch ends
 		FOR w IN SELECT x.relid FROM keanon.watches x
 				 WHERE obj.objid IN (x.view::oid, x.rows_table::oid, x.parts_table::oid,
-									 coalesce(x.release_table::oid, 0), coalesce(x.pending_table::oid, 0))
+									 coalesce(x.release_table::oid, 0), coalesce(x.pending_table::oid, 0),
+									 coalesce(x.qi_hierarchy::oid, 0), coalesce(x.qi_groups::oid, 0),
+									 coalesce(x.qi_members::oid, 0))
 				   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid) LOOP
 			RAISE NOTICE 'the watch of % ended: its internal object % was dropped',
 				w.relid, obj.object_identity;
@@ -1021,6 +1054,528 @@ AS 'MODULE_PATHNAME', 'keanon_check'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.check(regclass) IS
 'true when the index state, a from-scratch recomputation over the table and the published partitions agree, every partition has k distinct values and range e, and each partition publishes a permutation of its true values; otherwise an error naming the difference';
+
+-- ----------------------------------------------------------------
+-- Generalized quasi-identifiers: k-anonymous groups kept current
+-- ----------------------------------------------------------------
+
+-- The published range type of a numeric quasi-identifier, NULL for a type
+-- that is not generalized to an interval
+CREATE FUNCTION keanon.qi_range_type(typ regtype)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE typ
+	WHEN 'smallint'::regtype THEN 'pg_catalog.int4range'
+	WHEN 'integer'::regtype THEN 'pg_catalog.int4range'
+	WHEN 'bigint'::regtype THEN 'pg_catalog.int8range'
+	WHEN 'numeric'::regtype THEN 'pg_catalog.numrange'
+	WHEN 'real'::regtype THEN 'pg_catalog.numrange'
+	WHEN 'double precision'::regtype THEN 'pg_catalog.numrange'
+	WHEN 'date'::regtype THEN 'pg_catalog.daterange'
+	WHEN 'timestamp without time zone'::regtype THEN 'pg_catalog.tsrange'
+	WHEN 'timestamp with time zone'::regtype THEN 'pg_catalog.tstzrange'
+END;
+COMMENT ON FUNCTION keanon.qi_range_type(regtype) IS
+'the range type a numeric quasi-identifier of this type is published as when generalized (smallint and integer: int4range, bigint: int8range, numeric, real and double precision: numrange, date: daterange, timestamps: tsrange and tstzrange); NULL for other types';
+
+-- The coordinate of a numeric quasi-identifier (an expression over col)
+CREATE FUNCTION keanon.qi_coordinate(typ regtype, col text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE
+	WHEN typ IN ('date'::regtype) THEN
+		format('((%s) OPERATOR(pg_catalog.-) DATE ''2000-01-01'')::pg_catalog.float8', col)
+	WHEN typ IN ('timestamp without time zone'::regtype, 'timestamp with time zone'::regtype) THEN
+		format('pg_catalog.date_part(''epoch'', %s)', col)
+	ELSE format('(%s)::pg_catalog.float8', col)
+END;
+COMMENT ON FUNCTION keanon.qi_coordinate(regtype, text) IS
+'part of generalization: the SQL expression of a numeric quasi-identifier''s coordinate (a date: days from 2000-01-01; a timestamp: seconds of its epoch; a number: its double)';
+
+-- A hierarchy named in watch's hierarchies: a qualified name, or one in
+-- the watched table's schema (keanon's functions run with a fixed
+-- search_path)
+CREATE FUNCTION keanon.hierarchy_table(tab regclass, name text)
+RETURNS regclass
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce(CASE WHEN name LIKE '%.%' THEN to_regclass(name) END,
+	to_regclass(format('%I.%s', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+								 WHERE c.oid = tab), name)));
+COMMENT ON FUNCTION keanon.hierarchy_table(regclass, text) IS
+'part of keanon.watch: the table a hierarchy name means: a schema-qualified name as is, an unqualified one in the watched table''s schema';
+
+-- Refuse, with nothing made, what cannot be generalized
+CREATE FUNCTION keanon.watch_check_generalized(tab regclass, quasi_identifiers name[],
+	generalize integer, hierarchies jsonb, qi_method text, mode text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_check_generalized$
+DECLARE
+	q name;
+	typ regtype;
+	h text;
+	hrel regclass;
+	nroots bigint;
+	nnodes bigint;
+	nreached bigint;
+	bad text;
+	has_null boolean;
+BEGIN
+	IF generalize IS NULL THEN
+		IF hierarchies IS NOT NULL THEN
+			RAISE EXCEPTION 'hierarchies need generalize => k' USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		RETURN;
+	END IF;
+	IF generalize < 2 OR generalize > 100000 THEN
+		RAISE EXCEPTION 'generalize must be between 2 and 100000' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('generalize = %s was given.', generalize);
+	END IF;
+	IF qi_method IS NULL OR qi_method NOT IN ('i3m', 'sbtree') THEN
+		RAISE EXCEPTION 'unknown qi_method "%"', qi_method USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use qi_method => ''i3m'' or qi_method => ''sbtree''.';
+	END IF;
+	IF mode = 'release' THEN
+		RAISE EXCEPTION 'generalization is not available in release mode' USING ERRCODE = 'feature_not_supported',
+			DETAIL = 'A release keeps the rows of the last release as released, and their groups could not keep k rows each.',
+			HINT = 'Use mode => ''live'' or mode => ''deferred''.';
+	END IF;
+	IF cardinality(quasi_identifiers) > 64 THEN
+		RAISE EXCEPTION 'at most 64 quasi-identifiers can be generalized' USING ERRCODE = 'program_limit_exceeded';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'cube') THEN
+		RAISE EXCEPTION 'generalization needs the extension cube' USING ERRCODE = 'object_not_in_prerequisite_state',
+			DETAIL = 'The groups are found through a GiST index over their boxes.',
+			HINT = 'CREATE EXTENSION cube;';
+	END IF;
+	IF hierarchies IS NOT NULL AND jsonb_typeof(hierarchies) <> 'object' THEN
+		RAISE EXCEPTION 'hierarchies must be a JSON object from column names to tables'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR h IN SELECT key FROM jsonb_object_keys(coalesce(hierarchies, '{}')) key LOOP
+		IF NOT h = ANY (quasi_identifiers) THEN
+			RAISE EXCEPTION 'hierarchy given for "%", which is not a quasi-identifier', h
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END LOOP;
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF hierarchies ? q THEN
+			IF jsonb_typeof(hierarchies -> q) <> 'string' THEN
+				RAISE EXCEPTION 'the hierarchy of "%" must be named by a string', q
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			IF hrel IS NULL THEN
+				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
+					USING ERRCODE = 'undefined_table';
+			END IF;
+			IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'value' AND NOT a.attisdropped)
+			   OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'parent' AND NOT a.attisdropped) THEN
+				RAISE EXCEPTION 'hierarchy % of column "%" needs columns value and parent', hrel, q
+					USING ERRCODE = 'undefined_column';
+			END IF;
+			IF NOT has_table_privilege(hrel, 'SELECT') THEN
+				RAISE EXCEPTION 'permission denied for hierarchy %', hrel USING ERRCODE = 'insufficient_privilege';
+			END IF;
+			EXECUTE format('SELECT count(*) FILTER (WHERE parent IS NULL), count(*), '
+						   '(SELECT count(*) FROM (SELECT value::text FROM %s WHERE value IS NOT NULL GROUP BY 1 HAVING count(*) > 1) d) '
+						   'FROM %s', hrel, hrel)
+				INTO nroots, nnodes, nreached;
+			IF nreached > 0 THEN
+				RAISE EXCEPTION 'hierarchy % of column "%" lists a value twice', hrel, q
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			IF nroots <> 1 THEN
+				RAISE EXCEPTION 'hierarchy % of column "%" must have exactly one root', hrel, q
+					USING ERRCODE = 'invalid_parameter_value',
+						  DETAIL = format('It has %s values whose parent is NULL.', nroots);
+			END IF;
+			EXECUTE format('WITH RECURSIVE t AS (SELECT value::text AS v FROM %s WHERE parent IS NULL '
+						   'UNION SELECT h.value::text FROM %s h JOIN t ON h.parent::text = t.v) '
+						   'SELECT count(*) FROM t', hrel, hrel) INTO nreached;
+			IF nreached <> nnodes THEN
+				RAISE EXCEPTION 'hierarchy % of column "%" is not one tree', hrel, q
+					USING ERRCODE = 'invalid_parameter_value',
+						  DETAIL = format('%s of its %s values cannot be reached from its root: a cycle, a missing parent or a NULL value.',
+										  nnodes - nreached, nnodes);
+			END IF;
+			EXECUTE format('SELECT x::text FROM (SELECT DISTINCT %I AS x FROM %s) t '
+						   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE h.value::text = t.x::text '
+						   'AND NOT EXISTS (SELECT 1 FROM %s c WHERE c.parent::text = h.value::text)) LIMIT 1',
+						   q, tab, hrel, hrel) INTO bad;
+			IF bad IS NOT NULL THEN
+				RAISE EXCEPTION 'a value of column "%" is not a leaf of hierarchy %', q, hrel
+					USING ERRCODE = 'invalid_parameter_value',
+						  HINT = 'Every stored value must be a leaf of its column''s hierarchy.';
+			END IF;
+		ELSIF keanon.qi_range_type(typ) IS NULL THEN
+			RAISE EXCEPTION 'quasi-identifier "%" of type % needs a hierarchy', q, typ
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Name a (value, parent) table for it in hierarchies, or generalize a numeric, date or timestamp column.';
+		END IF;
+		EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', tab, q) INTO has_null;
+		IF has_null THEN
+			RAISE EXCEPTION 'generalized quasi-identifier "%" of table % has NULL values', q, tab
+				USING ERRCODE = 'not_null_violation',
+					  HINT = 'Every row needs a value of each generalized quasi-identifier.';
+		END IF;
+	END LOOP;
+END;
+$watch_check_generalized$;
+COMMENT ON FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text) IS
+'part of keanon.watch: refuse, with nothing made, a generalization that cannot be: k out of range, an unknown method, release mode, no cube extension, a quasi-identifier neither numeric nor given a hierarchy, a hierarchy that is not one tree of unique values, a stored value that is not a leaf';
+
+-- The internal objects of a generalized watch, and its view in place of
+-- the plain one: returns the names of the hierarchy, groups and members
+-- tables
+CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_identifiers name[],
+	keys name[], generalize integer, hierarchies jsonb, rows_name text, view_name text,
+	OUT hier_name text, OUT groups_name text, OUT members_name text, OUT ranges float8[])
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_generalized$
+DECLARE
+	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				 WHERE c.oid = tab);
+	cube_nsp name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+					  WHERE e.extname = 'cube');
+	base text := left(rows_name, length(rows_name) - length('_keanon_rows'));
+	persistence text := CASE (SELECT relpersistence FROM pg_class WHERE oid = tab)
+		WHEN 'u' THEN 'UNLOGGED ' ELSE '' END;
+	owner_name name := (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+						WHERE c.oid = tab);
+	q name;
+	i integer := 0;
+	typ regtype;
+	hrel regclass;
+	span float8;
+	pubcols text := '';
+	keycols text;
+	keyeq text;
+	viewcols text;
+	obj text;
+BEGIN
+	hier_name := base || '_keanon_hier';
+	groups_name := base || '_keanon_groups';
+	members_name := base || '_keanon_members';
+	FOREACH obj IN ARRAY ARRAY[hier_name, groups_name, members_name] LOOP
+		IF to_regclass(format('%I.%I', nsp, obj)) IS NOT NULL THEN
+			RAISE EXCEPTION 'relation "%" already exists in schema "%"', obj, nsp USING ERRCODE = 'duplicate_table';
+		END IF;
+	END LOOP;
+
+	-- each hierarchy copied, numbered in depth-first order: a node's
+	-- leaves are the interval leaf_lo .. leaf_hi
+	EXECUTE format('CREATE %sTABLE %I.%I (dim integer NOT NULL, node integer NOT NULL, value text NOT NULL, '
+				   'parent integer, height integer NOT NULL, leaf_lo integer NOT NULL, leaf_hi integer NOT NULL, '
+				   'PRIMARY KEY (dim, node), UNIQUE (dim, value))', persistence, nsp, hier_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, hier_name,
+				   format('keanon: the generalization hierarchies of %s, numbered depth first', tab));
+	ranges := '{}';
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF hierarchies ? q THEN
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			EXECUTE format($h$
+				WITH RECURSIVE t AS (
+					SELECT value::text AS v, ARRAY[value::text] AS path FROM %1$s WHERE parent IS NULL
+					UNION ALL
+					SELECT h.value::text, t.path || h.value::text FROM %1$s h JOIN t ON h.parent::text = t.v),
+				n AS (SELECT v, path, (row_number() OVER (ORDER BY path))::integer - 1 AS node,
+							 NOT EXISTS (SELECT 1 FROM %1$s c WHERE c.parent::text = t.v) AS leaf
+					  FROM t),
+				l AS (SELECT n.*, (count(*) FILTER (WHERE leaf) OVER (ORDER BY path))::integer - 1 AS leafno FROM n),
+				a AS (SELECT l.path[1:d] AS anc, min(l.leafno) AS lo, max(l.leafno) AS hi,
+							 max(cardinality(l.path)) AS deepest
+					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1)
+				INSERT INTO %2$I.%3$I (dim, node, value, parent, height, leaf_lo, leaf_hi)
+				SELECT %4$s, l.node, l.v, p.node, a.deepest - cardinality(l.path), a.lo, a.hi
+				FROM l JOIN a ON a.anc = l.path
+				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
+				hrel, nsp, hier_name, i);
+			ranges := ranges || NULL::float8;
+		ELSE
+			EXECUTE format('SELECT max(%1$s) - min(%1$s) FROM %2$s',
+						   keanon.qi_coordinate(typ, format('%I', q)), tab) INTO span;
+			ranges := ranges || CASE WHEN span IS NULL OR span <= 0 OR span = 'Infinity' THEN 1 ELSE span END;
+		END IF;
+		pubcols := pubcols || format(', %I %s', q, coalesce(CASE WHEN hierarchies ? q THEN NULL
+			ELSE keanon.qi_range_type(typ) END, 'text'));
+	END LOOP;
+
+	-- the groups: size, box and sum of coordinates, place in the GiST
+	-- index (the box, or the centre for the similar-B-tree), and the
+	-- published generalized tuple
+	EXECUTE format('CREATE %sTABLE %I.%I (keanon_group bigint PRIMARY KEY, keanon_n bigint NOT NULL, '
+				   'keanon_lo float8[] NOT NULL, keanon_hi float8[] NOT NULL, keanon_sum float8[] NOT NULL, '
+				   'keanon_place %I.cube NOT NULL%s) WITH (fillfactor = 70)',
+				   persistence, nsp, groups_name, cube_nsp, pubcols);
+	EXECUTE format('CREATE INDEX ON %I.%I USING gist (keanon_place)', nsp, groups_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, groups_name,
+				   format('keanon: the k-anonymous groups of %s with their generalized quasi-identifiers', tab));
+	SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+	INTO keycols FROM unnest(keys) WITH ORDINALITY u(c, o);
+	EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_group bigint NOT NULL, keanon_x float8[] NOT NULL, '
+				   'PRIMARY KEY (%s))', persistence, nsp, members_name, keycols,
+				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(keys) WITH ORDINALITY u(c, o)));
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, members_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, members_name,
+				   format('keanon: the group of each row of %s and its coordinates; private, never grant it', tab));
+
+	-- the view: each row's group's tuple, its published value and
+	-- partition, in an order of published values alone
+	SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+	INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
+	SELECT string_agg(format('g.%I', c), ', ' ORDER BY o) INTO viewcols
+	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
+	EXECUTE format('DROP VIEW %I.%I', nsp, view_name);
+	EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+				   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
+				   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
+				   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
+				   'ORDER BY m.keanon_group, r.keanon_pid, r.keanon_pub',
+				   nsp, view_name, viewcols, sensitive, nsp, rows_name, nsp, members_name, keyeq,
+				   nsp, groups_name, generalize);
+	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+				   format('keanon: %s with its quasi-identifiers generalized into groups of at least %s rows and %I permuted within each partition keanon_pid',
+						  tab, generalize, sensitive));
+	IF current_user <> owner_name THEN
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, hier_name, owner_name);
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, groups_name, owner_name);
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, members_name, owner_name);
+		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
+	END IF;
+END;
+$watch_generalized$;
+COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text) IS
+'part of keanon.watch with generalize: make the hierarchy, groups and members tables and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans';
+
+-- The default btree equality of a column's type, schema-qualified
+CREATE FUNCTION keanon.key_equality(tab regclass, col name)
+RETURNS text
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT format('%I.%s', n.nspname, o.oprname)
+	FROM pg_attribute a
+	JOIN pg_opclass oc ON oc.opcintype = a.atttypid AND oc.opcdefault
+	JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree'
+	JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = a.atttypid
+		AND ao.amoprighttype = a.atttypid AND ao.amopstrategy = 3
+	JOIN pg_operator o ON o.oid = ao.amopopr
+	JOIN pg_namespace n ON n.oid = o.oprnamespace
+	WHERE a.attrelid = tab AND a.attname = col), 'pg_catalog.=');
+COMMENT ON FUNCTION keanon.key_equality(regclass, name) IS
+'the schema-qualified equality operator of a column''s type''s default btree class (pg_catalog.= when its type borrows another''s class)';
+
+CREATE FUNCTION keanon.register_generalization(tab regclass, generalize integer, qi_method text,
+	ranges float8[], hierarchy regclass, groups regclass, members regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_register_generalization'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.register_generalization(regclass, integer, text, float8[], regclass, regclass, regclass) IS
+'part of keanon.watch with generalize: record a watch''s generalization and its internal tables in keanon.watches, after checking that the caller owns the table and that each table is the owner''s, in its schema, and no part of another watch';
+
+CREATE FUNCTION keanon.regeneralize(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_regeneralize'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.regeneralize(regclass) IS
+'the table''s owner: cluster every row of a generalized watch anew by the static clustering (recursive median splits into groups of k to 2k - 1 rows), replacing the groups that incremental maintenance made; returns the number of groups';
+
+CREATE FUNCTION keanon.optimize(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_optimize'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.optimize(regclass) IS
+'the table''s owner: I3M''s IL_Optimization over a generalized watch''s groups: break each totally covered group (every row inside another group''s box) when moving its rows lowers the total information loss; returns the number of groups broken';
+
+-- The generalization of a watch, for the owner's functions below
+CREATE FUNCTION keanon.generalization_of(tab regclass,
+	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
+	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
+	OUT rows_table regclass)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $generalization_of$
+BEGIN
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	SELECT w.generalize, w.quasi_identifiers, w.key_columns, w.qi_ranges, w.qi_hierarchy, w.qi_groups,
+		   w.qi_members, w.rows_table
+	INTO generalize, quasi_identifiers, key_columns, ranges, hier, groups, members, rows_table
+	FROM keanon.watches w WHERE w.relid = tab;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
+	END IF;
+	IF generalize IS NULL THEN
+		RAISE EXCEPTION 'the watch of % does not generalize its quasi-identifiers', tab
+			USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Watch it with generalize => k.';
+	END IF;
+END;
+$generalization_of$;
+COMMENT ON FUNCTION keanon.generalization_of(regclass) IS
+'the table''s owner: the generalization of a watch as keanon.watches records it; an error when the table is not watched with generalize';
+
+-- Each group's information loss (I3M, Definition 4) from its members:
+-- numeric spans over the whole publication's span, categorical heights
+-- over the hierarchy's
+CREATE FUNCTION keanon.qi_groups(tab regclass,
+	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $qi_groups$
+DECLARE
+	g record;
+BEGIN
+	g := keanon.generalization_of(tab);
+	RETURN QUERY EXECUTE format($q$
+		WITH dims AS (SELECT d::integer AS d, $1[d] IS NULL AS cat FROM generate_subscripts($1, 1) d),
+		box AS (SELECT m.keanon_group AS gid, x.d, min(m.keanon_x[x.d]) AS lo, max(m.keanon_x[x.d]) AS hi
+				FROM %1$s m, dims x GROUP BY 1, 2),
+		span AS (SELECT d, max(hi) - min(lo) AS span FROM box GROUP BY d),
+		cost AS (SELECT b.gid, sum(CASE WHEN x.cat THEN
+					coalesce((SELECT h.height FROM %2$s h WHERE h.dim = b.d AND h.leaf_lo <= b.lo
+							  AND h.leaf_hi >= b.hi ORDER BY h.height LIMIT 1)::float8
+							 / nullif((SELECT h.height FROM %2$s h WHERE h.dim = b.d AND h.parent IS NULL), 0), 0)
+					ELSE coalesce((b.hi - b.lo) / nullif(s.span, 0), 0) END) AS per_row
+				 FROM box b JOIN dims x USING (d) JOIN span s USING (d) GROUP BY b.gid),
+		out AS (SELECT g.keanon_group AS group_id, g.keanon_n AS size,
+					   to_jsonb(g.*) - ARRAY['keanon_group', 'keanon_n', 'keanon_lo', 'keanon_hi', 'keanon_sum',
+											 'keanon_place'] AS generalized,
+					   c.per_row * g.keanon_n AS il
+				FROM %3$s g JOIN cost c ON c.gid = g.keanon_group)
+		SELECT o.group_id, o.size, o.generalized, o.il, sum(o.il) OVER () FROM out o ORDER BY o.group_id$q$,
+		g.members, g.hier, g.groups) USING g.ranges;
+END;
+$qi_groups$;
+COMMENT ON FUNCTION keanon.qi_groups(regclass) IS
+'the table''s owner: each group of a generalized watch: its id, size, generalized tuple and information loss IL = size * (sum over numeric quasi-identifiers of the group''s span / the publication''s span + sum over categorical ones of the height of the published node / the hierarchy''s height) (I3M, Definition 4), and the total IL over all groups';
+
+CREATE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $qi_members$
+DECLARE
+	g record;
+BEGIN
+	g := keanon.generalization_of(tab);
+	RETURN QUERY EXECUTE format('SELECT jsonb_build_object(%s), m.keanon_group FROM %s m ORDER BY 2, 1',
+		(SELECT string_agg(format('%L, m.%I', c, c), ', ' ORDER BY o) FROM unnest(g.key_columns) WITH ORDINALITY u(c, o)),
+		g.members);
+END;
+$qi_members$;
+COMMENT ON FUNCTION keanon.qi_members(regclass) IS
+'the table''s owner, for audits: the key of each published row of a generalized watch and its group';
+
+-- The groups recomputed from the true values, independently of the C code
+CREATE FUNCTION keanon.check_groups(tab regclass)
+RETURNS boolean
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $check_groups$
+DECLARE
+	g record;
+	keyeq text;
+	coords text := '';
+	bad bigint;
+	ngroups bigint;
+	q name;
+	i integer := 0;
+	typ regtype;
+BEGIN
+	g := keanon.generalization_of(tab);
+	SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+	INTO keyeq FROM unnest(g.key_columns) WITH ORDINALITY u(c, o);
+	-- 1. one member per published row, none else
+	EXECUTE format('SELECT (SELECT count(*) FROM %1$s m WHERE NOT EXISTS (SELECT 1 FROM %2$s r WHERE %3$s)) '
+				   '+ (SELECT count(*) FROM %2$s r WHERE NOT EXISTS (SELECT 1 FROM %1$s m WHERE %3$s))',
+				   g.members, g.rows_table, keyeq) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % rows of % are not members of exactly the published rows', bad, tab
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 2. each member's coordinates are its true values'
+	FOREACH q IN ARRAY g.quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
+		IF g.ranges[i] IS NULL THEN
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM (SELECT h.leaf_lo::float8 FROM %s h '
+									   'WHERE h.dim = %s AND h.height = 0 AND h.value = r.%I::text)', i, g.hier, i, q);
+		ELSE
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM %s', i,
+									   keanon.qi_coordinate(typ, format('r.%I', q)));
+		END IF;
+	END LOOP;
+	EXECUTE format('SELECT count(*) FROM %s m JOIN %s r ON %s WHERE cardinality(m.keanon_x) <> %s %s',
+				   g.members, g.rows_table, keyeq, cardinality(g.quasi_identifiers), coords) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % members of % have coordinates other than their true values''', bad, tab
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 3. sizes: counted, at least k and below 2k, but for a lone group
+	EXECUTE format('SELECT count(*) FROM %s', g.groups) INTO ngroups;
+	EXECUTE format('SELECT count(*) FROM %1$s x WHERE x.keanon_n IS DISTINCT FROM '
+				   '(SELECT count(*) FROM %2$s m WHERE m.keanon_group = x.keanon_group) '
+				   'OR x.keanon_n >= 2 * %3$s OR x.keanon_n < 1 OR (x.keanon_n < %3$s AND %4$s > 1)',
+				   g.groups, g.members, g.generalize, ngroups) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % groups of % are not of % to % rows', bad, tab, g.generalize, 2 * g.generalize - 1
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	EXECUTE format('SELECT count(*) FROM %s m WHERE NOT EXISTS (SELECT 1 FROM %s x WHERE x.keanon_group = m.keanon_group)',
+				   g.members, g.groups) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % rows of % belong to no group', bad, tab USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 4. each group publishes the least general tuple of its members' true values
+	i := 0;
+	FOREACH q IN ARRAY g.quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
+		IF g.ranges[i] IS NULL THEN
+			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(h.leaf_lo) lo, max(h.leaf_lo) hi
+						   FROM %2$s m JOIN %3$s r ON %4$s JOIN %5$s h ON h.dim = %6$s AND h.height = 0 AND h.value = r.%7$I::text
+						   GROUP BY 1) s USING (keanon_group)
+						   WHERE x.%7$I IS DISTINCT FROM (SELECT a.value FROM %5$s a WHERE a.dim = %6$s
+							 AND a.leaf_lo <= s.lo AND a.leaf_hi >= s.hi ORDER BY a.height LIMIT 1)$c$,
+						   g.groups, g.members, g.rows_table, keyeq, g.hier, i, q) INTO bad;
+		ELSE
+			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(r.%5$I) lo, max(r.%5$I) hi
+						   FROM %2$s m JOIN %3$s r ON %4$s GROUP BY 1) s USING (keanon_group)
+						   WHERE x.%5$I IS DISTINCT FROM %6$s(s.lo%7$s, s.hi%7$s, '[]')
+							  OR x.keanon_lo[%8$s] IS DISTINCT FROM %9$s OR x.keanon_hi[%8$s] IS DISTINCT FROM %10$s$c$,
+						   g.groups, g.members, g.rows_table, keyeq, q, keanon.qi_range_type(typ),
+						   CASE WHEN keanon.qi_range_type(typ) = 'pg_catalog.numrange' THEN '::numeric' ELSE '' END,
+						   i, keanon.qi_coordinate(typ, 's.lo'), keanon.qi_coordinate(typ, 's.hi')) INTO bad;
+		END IF;
+		IF bad > 0 THEN
+			RAISE EXCEPTION 'keanon.check: % groups of % publish a value of % other than the least general one', bad, tab, q
+				USING ERRCODE = 'data_corrupted';
+		END IF;
+	END LOOP;
+	RETURN true;
+END;
+$check_groups$;
+COMMENT ON FUNCTION keanon.check_groups(regclass) IS
+'part of keanon.check for a generalized watch: every published row is a member of one group, with the coordinates of its true values; every group holds k to 2k - 1 rows (a lone group fewer) and publishes the least general tuple of its members'' true values (the range from least to greatest, the lowest common ancestor in the hierarchy); an error naming the difference otherwise';
 
 -- ----------------------------------------------------------------
 -- Bound aggregates over published views

@@ -54,6 +54,7 @@ PG_FUNCTION_INFO_V1(keanon_register_watch);
 PG_FUNCTION_INFO_V1(keanon_forget_watch);
 PG_FUNCTION_INFO_V1(keanon_rename_watched_column);
 PG_FUNCTION_INFO_V1(keanon_schedule_releases);
+PG_FUNCTION_INFO_V1(keanon_register_generalization);
 
 /* the greatest watch number: a partition id is the number times 10^12 */
 #define KEANON_MAX_WATCH_NO 9223371
@@ -423,5 +424,69 @@ keanon_schedule_releases(PG_FUNCTION_ARGS)
 	SPI_finish();
 	/* a worker keeps the schedule from the commit on */
 	KeanonWorkerNoteWrite();
+	PG_RETURN_VOID();
+}
+
+/*
+ * keanon.register_generalization(tab, generalize, method, ranges,
+ * hierarchy, groups, members): part of keanon.watch with generalize,
+ * record a watch's generalization and its internal tables (after checking,
+ * as register_watch does, that each is a table of the table's owner in its
+ * schema, not yet part of any watch)
+ */
+Datum
+keanon_register_generalization(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			owner;
+	Oid			nsp;
+	KeanonOwnerScope cat;
+	Oid			types[7] = {OIDOID, INT4OID, TEXTOID, FLOAT8ARRAYOID, OIDOID, OIDOID, OIDOID};
+	Datum		values[7];
+	const char *what[3] = {"hierarchy table", "groups table", "members table"};
+
+	for (int i = 0; i < 7; i++)
+	{
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("keanon.register_generalization needs every argument")));
+		values[i] = PG_GETARG_DATUM(i);
+	}
+	relid = PG_GETARG_OID(0);
+	check_register_table(relid, &owner, &nsp);
+	for (int i = 0; i < 3; i++)
+		check_internal_object(PG_GETARG_OID(4 + i), RELKIND_RELATION, nsp, owner, what[i]);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	KeanonCatalogBegin(&cat);
+	if (SPI_execute_with_args("SELECT 1 FROM keanon.watches w WHERE "
+							  "ARRAY[w.relid, w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table, "
+							  "w.qi_hierarchy, w.qi_groups, w.qi_members]::pg_catalog.oid[] "
+							  "OPERATOR(pg_catalog.&&) ARRAY[$5, $6, $7]::pg_catalog.oid[]",
+							  7, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read keanon.watches");
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("an internal table of the generalization of %s is already part of a watch",
+						get_rel_name(relid))));
+	if (SPI_execute_with_args("UPDATE keanon.watches SET generalize = $2, qi_method = $3, "
+							  "qi_ranges = $4, qi_hierarchy = $5::pg_catalog.regclass, "
+							  "qi_groups = $6::pg_catalog.regclass, qi_members = $7::pg_catalog.regclass "
+							  "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
+							  "AND generalize IS NULL",
+							  7, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "keanon: could not record the generalization of %s", get_rel_name(relid));
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not watched, or already generalized", get_rel_name(relid))));
+	KeanonOwnerEnd(&cat);
+	SPI_finish();
+	for (int i = 0; i < 3; i++)
+		depend_on_table(PG_GETARG_OID(4 + i), relid);
+	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }

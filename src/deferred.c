@@ -295,7 +295,7 @@ KeanonFlush(Oid relid)
 						   psprintf("WITH p AS (DELETE FROM %s RETURNING %s) "
 									"SELECT %s, r.%s FROM %s r WHERE (%s) IN (SELECT %s FROM p)",
 									w.pending, KeanonNameList(w.keys, ""),
-									KeanonNameList(w.keys, "r."), w.s, w.rows,
+									KeanonNameList(KeanonUnionNames(w.keys, w.qis), "r."), w.s, w.rows,
 									KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "")),
 						   snap, KEANON_PENDING_OLD, &old_store);
 	UnregisterSnapshot(snap);

@@ -62,6 +62,7 @@ typedef struct Watch
 	List	   *keys;			/* quoted key columns */
 	List	   *qis;			/* quoted quasi-identifiers */
 	int			k;
+	int			generalize;		/* the groups' k, 0 when not generalized */
 	bool		release_mode;	/* publishes only at keanon.release() */
 	bool		deferred;		/* writers append to the pending list */
 	Oid			pending_oid;	/* the pending list (deferred mode) */

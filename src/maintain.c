@@ -53,6 +53,7 @@
 #include "catalog/pg_class.h"
 #include "access/htup_details.h"
 
+#include "keanon_gen.h"
 #include "maintain_int.h"
 
 /*
@@ -960,11 +961,17 @@ KeanonMaintain(TriggerData *trigdata)
 	 */
 	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
 	{
+		KeanonGen	g;
+
 		KeanonWatchLoad(RelationGetRelid(trigdata->tg_relation), &w, false);
 		KeanonBeginWrite(&w, false);
-		KeanonSpiRun(w.relid, psprintf("TRUNCATE %s%s%s%s%s", w.rows,
+		if (w.generalize > 0)
+			KeanonGenLoad(&w, &g);
+		KeanonSpiRun(w.relid, psprintf("TRUNCATE %s%s%s%s%s%s%s%s%s", w.rows,
 									   w.release_mode ? "" : ", ", w.release_mode ? "" : w.parts,
-									   w.pending ? ", " : "", w.pending ? w.pending : ""),
+									   w.pending ? ", " : "", w.pending ? w.pending : "",
+									   w.generalize > 0 ? ", " : "", w.generalize > 0 ? g.groups : "",
+									   w.generalize > 0 ? ", " : "", w.generalize > 0 ? g.members : ""),
 					 0, NULL, NULL, NULL, SPI_OK_UTILITY);
 		KeanonSaveWatch(&w);
 		KeanonEndWrite(&w);
@@ -1278,6 +1285,8 @@ KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool by_delete,
 	update_stayers_qis(&w, &sc);
 	apply_and_republish(&w, &sc);
 	write_arrivals(&w, &sc);
+	if (w.generalize > 0)
+		KeanonGeneralizeDelta(&w, by_insert, by_update, by_delete, oldrel, newrel);
 	/* no generation bump, hence no serialization failure, for no change */
 	if (sc.ndel > 0 || sc.fresh.n > 0 || sc.qi_changed)
 		KeanonSaveWatch(&w);
@@ -1361,6 +1370,8 @@ KeanonFill(Oid relid)
 	fresh_write(&w, NULL, &source);
 	source_close(&source);
 	UnregisterSnapshot(snap);
+	if (w.generalize > 0)
+		KeanonGeneralizeBuild(&w);
 	KeanonSaveWatch(&w);
 	KeanonEndWrite(&w);
 	return fresh.n;

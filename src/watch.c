@@ -28,6 +28,7 @@
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
+#include "keanon_gen.h"
 #include "keanon_watch.h"
 
 PG_FUNCTION_INFO_V1(keanon_maintain);
@@ -39,6 +40,8 @@ PG_FUNCTION_INFO_V1(keanon_partitions);
 PG_FUNCTION_INFO_V1(keanon_check);
 PG_FUNCTION_INFO_V1(keanon_check_layout);
 PG_FUNCTION_INFO_V1(keanon_apply_row);
+PG_FUNCTION_INFO_V1(keanon_regeneralize);
+PG_FUNCTION_INFO_V1(keanon_optimize);
 
 /*
  * The trigger data of a call of one of keanon's statement triggers, after
@@ -184,6 +187,36 @@ Datum
 keanon_republish(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), flush_and_republish));
+}
+
+/* A deferred watch's pending changes first, then the static clustering */
+static int64
+flush_and_regeneralize(Oid relid)
+{
+	KeanonFlush(relid);
+	return KeanonRegeneralize(relid);
+}
+
+/* keanon.regeneralize(tab): cluster every row anew; returns the groups */
+Datum
+keanon_regeneralize(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), flush_and_regeneralize));
+}
+
+/* A deferred watch's pending changes first, then IL_Optimization */
+static int64
+flush_and_optimize(Oid relid)
+{
+	KeanonFlush(relid);
+	return KeanonOptimizeGroups(relid);
+}
+
+/* keanon.optimize(tab): break totally covered groups; returns how many */
+Datum
+keanon_optimize(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(KeanonOwnerAction(PG_GETARG_OID(0), flush_and_optimize));
 }
 
 /* keanon.fill(tab): write a new watch's rows; returns how many */
@@ -660,6 +693,15 @@ keanon_check(PG_FUNCTION_ARGS)
 		/* 4. each partition publishes a permutation of its rows' true values */
 		check_permutations(relid, &w, w.rows, true);
 		check_row_order(relid, &w, &pc, pids);
+	}
+	/* 5. the groups of a generalized watch, recomputed in SQL */
+	if (w.generalize > 0)
+	{
+		Oid			types[1] = {OIDOID};
+		Datum		values[1] = {ObjectIdGetDatum(relid)};
+
+		KeanonSpiRun(relid, "SELECT keanon.check_groups($1::pg_catalog.regclass)", 1, types, values,
+					 NULL, SPI_OK_SELECT);
 	}
 	KeanonIndexClose(ki);
 	SPI_finish();

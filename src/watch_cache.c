@@ -536,6 +536,7 @@ watch_from_row(Oid relid, HeapTuple tup, TupleDesc desc, Watch *w)
 			 get_rel_name(relid));
 	w->pending = OidIsValid(w->pending_oid) ? KeanonQualifiedName(w->pending_oid) : NULL;
 	watched_columns(relid, SPI_getbinval(tup, desc, 14, &isnull), w);
+	w->generalize = DatumGetInt32(SPI_getbinval(tup, desc, 15, &isnull));
 }
 
 /* Only keanon writes its catalog, but what it says is checked anyway */
@@ -591,7 +592,8 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'"
 				 " AND i.indisvalid AND i.indislive), "
 				 "next_pid, next_arrival, mode, release_table::oid, pending_table::oid, "
-				 "key_columns OPERATOR(pg_catalog.||) quasi_identifiers OPERATOR(pg_catalog.||) sensitive "
+				 "key_columns OPERATOR(pg_catalog.||) quasi_identifiers OPERATOR(pg_catalog.||) sensitive, "
+				 "COALESCE(generalize, 0) "
 				 "FROM keanon.watches w "
 				 "WHERE relid = $1::oid::regclass",
 				 1, types, values, NULL, true) != SPI_OK_SELECT)

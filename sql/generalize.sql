@@ -1,0 +1,173 @@
+--
+-- Generalized quasi-identifiers: groups of at least k rows, each published
+-- as its least general tuple, kept current on every kind of write.  Every
+-- section ends with keanon.check, which recomputes the groups' tuples from
+-- the true values in SQL, apart from the C code; the view is also checked
+-- here directly against the true table.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS keanon;
+CREATE EXTENSION IF NOT EXISTS cube;
+\set SHOW_CONTEXT never
+SET client_min_messages = notice;
+
+-- a workclass hierarchy: * -> {private, government, self-employed}
+CREATE TABLE work_h (value text, parent text);
+INSERT INTO work_h VALUES ('*', NULL), ('private', '*'), ('government', '*'), ('self-employed', '*'),
+	('federal', 'government'), ('state', 'government'), ('local', 'government'),
+	('inc', 'self-employed'), ('not-inc', 'self-employed'), ('Private', 'private');
+
+CREATE TABLE staff (id integer PRIMARY KEY, age integer NOT NULL, work text,
+	joined date NOT NULL, salary integer);
+INSERT INTO staff
+SELECT i, 20 + (i * 7919) % 45,
+	(ARRAY['Private', 'federal', 'state', 'local', 'inc', 'not-inc'])[1 + (i * 31) % 6],
+	DATE '2010-01-01' + (i * 97) % 3000, 30000 + (i * 104729) % 50000
+FROM generate_series(1, 60) i;
+
+-- every published combination is shared by at least generalize rows, and
+-- contains the true values of each row that shows it (the true rows are
+-- matched to the view's by group only through the owner's audit)
+CREATE FUNCTION gen_view_ok(tab regclass, view regclass, k integer) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	smallest bigint;
+	outside bigint;
+	n_view bigint;
+	n_true bigint;
+BEGIN
+	EXECUTE format('SELECT min(c) FROM (SELECT count(*) c FROM %s GROUP BY age, work, joined) s', view)
+	INTO smallest;
+	EXECUTE format('SELECT count(*) FROM %s', view) INTO n_view;
+	EXECUTE format('SELECT count(*) FROM %s WHERE salary IS NOT NULL', tab) INTO n_true;
+	EXECUTE format($q$SELECT count(*) FROM %s t
+		JOIN keanon.qi_members(%L) m ON (m.key->>'id')::integer = t.id
+		JOIN keanon.qi_groups(%L) g ON g.group_id = m.group_id
+		WHERE NOT ((g.generalized->>'age')::int4range @> t.age
+				   AND (g.generalized->>'joined')::daterange @> t.joined
+				   AND EXISTS (WITH RECURSIVE up AS (SELECT t.work AS v
+							   UNION SELECT h.parent FROM work_h h JOIN up ON h.value = up.v WHERE h.parent IS NOT NULL)
+							   SELECT 1 FROM up WHERE up.v = g.generalized->>'work'))$q$, tab, tab, tab)
+	INTO outside;
+	RETURN format('smallest group %s, rows %s of %s, outside their group %s',
+				  CASE WHEN smallest >= k THEN 'ok' ELSE coalesce(smallest::text, 'none') END,
+				  n_view, n_true, outside);
+END;
+$$;
+
+-- bad input: refused with nothing made
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3);
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 1,
+	hierarchies => '{"work": "work_h"}');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "work_h"}', qi_method => 'kmeans');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "no_such_h"}');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"salary": "work_h"}');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "work_h"}', mode => 'release');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0,
+	hierarchies => '{"work": "work_h"}');
+CREATE TABLE bad_h (value text, parent text);
+INSERT INTO bad_h VALUES ('*', NULL), ('x', '*'), ('x', '*');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "bad_h"}');
+TRUNCATE bad_h;
+INSERT INTO bad_h VALUES ('*', NULL), ('a', 'b'), ('b', 'a'), ('Private', '*');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "bad_h"}');
+TRUNCATE bad_h;
+INSERT INTO bad_h VALUES ('*', NULL), ('r2', NULL), ('Private', '*');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "bad_h"}');
+TRUNCATE bad_h;
+-- a stored value that is an inner node, not a leaf
+INSERT INTO bad_h SELECT * FROM work_h;
+INSERT INTO bad_h VALUES ('Private-x', 'Private');
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "bad_h"}');
+SELECT count(*) AS watches, (SELECT count(*) FROM pg_class WHERE relname LIKE 'staff_keanon%') AS objects
+FROM keanon.watches WHERE relid = 'staff'::regclass;
+
+-- the watch, I3M
+SELECT keanon.watch('staff', 'salary', ARRAY['age', 'work', 'joined'], 3, 0, generalize => 3,
+	hierarchies => '{"work": "work_h"}');
+\d staff_anon
+SELECT keanon.check('staff');
+SELECT gen_view_ok('staff', 'staff_anon', 3);
+SELECT sum(size) = (SELECT count(*) FROM staff WHERE salary IS NOT NULL) AS sizes_add_up, min(size) >= 3 AND max(size) <= 5 AS sizes_in_range,
+	round(max(total_il)::numeric, 6) = round(sum(il)::numeric, 6) AS total_is_sum
+FROM keanon.qi_groups('staff');
+
+-- every kind of write
+INSERT INTO staff VALUES (101, 33, 'state', '2015-05-05', 41000);
+INSERT INTO staff SELECT 200 + i, 25 + i, 'inc', DATE '2012-01-01' + i, 50000 + i FROM generate_series(1, 9) i;
+UPDATE staff SET age = age + 1 WHERE id % 5 = 0;
+UPDATE staff SET salary = salary + 7 WHERE id % 7 = 0;
+UPDATE staff SET work = 'local' WHERE id IN (101, 201);
+UPDATE staff SET id = id + 1000 WHERE id = 3;
+UPDATE staff SET salary = NULL WHERE id = 4;
+UPDATE staff SET salary = 44444 WHERE id = 4;
+DELETE FROM staff WHERE id % 4 = 1;
+COPY staff FROM stdin;
+301	61	Private	2019-09-09	61000
+302	62	Private	2019-09-10	62000
+303	63	federal	2019-09-11	63000
+\.
+SELECT keanon.check('staff');
+SELECT gen_view_ok('staff', 'staff_anon', 3);
+
+-- a statement that changes nothing generalized, and one that fails
+UPDATE staff SET salary = salary WHERE id = 2;
+INSERT INTO staff VALUES (400, 40, 'no-such-work', '2020-01-01', 1000);
+INSERT INTO staff VALUES (401, 40, NULL, '2020-01-01', 1000);
+SELECT keanon.check('staff');
+
+-- savepoints: a change rolled back leaves the groups as they were
+BEGIN;
+SAVEPOINT s;
+DELETE FROM staff WHERE id < 40;
+ROLLBACK TO s;
+INSERT INTO staff VALUES (402, 50, 'inc', '2011-11-11', 52000);
+COMMIT;
+SELECT keanon.check('staff');
+SELECT gen_view_ok('staff', 'staff_anon', 3);
+
+-- the owner's functions
+SELECT keanon.optimize('staff') >= 0 AS optimized;
+SELECT keanon.check('staff');
+SELECT keanon.regeneralize('staff') BETWEEN (SELECT count(*) / 5 FROM staff) AND (SELECT count(*) / 3 FROM staff) AS groups;
+SELECT keanon.check('staff');
+SELECT gen_view_ok('staff', 'staff_anon', 3);
+
+-- deletes down to fewer than k rows: then nothing is published
+DELETE FROM staff WHERE id > 4;
+SELECT count(*) AS rows_left FROM staff WHERE salary IS NOT NULL;
+SELECT count(*) AS published FROM staff_anon;
+SELECT keanon.check('staff');
+INSERT INTO staff VALUES (500, 30, 'inc', '2013-03-03', 33000), (501, 31, 'inc', '2013-03-04', 34000);
+SELECT count(*) AS published FROM staff_anon;
+SELECT keanon.check('staff');
+TRUNCATE staff;
+SELECT count(*) AS groups FROM keanon.qi_groups('staff');
+INSERT INTO staff SELECT i, 20 + i % 30, 'federal', DATE '2001-01-01' + i, 1000 * i FROM generate_series(1, 20) i;
+SELECT keanon.check('staff');
+SELECT gen_view_ok('staff', 'staff_anon', 3);
+
+-- the similar-B-tree, in deferred mode
+CREATE TABLE staff2 (LIKE staff INCLUDING ALL);
+INSERT INTO staff2 SELECT * FROM staff;
+SELECT keanon.watch('staff2', 'salary', ARRAY['age', 'work', 'joined'], 2, 0, generalize => 4,
+	hierarchies => '{"work": "work_h"}', qi_method => 'sbtree', mode => 'deferred');
+INSERT INTO staff2 SELECT 100 + i, 20 + (i * 13) % 40, (ARRAY['Private', 'inc', 'state'])[1 + i % 3],
+	DATE '2005-01-01' + i * 11, 40000 + i FROM generate_series(1, 50) i;
+DELETE FROM staff2 WHERE id % 3 = 0;
+UPDATE staff2 SET age = age + 10 WHERE id % 4 = 0;
+SELECT keanon.flush('staff2') > 0 AS flushed;
+SELECT keanon.check('staff2');
+SELECT gen_view_ok('staff2', 'staff2_anon', 4);
+
+-- unwatch drops every internal table
+SELECT keanon.unwatch('staff2');
+SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 'staff2_keanon%';

@@ -1,0 +1,538 @@
+/*
+ * gen_store.c
+ *		The clustering core's store over a generalized watch's groups and
+ *		members tables.
+ *
+ * One store serves one operation (a statement's change, a flush, a
+ * build).  Rows it hands to the core get handles that are indexes into
+ * its own arrays of keys and coordinates, valid for the operation alone.
+ * The groups nearest a point come from the GiST index over keanon_place
+ * (cube's KNN ordering): for I3M the group's box, for the similar-B-tree
+ * its centre, both in coordinates scaled by kc_weight.  Every group the
+ * operation writes is remembered, and at its end the numeric ranges of
+ * those groups are published again from their members' true values in
+ * the rows table: exact, whatever the coordinates' precision.  A
+ * categorical dimension publishes the value of the hierarchy's node that
+ * the core names for the group's box.
+ *
+ * Every statement is schema-qualified and runs as the table's owner; the
+ * store's count of groups is capped at 2, all the core asks of it being
+ * whether a group is alone.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "keanon_gen.h"
+
+struct GenStore
+{
+	Watch	   *w;
+	KeanonGen  *g;
+	MemoryContext cxt;
+	int64		nrows;			/* rows known to the operation */
+	int64		cap;
+	Datum	   *keys;			/* [cap * nkeys] */
+	double	  **x;				/* [cap] coordinates, each its own array */
+	bool	   *stored;			/* [cap] a row of the members table */
+	KcRow	   *members;		/* the last members listed */
+	int64		next_gid;		/* the greatest group id used, -1 unread */
+	int64	   *touched;		/* groups written */
+	int64		ntouched;
+	int64		touched_cap;
+	char	   *sql_summary;	/* the select list of a group's summary */
+	char	   *sql_member_keys;	/* FROM ... WHERE: the member keyed $1 ... $n */
+};
+
+/* A group's summary from the current SPI row (gid, n, lo, hi, sum) */
+static void
+read_summary(GenStore *gs, HeapTuple tup, TupleDesc desc, KcGroup *out)
+{
+	bool		isnull;
+	double	   *dst[3] = {out->lo, out->hi, out->sum};
+
+	out->gid = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	out->n = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	for (int a = 0; a < 3; a++)
+	{
+		Datum		v = SPI_getbinval(tup, desc, 3 + a, &isnull);
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		if (isnull)
+			KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a group");
+		KeanonArrayElements(DatumGetArrayTypeP(v), FLOAT8OID, &elems, &nulls, &n);
+		if (n != gs->g->ndims)
+			KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a group");
+		for (int d = 0; d < n; d++)
+			dst[a][d] = nulls[d] ? 0 : DatumGetFloat8(elems[d]);
+	}
+}
+
+/* A float8[] of n doubles */
+static Datum
+float8_array(const double *v, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Float8GetDatum(v[i]);
+	return PointerGetDatum(construct_array(elems, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+										   TYPALIGN_DOUBLE));
+}
+
+/* Groups by a query of the point, a limit and a group to skip */
+static KcStatus
+groups_near(GenStore *gs, const char *order_or_filter, const double *x, int max, int64_t except,
+			KcGroup *out, int *found)
+{
+	Oid			types[3] = {FLOAT8ARRAYOID, INT4OID, INT8OID};
+	Datum		values[3];
+	double	   *sx = palloc(sizeof(double) * gs->g->ndims);
+
+	for (int d = 0; d < gs->g->ndims; d++)
+		sx[d] = x[d] * kc_weight(&gs->g->schema, d);
+	values[0] = float8_array(sx, gs->g->ndims);
+	values[1] = Int32GetDatum(max);
+	values[2] = Int64GetDatum(except);
+	if (KeanonSpiExec(gs->w->relid,
+					  psprintf("SELECT %s FROM %s WHERE keanon_group OPERATOR(pg_catalog.<>) $3 %s LIMIT $2",
+							   gs->sql_summary, gs->g->groups, order_or_filter),
+					  3, types, values, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not search %s", gs->g->groups);
+	*found = (int) Min(SPI_processed, (uint64) max);
+	for (int i = 0; i < *found; i++)
+		read_summary(gs, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, &out[i]);
+	SPI_freetuptable(SPI_tuptable);
+	return KC_OK;
+}
+
+static KcStatus
+st_nearest(void *arg, const double *x, int max, int64_t except, KcGroup *out, int *found)
+{
+	GenStore   *gs = arg;
+
+	return groups_near(gs, psprintf("ORDER BY keanon_place OPERATOR(%s.<->) %s.cube($1)",
+									gs->g->cube, gs->g->cube), x, max, except, out, found);
+}
+
+static KcStatus
+st_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out, int *found)
+{
+	GenStore   *gs = arg;
+
+	return groups_near(gs, psprintf("AND keanon_place OPERATOR(%s.@>) %s.cube($1) ORDER BY keanon_group",
+									gs->g->cube, gs->g->cube), x, max, except, out, found);
+}
+
+static KcStatus
+st_get(void *arg, int64_t gid, KcGroup *out)
+{
+	GenStore   *gs = arg;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(gid)};
+
+	if (KeanonSpiExec(gs->w->relid,
+					  psprintf("SELECT %s FROM %s WHERE keanon_group OPERATOR(pg_catalog.=) $1",
+							   gs->sql_summary, gs->g->groups),
+					  1, types, values, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read %s", gs->g->groups);
+	if (SPI_processed != 1)
+		return KC_ERR_CORRUPT;
+	read_summary(gs, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, out);
+	SPI_freetuptable(SPI_tuptable);
+	return KC_OK;
+}
+
+static KcStatus
+st_members(void *arg, int64_t gid, const KcRow **rows, int64_t *n)
+{
+	GenStore   *gs = arg;
+	KeanonGen  *g = gs->g;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(gid)};
+	Datum	   *keys = palloc(sizeof(Datum) * g->nkeys);
+	double	   *x = palloc(sizeof(double) * g->ndims);
+	MemoryContext old;
+
+	if (KeanonSpiExec(gs->w->relid,
+					  psprintf("SELECT %s, keanon_x FROM %s WHERE keanon_group OPERATOR(pg_catalog.=) $1",
+							   KeanonNameList(gs->w->keys, ""), g->members),
+					  1, types, values, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read %s", g->members);
+	old = MemoryContextSwitchTo(gs->cxt);
+	if (gs->members != NULL)
+		pfree(gs->members);
+	gs->members = palloc(sizeof(KcRow) * Max(SPI_processed, 1));
+	MemoryContextSwitchTo(old);
+	*n = (int64) SPI_processed;
+	for (int64 r = 0; r < *n; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nx;
+
+		for (int i = 0; i < g->nkeys; i++)
+			keys[i] = SPI_getbinval(tup, desc, i + 1, &isnull);
+		KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(tup, desc, g->nkeys + 1, &isnull)),
+							FLOAT8OID, &elems, &nulls, &nx);
+		if (nx != g->ndims)
+			return KC_ERR_CORRUPT;
+		for (int d = 0; d < nx; d++)
+			x[d] = DatumGetFloat8(elems[d]);
+		gs->members[r].handle = KeanonGenStoreAddRow(gs, keys, x, true);
+		gs->members[r].x = KeanonGenStoreRowX(gs, gs->members[r].handle);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	*rows = gs->members;
+	return KC_OK;
+}
+
+static KcStatus
+st_create(void *arg, int64_t *gid)
+{
+	GenStore   *gs = arg;
+
+	if (gs->next_gid < 0)
+	{
+		bool		isnull;
+
+		if (KeanonSpiExec(gs->w->relid,
+						  psprintf("SELECT pg_catalog.max(keanon_group) FROM %s", gs->g->groups),
+						  0, NULL, NULL, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "keanon: could not read %s", gs->g->groups);
+		gs->next_gid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+												   &isnull));
+		if (isnull)
+			gs->next_gid = 0;
+	}
+	*gid = ++gs->next_gid;
+	return KC_OK;
+}
+
+/* The published value of each categorical dimension of box lo .. hi */
+static Datum
+categorical_values(GenStore *gs, const KcGroup *grp, bool *any)
+{
+	KeanonGen  *g = gs->g;
+	Datum	   *elems = palloc(sizeof(Datum) * g->ndims);
+	bool	   *nulls = palloc(sizeof(bool) * g->ndims);
+	int			dims[1] = {g->ndims};
+	int			lbs[1] = {1};
+
+	*any = false;
+	for (int d = 0; d < g->ndims; d++)
+	{
+		nulls[d] = !g->categorical[d] || grp->n == 0;
+		if (!nulls[d])
+		{
+			int			node = kc_lca(&g->h[d], (int) grp->lo[d], (int) grp->hi[d]);
+
+			elems[d] = CStringGetTextDatum(g->node_value[d][node]);
+			*any = true;
+		}
+	}
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, TEXTOID, -1, false,
+											  TYPALIGN_INT));
+}
+
+/* Remember that group gid was written */
+void
+KeanonGenStoreTouch(GenStore *gs, int64 gid)
+{
+	for (int64 i = gs->ntouched - 1; i >= 0 && i >= gs->ntouched - 4; i--)
+		if (gs->touched[i] == gid)
+			return;
+	if (gs->ntouched == gs->touched_cap)
+	{
+		gs->touched_cap *= 2;
+		gs->touched = repalloc_huge(gs->touched, sizeof(int64) * gs->touched_cap);
+	}
+	gs->touched[gs->ntouched++] = gid;
+}
+
+static KcStatus
+st_put(void *arg, const KcGroup *grp)
+{
+	GenStore   *gs = arg;
+	KeanonGen  *g = gs->g;
+	Oid			types[8] = {INT8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID};
+	Datum		values[8];
+	double	   *plo = palloc(sizeof(double) * g->ndims);
+	double	   *phi = palloc(sizeof(double) * g->ndims);
+	bool		any;
+	StringInfoData cats;
+	StringInfoData cols;
+	StringInfoData vals;
+
+	for (int d = 0; d < g->ndims; d++)
+	{
+		double		wgt = kc_weight(&g->schema, d);
+
+		if (g->schema.method == KC_SBTREE)
+			plo[d] = phi[d] = grp->n > 0 ? grp->sum[d] / (double) grp->n * wgt : 0;
+		else
+		{
+			plo[d] = grp->lo[d] * wgt;
+			phi[d] = grp->hi[d] * wgt;
+		}
+	}
+	values[0] = Int64GetDatum(grp->gid);
+	values[1] = Int64GetDatum(grp->n);
+	values[2] = float8_array(grp->lo, g->ndims);
+	values[3] = float8_array(grp->hi, g->ndims);
+	values[4] = float8_array(grp->sum, g->ndims);
+	values[5] = float8_array(plo, g->ndims);
+	values[6] = float8_array(phi, g->ndims);
+	values[7] = categorical_values(gs, grp, &any);
+	initStringInfo(&cats);
+	initStringInfo(&cols);
+	initStringInfo(&vals);
+	for (int d = 0; d < g->ndims; d++)
+		if (g->categorical[d])
+		{
+			appendStringInfo(&cols, ", %s", g->dim_names[d]);
+			appendStringInfo(&vals, ", ($8)[%d]", d + 1);
+			appendStringInfo(&cats, ", %s = EXCLUDED.%s", g->dim_names[d], g->dim_names[d]);
+		}
+	KeanonSpiRun(gs->w->relid,
+				 psprintf("INSERT INTO %s AS g (keanon_group, keanon_n, keanon_lo, keanon_hi, keanon_sum, "
+						  "keanon_place%s) VALUES ($1, $2, $3, $4, $5, %s.cube($6, $7)%s) "
+						  "ON CONFLICT (keanon_group) DO UPDATE SET keanon_n = EXCLUDED.keanon_n, "
+						  "keanon_lo = EXCLUDED.keanon_lo, keanon_hi = EXCLUDED.keanon_hi, "
+						  "keanon_sum = EXCLUDED.keanon_sum, keanon_place = EXCLUDED.keanon_place%s",
+						  g->groups, cols.data, g->cube, vals.data, cats.data),
+				 8, types, values, NULL, SPI_OK_INSERT);
+	KeanonGenStoreTouch(gs, grp->gid);
+	return KC_OK;
+}
+
+static KcStatus
+st_drop(void *arg, int64_t gid)
+{
+	GenStore   *gs = arg;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(gid)};
+
+	KeanonSpiRun(gs->w->relid,
+				 psprintf("DELETE FROM %s WHERE keanon_group OPERATOR(pg_catalog.=) $1", gs->g->groups),
+				 1, types, values, NULL, SPI_OK_DELETE);
+	return KC_OK;
+}
+
+static KcStatus
+st_place(void *arg, const KcRow *row, int64_t gid)
+{
+	GenStore   *gs = arg;
+	KeanonGen  *g = gs->g;
+	int			nargs = g->nkeys + 2;
+	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	Datum	   *values = palloc(sizeof(Datum) * nargs);
+	int64		h = row->handle;
+
+	if (h < 0 || h >= gs->nrows)
+		return KC_ERR_ARG;
+	for (int i = 0; i < g->nkeys; i++)
+	{
+		types[i] = g->key_types[i];
+		values[i] = gs->keys[h * g->nkeys + i];
+	}
+	types[g->nkeys] = INT8OID;
+	values[g->nkeys] = Int64GetDatum(gid);
+	types[g->nkeys + 1] = FLOAT8ARRAYOID;
+	values[g->nkeys + 1] = float8_array(gs->x[h], g->ndims);
+	if (gs->stored[h])
+		KeanonSpiRun(gs->w->relid,
+					 psprintf("UPDATE %s m SET keanon_group = $%d %s", g->members, g->nkeys + 1,
+							  gs->sql_member_keys),
+					 nargs, types, values, NULL, SPI_OK_UPDATE);
+	else
+	{
+		StringInfoData params;
+
+		initStringInfo(&params);
+		for (int i = 1; i <= nargs; i++)
+			appendStringInfo(&params, "%s$%d", i > 1 ? ", " : "", i);
+		KeanonSpiRun(gs->w->relid,
+					 psprintf("INSERT INTO %s (%s, keanon_group, keanon_x) VALUES (%s)", g->members,
+							  KeanonNameList(gs->w->keys, ""), params.data),
+					 nargs, types, values, NULL, SPI_OK_INSERT);
+		gs->stored[h] = true;
+	}
+	return KC_OK;
+}
+
+static KcStatus
+st_count(void *arg, int64_t *ngroups)
+{
+	GenStore   *gs = arg;
+	bool		isnull;
+
+	if (KeanonSpiExec(gs->w->relid,
+					  psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT 2) s", gs->g->groups),
+					  0, NULL, NULL, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not count %s", gs->g->groups);
+	*ngroups = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return KC_OK;
+}
+
+static KcStatus
+st_all(void *arg, const int64_t **gids, int64_t *n)
+{
+	GenStore   *gs = arg;
+	int64_t    *out;
+	bool		isnull;
+
+	if (KeanonSpiExec(gs->w->relid,
+					  psprintf("SELECT keanon_group FROM %s ORDER BY keanon_group", gs->g->groups),
+					  0, NULL, NULL, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read %s", gs->g->groups);
+	out = MemoryContextAllocHuge(gs->cxt, sizeof(int64_t) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+		out[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+	*n = (int64) SPI_processed;
+	*gids = out;
+	SPI_freetuptable(SPI_tuptable);
+	return KC_OK;
+}
+
+/* Open the store of one operation over watch w's generalization g */
+GenStore *
+KeanonGenStoreBegin(Watch *w, KeanonGen *g, KcStore *st)
+{
+	GenStore   *gs = palloc0(sizeof(GenStore));
+	StringInfoData buf;
+	int			i = 1;
+	ListCell   *lc;
+
+	gs->w = w;
+	gs->g = g;
+	gs->cxt = AllocSetContextCreate(CurrentMemoryContext, "keanon generalization",
+									ALLOCSET_DEFAULT_SIZES);
+	gs->cap = 64;
+	gs->keys = MemoryContextAlloc(gs->cxt, sizeof(Datum) * gs->cap * Max(g->nkeys, 1));
+	gs->x = MemoryContextAlloc(gs->cxt, sizeof(double *) * gs->cap);
+	gs->stored = MemoryContextAlloc(gs->cxt, sizeof(bool) * gs->cap);
+	gs->next_gid = -1;
+	gs->touched_cap = 16;
+	gs->touched = MemoryContextAlloc(gs->cxt, sizeof(int64) * gs->touched_cap);
+	gs->sql_summary = "keanon_group, keanon_n, keanon_lo, keanon_hi, keanon_sum";
+	initStringInfo(&buf);
+	foreach(lc, w->keys)
+	{
+		appendStringInfo(&buf, "%s$%d AS %s", i > 1 ? ", " : "", i, (char *) lfirst(lc));
+		i++;
+	}
+	gs->sql_member_keys = psprintf("FROM (SELECT %s) x WHERE %s", buf.data, g->m_eq_x);
+
+	memset(st, 0, sizeof(*st));
+	st->arg = gs;
+	st->nearest = st_nearest;
+	st->covering = st_covering;
+	st->get = st_get;
+	st->members = st_members;
+	st->create = st_create;
+	st->put = st_put;
+	st->drop = st_drop;
+	st->place = st_place;
+	st->count = st_count;
+	st->all = st_all;
+	return gs;
+}
+
+/* Give a row (its key and coordinates) a handle */
+int64
+KeanonGenStoreAddRow(GenStore *gs, const Datum *keys, const double *x, bool stored)
+{
+	KeanonGen  *g = gs->g;
+	MemoryContext old = MemoryContextSwitchTo(gs->cxt);
+	int64		h = gs->nrows;
+
+	if (h == gs->cap)
+	{
+		gs->cap *= 2;
+		gs->keys = repalloc_huge(gs->keys, sizeof(Datum) * gs->cap * Max(g->nkeys, 1));
+		gs->x = repalloc_huge(gs->x, sizeof(double *) * gs->cap);
+		gs->stored = repalloc_huge(gs->stored, sizeof(bool) * gs->cap);
+	}
+	for (int i = 0; i < g->nkeys; i++)
+	{
+		int16		len;
+		bool		byval;
+
+		get_typlenbyval(g->key_types[i], &len, &byval);
+		gs->keys[h * g->nkeys + i] = datumCopy(keys[i], byval, len);
+	}
+	gs->x[h] = palloc(sizeof(double) * g->ndims);
+	memcpy(gs->x[h], x, sizeof(double) * g->ndims);
+	gs->stored[h] = stored;
+	gs->nrows++;
+	MemoryContextSwitchTo(old);
+	return h;
+}
+
+/* The coordinates of a row known to the store */
+const double *
+KeanonGenStoreRowX(GenStore *gs, int64 handle)
+{
+	return gs->x[handle];
+}
+
+/*
+ * Publish the numeric ranges of every group written, from their members'
+ * true values in the rows table, and close the store
+ */
+void
+KeanonGenStoreEnd(GenStore *gs)
+{
+	KeanonGen  *g = gs->g;
+	StringInfoData set;
+	StringInfoData sel;
+	Datum	   *elems;
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+
+	initStringInfo(&set);
+	initStringInfo(&sel);
+	for (int d = 0; d < g->ndims; d++)
+	{
+		const char *cast = g->range_type[d] != NULL &&
+			strcmp(g->range_type[d], "pg_catalog.numrange") == 0 ? "::pg_catalog.numeric" : "";
+
+		if (g->categorical[d])
+			continue;
+		appendStringInfo(&set, "%s%s = s.%s", set.len > 0 ? ", " : "", g->dim_names[d],
+						 g->dim_names[d]);
+		appendStringInfo(&sel, ", %s(pg_catalog.min(r.%s)%s, pg_catalog.max(r.%s)%s, '[]') AS %s",
+						 g->range_type[d], g->dim_names[d], cast, g->dim_names[d], cast,
+						 g->dim_names[d]);
+	}
+	if (set.len > 0 && gs->ntouched > 0)
+	{
+		elems = palloc(sizeof(Datum) * gs->ntouched);
+		for (int64 i = 0; i < gs->ntouched; i++)
+			elems[i] = Int64GetDatum(gs->touched[i]);
+		values[0] = PointerGetDatum(construct_array(elems, (int) gs->ntouched, INT8OID, sizeof(int64),
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		KeanonSpiRun(gs->w->relid,
+					 psprintf("UPDATE %s g SET %s FROM (SELECT m.keanon_group AS keanon_gid%s FROM %s m "
+							  "JOIN %s r ON %s WHERE m.keanon_group OPERATOR(pg_catalog.=) ANY ($1) "
+							  "GROUP BY 1) s WHERE g.keanon_group OPERATOR(pg_catalog.=) s.keanon_gid",
+							  g->groups, set.data, sel.data, g->members, gs->w->rows,
+							  KeanonKeysEqual(gs->w, "m.", "r.")),
+					 1, types, values, NULL, SPI_OK_UPDATE);
+	}
+	MemoryContextDelete(gs->cxt);
+}

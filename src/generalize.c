@@ -1,0 +1,629 @@
+/*
+ * generalize.c
+ *		The flow of a change through a generalized watch: the rows that
+ *		left or changed leave their groups, the new ones join, and the
+ *		groups touched publish their tuples again (see keanon_gen.h).
+ *
+ * A generalization is loaded from keanon.watches and its hierarchy table
+ * at each change (a few hundred rows for the usual hierarchies), checked
+ * as it is read: node numbers dense, each parent numbered before its
+ * children (so a walk up always ends), each node's leaves an interval
+ * within its parent's.  The clustering core then runs against the store
+ * of gen_store.c.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "keanon_gen.h"
+#include "maintain_int.h"
+
+/* Raise an error for a clustering status other than KC_OK */
+void
+KeanonGeneralizeCheckStatus(KcStatus st, const char *what)
+{
+	if (st == KC_OK)
+		return;
+	if (st == KC_ERR_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory while %s", what)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("the groups of a generalized watch are inconsistent (status %d while %s)",
+					(int) st, what),
+			 errhint("Rebuild them with keanon.regeneralize().")));
+}
+
+/* An internal table of the generalization: a table of the watched table's owner */
+static char *
+gen_table(Watch *w, Oid oid, bool isnull, const char *what)
+{
+	if (isnull || get_rel_relkind(oid) != RELKIND_RELATION ||
+		KeanonRelOwner(oid) != KeanonRelOwner(w->relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the %s of the generalization of %s is missing", what, get_rel_name(w->relid)),
+				 errhint("Unwatch and watch the table again.")));
+	return KeanonQualifiedName(oid);
+}
+
+/* The SQL of dimension d's coordinate over the relation prefixed px */
+static char *
+coordinate_sql(const KeanonGen *g, int d, const char *px)
+{
+	const char *col = psprintf("%s%s", px, g->dim_names[d]);
+
+	if (g->categorical[d])
+		return psprintf("(%s)::pg_catalog.text", col);
+	switch (g->dim_types[d])
+	{
+		case DATEOID:
+			return psprintf("((%s) OPERATOR(pg_catalog.-) DATE '2000-01-01')::pg_catalog.float8", col);
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return psprintf("pg_catalog.date_part('epoch', %s)", col);
+		default:
+			return psprintf("(%s)::pg_catalog.float8", col);
+	}
+}
+
+/* The published range type of a numeric column's type */
+static char *
+range_type(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+			return "pg_catalog.int4range";
+		case INT8OID:
+			return "pg_catalog.int8range";
+		case NUMERICOID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return "pg_catalog.numrange";
+		case DATEOID:
+			return "pg_catalog.daterange";
+		case TIMESTAMPOID:
+			return "pg_catalog.tsrange";
+		case TIMESTAMPTZOID:
+			return "pg_catalog.tstzrange";
+	}
+	return NULL;
+}
+
+/* qsort comparator of leaf numbers by their values */
+static int
+leaf_cmp(const void *a, const void *b, void *arg)
+{
+	char	  **values = (char **) arg;
+
+	return strcmp(values[*(const int *) a], values[*(const int *) b]);
+}
+
+/* A hierarchy read back that breaks a promise of its numbering */
+static void
+hierarchy_corrupt(const KeanonGen *g, int d, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("the hierarchy of %s in %s is inconsistent: %s", g->dim_names[d], g->hier, why),
+			 errhint("Unwatch and watch the table again.")));
+}
+
+/* Check hierarchy d as read and index its leaves by value */
+static void
+hierarchy_finish(KeanonGen *g, int d, int *parent, int *height, int *lo, int *hi, int nnodes)
+{
+	KcHierarchy *h = &g->h[d];
+	int			nleaves = 0;
+	int		   *leaf_node;
+	int		   *order;
+	char	  **leafval;
+
+	for (int n = 0; n < nnodes; n++)
+		if (height[n] == 0)
+			nleaves++;
+	if (nnodes == 0 || parent[0] != -1 || lo[0] != 0 || hi[0] != nleaves - 1)
+		hierarchy_corrupt(g, d, "its root is not node 0 over every leaf");
+	leaf_node = palloc(sizeof(int) * nleaves);
+	for (int l = 0; l < nleaves; l++)
+		leaf_node[l] = -1;
+	for (int n = 0; n < nnodes; n++)
+	{
+		if (lo[n] < 0 || hi[n] < lo[n] || hi[n] >= nleaves || height[n] < 0)
+			hierarchy_corrupt(g, d, "a node's leaves are out of range");
+		if (n > 0 && (parent[n] < 0 || parent[n] >= n || lo[parent[n]] > lo[n] ||
+					  hi[parent[n]] < hi[n] || height[parent[n]] <= height[n]))
+			hierarchy_corrupt(g, d, "a node does not lie within its parent");
+		if (height[n] == 0)
+		{
+			if (lo[n] != hi[n] || leaf_node[lo[n]] != -1)
+				hierarchy_corrupt(g, d, "leaves are not numbered one each");
+			leaf_node[lo[n]] = n;
+		}
+	}
+	h->nnodes = nnodes;
+	h->nleaves = nleaves;
+	h->root = 0;
+	h->parent = parent;
+	h->height = height;
+	h->leaf_lo = lo;
+	h->leaf_hi = hi;
+	h->leaf_node = leaf_node;
+	/* the leaves by value, for lookups */
+	leafval = palloc(sizeof(char *) * nleaves);
+	order = palloc(sizeof(int) * nleaves);
+	for (int l = 0; l < nleaves; l++)
+	{
+		leafval[l] = g->node_value[d][leaf_node[l]];
+		order[l] = l;
+	}
+	qsort_arg(order, nleaves, sizeof(int), leaf_cmp, leafval);
+	g->leaf_sorted[d] = palloc(sizeof(char *) * nleaves);
+	for (int l = 0; l < nleaves; l++)
+		g->leaf_sorted[d][l] = leafval[order[l]];
+	g->leaf_sorted_no[d] = order;
+}
+
+/* Read the hierarchy table: every categorical dimension's tree */
+static void
+load_hierarchies(KeanonGen *g)
+{
+	if (SPI_execute(psprintf("SELECT dim, node, value, parent, height, leaf_lo, leaf_hi FROM %s "
+							 "ORDER BY dim, node", g->hier), false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read %s", g->hier);
+	for (uint64 r = 0; r < SPI_processed;)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int			d = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull)) - 1;
+		uint64		end = r;
+		int			nnodes;
+		int		   *parent, *height, *lo, *hi;
+
+		if (isnull || d < 0 || d >= g->ndims || !g->categorical[d] || g->node_value[d] != NULL)
+			hierarchy_corrupt(g, d < 0 || d >= g->ndims ? 0 : d, "a dimension is not categorical");
+		while (end < SPI_processed &&
+			   DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[end], desc, 1, &isnull)) == d + 1)
+			end++;
+		nnodes = (int) (end - r);
+		g->node_value[d] = palloc(sizeof(char *) * nnodes);
+		parent = palloc(sizeof(int) * nnodes);
+		height = palloc(sizeof(int) * nnodes);
+		lo = palloc(sizeof(int) * nnodes);
+		hi = palloc(sizeof(int) * nnodes);
+		for (int n = 0; n < nnodes; n++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[r + n];
+			bool		nulls[6];
+
+			if (DatumGetInt32(SPI_getbinval(t, desc, 2, &nulls[0])) != n)
+				hierarchy_corrupt(g, d, "its nodes are not numbered 0, 1, ...");
+			g->node_value[d][n] = SPI_getvalue(t, desc, 3);
+			parent[n] = DatumGetInt32(SPI_getbinval(t, desc, 4, &nulls[1]));
+			if (nulls[1])
+				parent[n] = -1;
+			height[n] = DatumGetInt32(SPI_getbinval(t, desc, 5, &nulls[2]));
+			lo[n] = DatumGetInt32(SPI_getbinval(t, desc, 6, &nulls[3]));
+			hi[n] = DatumGetInt32(SPI_getbinval(t, desc, 7, &nulls[4]));
+			if (nulls[0] || nulls[2] || nulls[3] || nulls[4] || g->node_value[d][n] == NULL)
+				hierarchy_corrupt(g, d, "a node has NULL numbers");
+		}
+		hierarchy_finish(g, d, parent, height, lo, hi, nnodes);
+		g->schema.dims[d].h = &g->h[d];
+		r = end;
+	}
+	for (int d = 0; d < g->ndims; d++)
+		if (g->categorical[d] && g->node_value[d] == NULL)
+			hierarchy_corrupt(g, d, "it is missing");
+}
+
+/* The quasi-identifiers, their types and spans */
+static void
+load_dims(Watch *w, KeanonGen *g, Datum ranges)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(ranges);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	ListCell   *lc;
+	int			d = 0;
+
+	KeanonArrayElements(arr, FLOAT8OID, &elems, &nulls, &n);
+	g->ndims = list_length(w->qis);
+	if (n != g->ndims || g->ndims > KC_MAX_DIMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the generalization of %s does not match its quasi-identifiers",
+						get_rel_name(w->relid))));
+	g->dim_names = palloc(sizeof(char *) * g->ndims);
+	g->dim_types = palloc(sizeof(Oid) * g->ndims);
+	g->categorical = palloc(sizeof(bool) * g->ndims);
+	g->range_type = palloc0(sizeof(char *) * g->ndims);
+	g->h = palloc0(sizeof(KcHierarchy) * g->ndims);
+	g->node_value = palloc0(sizeof(char **) * g->ndims);
+	g->leaf_sorted = palloc0(sizeof(char **) * g->ndims);
+	g->leaf_sorted_no = palloc0(sizeof(int *) * g->ndims);
+	g->schema.ndims = g->ndims;
+	foreach(lc, w->qis)
+	{
+		/* the quasi-identifiers follow the key among the watched columns */
+		AttrNumber	att = w->watched_attnums[list_length(w->keys) + d];
+
+		g->dim_names[d] = (char *) lfirst(lc);
+		g->dim_types[d] = get_atttype(w->relid, att);
+		g->categorical[d] = nulls[d];
+		g->schema.dims[d].kind = nulls[d] ? KC_CATEGORICAL : KC_NUMERIC;
+		if (!nulls[d])
+		{
+			double		span = DatumGetFloat8(elems[d]);
+
+			g->range_type[d] = range_type(g->dim_types[d]);
+			if (g->range_type[d] == NULL || !(span > 0) || isinf(span))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("the generalization of %s has no valid span for %s",
+								get_rel_name(w->relid), g->dim_names[d])));
+			g->schema.dims[d].range = span;
+		}
+		d++;
+	}
+}
+
+/*
+ * Load the generalization of watch w (SPI connected, as the table's owner)
+ */
+void
+KeanonGenLoad(Watch *w, KeanonGen *g)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull[8];
+	char	   *method;
+	Datum		ranges;
+
+	memset(g, 0, sizeof(*g));
+	g->relid = w->relid;
+	if (KeanonSpiExec(w->relid, "SELECT generalize, qi_method, qi_ranges, qi_hierarchy::pg_catalog.oid, "
+					  "qi_groups::pg_catalog.oid, qi_members::pg_catalog.oid, "
+					  "(SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
+					  " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube') "
+					  "FROM keanon.watches WHERE relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
+					  1, types, values, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not read the generalization of %s", get_rel_name(w->relid));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	g->k = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull[0]));
+	method = SPI_getvalue(tup, desc, 2);
+	ranges = SPI_getbinval(tup, desc, 3, &isnull[2]);
+	{
+		Oid			oids[3];
+		const char *what[3] = {"hierarchy table", "groups table", "members table"};
+		char	   *names[3];
+
+		for (int i = 0; i < 3; i++)
+		{
+			oids[i] = DatumGetObjectId(SPI_getbinval(tup, desc, 4 + i, &isnull[3 + i]));
+			names[i] = gen_table(w, oids[i], isnull[3 + i], what[i]);
+		}
+		g->hier = names[0];
+		g->groups = names[1];
+		g->members = names[2];
+	}
+	g->cube = SPI_getvalue(tup, desc, 7);
+	if (isnull[0] || isnull[2] || method == NULL || g->cube == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the generalization of %s is incomplete", get_rel_name(w->relid)),
+				 errhint("The extension cube is needed; unwatch and watch the table again.")));
+	g->k = g->schema.k = g->k;
+	g->schema.method = strcmp(method, "sbtree") == 0 ? KC_SBTREE : KC_I3M;
+	g->schema.candidates = 8;
+	load_dims(w, g, datumCopy(ranges, false, -1));
+	load_hierarchies(g);
+	KeanonGeneralizeCheckStatus(kc_schema_check(&g->schema), "loading the generalization");
+	g->nkeys = list_length(w->keys);
+	g->key_types = palloc(sizeof(Oid) * g->nkeys);
+	for (int i = 0; i < g->nkeys; i++)
+		g->key_types[i] = get_atttype(w->relid, w->watched_attnums[i]);
+	g->m_eq_x = KeanonKeysEqual(w, "m.", "x.");
+}
+
+/* The leaf number of a categorical value, or an error naming its column */
+static double
+leaf_of(const KeanonGen *g, int d, const char *value)
+{
+	int			lo = 0,
+				hi = g->h[d].nleaves - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = strcmp(value, g->leaf_sorted[d][mid]);
+
+		if (c == 0)
+			return (double) g->leaf_sorted_no[d][mid];
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("a value of column %s is not a leaf of its hierarchy %s", g->dim_names[d], g->hier),
+			 errhint("Add the value to the hierarchy table the watch was made with, then keanon.unwatch and watch again.")));
+	return 0;					/* not reached */
+}
+
+/* The coordinates of the current SPI row, its columns from first on */
+static void
+row_coordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int first, double *x)
+{
+	for (int d = 0; d < g->ndims; d++)
+	{
+		bool		isnull;
+		Datum		v = SPI_getbinval(tup, desc, first + d, &isnull);
+
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("generalized quasi-identifier %s of %s cannot be NULL",
+							g->dim_names[d], get_rel_name(g->relid))));
+		if (g->categorical[d])
+			x[d] = leaf_of(g, d, TextDatumGetCString(v));
+		else
+		{
+			x[d] = DatumGetFloat8(v);
+			if (isnan(x[d]) || isinf(x[d]))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("generalized quasi-identifier %s of %s must be finite",
+								g->dim_names[d], get_rel_name(g->relid))));
+		}
+	}
+}
+
+/* The SQL list of the keys and coordinates of relation x */
+static char *
+keys_and_coordinates(Watch *w, const KeanonGen *g, const char *px)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, KeanonNameList(w->keys, px));
+	for (int d = 0; d < g->ndims; d++)
+		appendStringInfo(&buf, ", %s", coordinate_sql(g, d, px));
+	return buf.data;
+}
+
+/*
+ * Read the rows a query returns (keys, then coordinates) into the store as
+ * rows not yet members, and insert each with the core; returns how many
+ */
+static int64
+insert_rows_of(Watch *w, KeanonGen *g, GenStore *gs, const KcSchema *s, const KcStore *st,
+			   const char *sql, bool build)
+{
+	int64		n;
+	int64		first = -1;
+	KcRow	   *rows;
+	Datum	   *keys = palloc(sizeof(Datum) * g->nkeys);
+	double	   *x = palloc(sizeof(double) * g->ndims);
+
+	if (KeanonSpiExec(w->relid, sql, 0, NULL, NULL, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read the rows to generalize");
+	n = (int64) SPI_processed;
+	if (n == 0)
+		return 0;
+	rows = palloc(sizeof(KcRow) * n);
+	for (int64 r = 0; r < n; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		bool		isnull;
+
+		for (int i = 0; i < g->nkeys; i++)
+			keys[i] = SPI_getbinval(tup, SPI_tuptable->tupdesc, i + 1, &isnull);
+		row_coordinates(g, tup, SPI_tuptable->tupdesc, g->nkeys + 1, x);
+		rows[r].handle = KeanonGenStoreAddRow(gs, keys, x, false);
+		rows[r].x = KeanonGenStoreRowX(gs, rows[r].handle);
+		if (first < 0)
+			first = rows[r].handle;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	if (build)
+		KeanonGeneralizeCheckStatus(kc_build(s, st, rows, n), "building the groups");
+	else
+		for (int64 r = 0; r < n; r++)
+			KeanonGeneralizeCheckStatus(kc_insert(s, st, &rows[r]), "adding a row to its group");
+	return n;
+}
+
+/*
+ * The rows that leave their groups: gone from the rows table, or with a
+ * new key or new quasi-identifiers; each group they left is settled once
+ */
+static void
+remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
+				  const char *oldrel, const char *newrel)
+{
+	char	   *cols = psprintf("%s, %s", KeanonNameList(w->keys, ""), KeanonNameList(w->qis, ""));
+	char	   *gone;
+	int64	   *gids;
+	double	  **xs;
+	int64		n;
+	int64		ngids = 0;
+
+	if (by_update)
+		gone = psprintf("(SELECT %s FROM %s EXCEPT ALL SELECT %s FROM %s WHERE %s IS NOT NULL)",
+						cols, oldrel, cols, newrel, w->s);
+	else
+		gone = pstrdup(oldrel);
+	if (KeanonSpiExec(w->relid, psprintf("DELETE FROM %s m USING %s x WHERE %s "
+										 "RETURNING m.keanon_group, m.keanon_x",
+										 g->members, gone, g->m_eq_x),
+					  0, NULL, NULL, NULL, false) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "keanon: could not remove the rows that left their groups");
+	n = (int64) SPI_processed;
+	gids = palloc(sizeof(int64) * Max(n, 1));
+	xs = palloc(sizeof(double *) * Max(n, 1));
+	for (int64 r = 0; r < n; r++)
+	{
+		bool		isnull;
+		int64		gid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1,
+													  &isnull));
+		bool		seen = false;
+
+		for (int64 i = 0; i < ngids && !seen; i++)
+			seen = gids[i] == gid;
+		if (!seen)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[r],
+															   SPI_tuptable->tupdesc, 2, &isnull));
+			Datum	   *elems;
+			bool	   *nulls;
+			int			nx;
+
+			KeanonArrayElements(arr, FLOAT8OID, &elems, &nulls, &nx);
+			if (nx != g->ndims)
+				KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a member's coordinates");
+			xs[ngids] = palloc(sizeof(double) * g->ndims);
+			for (int d = 0; d < g->ndims; d++)
+				xs[ngids][d] = DatumGetFloat8(elems[d]);
+			gids[ngids++] = gid;
+		}
+	}
+	SPI_freetuptable(SPI_tuptable);
+	for (int64 i = 0; i < ngids; i++)
+	{
+		Oid			t[1] = {INT8OID};
+		Datum		v[1] = {Int64GetDatum(gids[i])};
+
+		/* a group an earlier dispersal already dropped is settled */
+		if (KeanonSpiExec(w->relid, psprintf("SELECT 1 FROM %s WHERE keanon_group OPERATOR(pg_catalog.=) $1",
+											 g->groups), 1, t, v, NULL, false) != SPI_OK_SELECT)
+			elog(ERROR, "keanon: could not read %s", g->groups);
+		if (SPI_processed == 0)
+			continue;
+		KeanonGeneralizeCheckStatus(kc_delete(&g->schema, st, gids[i], xs[i]),
+									"settling a group a row left");
+	}
+}
+
+/*
+ * Apply one change to the groups (SPI connected, as the owner, under the
+ * writers' lock, after the (k,e) change): the departures, then the
+ * arrivals, then the tuples of the groups touched
+ */
+void
+KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
+					  const char *oldrel, const char *newrel)
+{
+	KeanonGen	g;
+	KcStore		st;
+	GenStore   *gs;
+
+	KeanonGenLoad(w, &g);
+	gs = KeanonGenStoreBegin(w, &g, &st);
+	if (by_update || by_delete)
+		remove_departures(w, &g, &st, by_update, oldrel, newrel);
+	if (by_insert || by_update)
+		insert_rows_of(w, &g, gs, &g.schema, &st,
+					   psprintf("SELECT %s FROM %s x WHERE x.%s IS NOT NULL AND NOT EXISTS "
+								"(SELECT 1 FROM %s m WHERE %s)",
+								keys_and_coordinates(w, &g, "x."), newrel, w->s, g.members, g.m_eq_x),
+					   false);
+	KeanonGenStoreEnd(gs);
+}
+
+/*
+ * Cluster every row of the rows table anew (SPI connected, as the owner,
+ * under the writers' lock): the static clustering of a new watch and of
+ * keanon.regeneralize; returns the number of groups
+ */
+int64
+KeanonGeneralizeBuild(Watch *w)
+{
+	KeanonGen	g;
+	KcStore		st;
+	GenStore   *gs;
+	int64		ngroups;
+	bool		isnull;
+
+	KeanonGenLoad(w, &g);
+	KeanonSpiRun(w->relid, psprintf("TRUNCATE %s, %s", g.members, g.groups), 0, NULL, NULL, NULL,
+				 SPI_OK_UTILITY);
+	gs = KeanonGenStoreBegin(w, &g, &st);
+	insert_rows_of(w, &g, gs, &g.schema, &st,
+				   psprintf("SELECT %s FROM %s x", keys_and_coordinates(w, &g, "x."), w->rows), true);
+	KeanonGenStoreEnd(gs);
+	if (KeanonSpiExec(w->relid, psprintf("SELECT pg_catalog.count(*) FROM %s", g.groups), 0, NULL, NULL,
+					  NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not count the groups of %s", get_rel_name(w->relid));
+	ngroups = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return ngroups;
+}
+
+/* IL_Optimization over the watch's groups; returns the groups broken */
+int64
+KeanonGeneralizeOptimize(Watch *w)
+{
+	KeanonGen	g;
+	KcStore		st;
+	GenStore   *gs;
+	int64		broken = 0;
+
+	KeanonGenLoad(w, &g);
+	gs = KeanonGenStoreBegin(w, &g, &st);
+	KeanonGeneralizeCheckStatus(kc_optimize(&g.schema, &st, &broken), "optimizing the groups");
+	KeanonGenStoreEnd(gs);
+	return broken;
+}
+
+/* Run a generalization step on relid's watch as a writer; returns its count */
+static int64
+as_writer(Oid relid, int64 (*step) (Watch *w))
+{
+	Watch		w;
+	int64		n;
+
+	KeanonWatchLoad(relid, &w, false);
+	if (w.generalize == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the watch of %s does not generalize its quasi-identifiers", get_rel_name(relid)),
+				 errhint("Watch it with generalize => k.")));
+	KeanonBeginWrite(&w, true);
+	n = step(&w);
+	KeanonSaveWatch(&w);
+	KeanonEndWrite(&w);
+	return n;
+}
+
+/* keanon.regeneralize's work: the static clustering; returns the groups */
+int64
+KeanonRegeneralize(Oid relid)
+{
+	return as_writer(relid, KeanonGeneralizeBuild);
+}
+
+/* keanon.optimize's work: IL_Optimization; returns the groups broken */
+int64
+KeanonOptimizeGroups(Oid relid)
+{
+	return as_writer(relid, KeanonGeneralizeOptimize);
+}
