@@ -56,7 +56,7 @@ DATA = keanon--0.1.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle deferred generalize
+REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle deferred generalize generalize_attack
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
@@ -82,7 +82,7 @@ PROVE_TESTS = \
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine -I$(srcdir)/src/cluster
 
-EXTRA_CLEAN = test/unit/ke_test test/bench/ke_bench tmp_pgr
+EXTRA_CLEAN = test/unit/ke_test test/unit/kc_test test/bench/ke_bench tmp_pgr
 
 # No LLVM bitcode: the engine gains nothing from JIT inlining, and building
 # it needs a clang matching the server's.
@@ -121,6 +121,17 @@ ENGINE_SRCS = \
 	src/engine/ke_release.c
 ENGINE_HDRS = $(wildcard src/engine/*.h)
 
+# the clustering core (I3M, similar-B-tree): plain C too, on the engine's allocator
+CLUSTER_SRCS = \
+	src/engine/ke_alloc.c \
+	src/cluster/kc_cost.c \
+	src/cluster/kc_split.c \
+	src/cluster/kc_cluster.c \
+	src/cluster/kc_optimize.c \
+	src/cluster/kc_build.c \
+	src/cluster/kc_memstore.c
+CLUSTER_HDRS = $(wildcard src/cluster/*.h) src/engine/ke_alloc.h
+
 UNIT_CC = cc
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/engine
 BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
@@ -130,8 +141,12 @@ BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
 test/unit/ke_test: test/unit/ke_test.c $(wildcard test/unit/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ test/unit/ke_test.c $(ENGINE_SRCS) -lm
 
-unit: test/unit/ke_test
+test/unit/kc_test: test/unit/kc_test.c $(CLUSTER_SRCS) $(CLUSTER_HDRS)
+	$(UNIT_CC) $(UNIT_CFLAGS) -Isrc/cluster -o $@ test/unit/kc_test.c $(CLUSTER_SRCS) -lm
+
+unit: test/unit/ke_test test/unit/kc_test
 	test/unit/ke_test
+	test/unit/kc_test
 
 test/bench/ke_bench: test/bench/ke_bench.c $(wildcard test/bench/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(BENCH_CFLAGS) -o $@ test/bench/ke_bench.c $(ENGINE_SRCS) -lm

@@ -1662,6 +1662,59 @@ CREATE AGGREGATE keanon.count_bounds(keanon_pid bigint, lower numeric, upper num
 COMMENT ON AGGREGATE keanon.count_bounds(bigint, numeric, numeric) IS
 '[least, greatest] possible number of selected published rows whose true sensitive value lies in [lower, upper] (NULL: unbounded); count(*) itself is exact';
 
+-- The same aggregates over a generalized watch's view, for a predicate on
+-- a true quasi-identifier: the rows whose published range or ancestor lies
+-- inside the predicate are certainly selected, those that only overlap it
+-- perhaps.  Pass every row that may be selected (WHERE age && r) with
+-- certain => age <@ r; the bounds hold whichever of the perhaps-selected
+-- rows the true predicate selects.
+CREATE FUNCTION keanon.hits_certain_trans(internal, bigint, boolean)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_certain_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_certain_trans(internal, bigint, boolean) IS
+'bound aggregates over generalized quasi-identifiers: count the certainly and the perhaps selected rows of each partition';
+
+CREATE FUNCTION keanon.hits_certain_range_trans(internal, bigint, boolean, numeric, numeric)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_certain_range_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_certain_range_trans(internal, bigint, boolean, numeric, numeric) IS
+'count_bounds over generalized quasi-identifiers: count the certainly and the perhaps selected rows of each partition and keep the value range';
+
+CREATE AGGREGATE keanon.sum_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.sum_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.sum_bounds(bigint, boolean) IS
+'[least, greatest] possible SUM of the true sensitive values of the selected rows, where rows with certain true are selected and the others perhaps: a partition with h rows certain and m perhaps contributes its h smallest values plus the negative ones of the next m, up to its h largest plus the positive ones of the next m';
+
+CREATE AGGREGATE keanon.min_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.min_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.min_bounds(bigint, boolean) IS
+'[least, greatest] possible MIN of the true sensitive values of the selected rows (certain true: selected; otherwise perhaps), assuming at least one row is selected';
+
+CREATE AGGREGATE keanon.max_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.max_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.max_bounds(bigint, boolean) IS
+'[least, greatest] possible MAX of the true sensitive values of the selected rows (certain true: selected; otherwise perhaps), assuming at least one row is selected';
+
+CREATE AGGREGATE keanon.avg_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.avg_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.avg_bounds(bigint, boolean) IS
+'[least, greatest] possible AVG of the true sensitive values of the selected rows: with every row certain, sum_bounds over their number; with rows perhaps selected, the least and greatest value of the partitions hit';
+
+CREATE AGGREGATE keanon.count_bounds(keanon_pid bigint, certain boolean, lower numeric, upper numeric) (
+	SFUNC = keanon.hits_certain_range_trans, STYPE = internal, FINALFUNC = keanon.count_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.count_bounds(bigint, boolean, numeric, numeric) IS
+'[least, greatest] possible number of selected rows (certain true: selected; otherwise perhaps) whose true sensitive value lies in [lower, upper] (NULL, NULL: the number of selected rows)';
+
 -- ----------------------------------------------------------------
 -- Privacy metrics
 -- ----------------------------------------------------------------

@@ -168,6 +168,52 @@ SELECT keanon.flush('staff2') > 0 AS flushed;
 SELECT keanon.check('staff2');
 SELECT gen_view_ok('staff2', 'staff2_anon', 4);
 
+-- bound answers over the generalized view, against the true table: for
+-- random age predicates, a row whose published range lies inside the
+-- predicate is certainly selected, one that overlaps it perhaps; every
+-- interval must hold the true answer, and COUNT's must be exactly
+-- [rows certain, rows certain or perhaps]
+CREATE FUNCTION gen_bounds_violations(tab regclass, view regclass) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	bad bigint := 0;
+	tight bigint := 0;
+	b record;
+	t record;
+	q int4range;
+	lo integer;
+BEGIN
+	PERFORM setseed(0.42);
+	FOR i IN 1 .. 150 LOOP
+		lo := 15 + (random() * 60)::int;
+		q := int4range(lo, lo + (random() * 25)::int, '[]');
+		EXECUTE format('SELECT keanon.sum_bounds(keanon_pid, age <@ $1) s, keanon.count_bounds(keanon_pid, age <@ $1, NULL, NULL) c,
+						keanon.min_bounds(keanon_pid, age <@ $1) mn, keanon.max_bounds(keanon_pid, age <@ $1) mx,
+						keanon.avg_bounds(keanon_pid, age <@ $1) a,
+						count(*) FILTER (WHERE age <@ $1) AS certain, count(*) AS maybe
+						FROM %s WHERE age && $1', view) INTO b USING q;
+		EXECUTE format('SELECT coalesce(sum(salary), 0) s, count(*) c, min(salary) mn, max(salary) mx, avg(salary) a
+						FROM %s WHERE salary IS NOT NULL AND age <@ $1
+						AND id IN (SELECT (key->>''id'')::int FROM keanon.qi_members(%L))', tab, tab) INTO t USING q;
+		IF b.maybe = 0 THEN
+			IF t.c <> 0 THEN bad := bad + 1; END IF;
+			CONTINUE;
+		END IF;
+		IF NOT (b.s @> t.s::numeric AND b.c @> t.c) THEN bad := bad + 1; END IF;
+		IF t.c > 0 AND NOT (b.mn @> t.mn::numeric AND b.mx @> t.mx::numeric AND b.a @> t.a) THEN
+			bad := bad + 1;
+		END IF;
+		IF lower(b.c) <> b.certain OR upper(b.c) - 1 <> b.maybe THEN tight := tight + 1; END IF;
+	END LOOP;
+	RETURN format('violations %s, counts not tight %s', bad, tight);
+END;
+$$;
+SELECT gen_bounds_violations('staff2', 'staff2_anon');
+SELECT gen_bounds_violations('staff', 'staff_anon');
+-- with every row certain, the plain aggregates' answers
+SELECT (SELECT keanon.sum_bounds(keanon_pid, true) FROM staff2_anon WHERE age && '[30,50]')
+	 = (SELECT keanon.sum_bounds(keanon_pid) FROM staff2_anon WHERE age && '[30,50]') AS same_as_plain;
+
 -- unwatch drops every internal table
 SELECT keanon.unwatch('staff2');
 SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 'staff2_keanon%';

@@ -65,6 +65,8 @@
 
 PG_FUNCTION_INFO_V1(keanon_hits_trans);
 PG_FUNCTION_INFO_V1(keanon_hits_range_trans);
+PG_FUNCTION_INFO_V1(keanon_hits_certain_trans);
+PG_FUNCTION_INFO_V1(keanon_hits_certain_range_trans);
 PG_FUNCTION_INFO_V1(keanon_hits_combine);
 PG_FUNCTION_INFO_V1(keanon_hits_serialize);
 PG_FUNCTION_INFO_V1(keanon_hits_deserialize);
@@ -79,13 +81,15 @@ PG_FUNCTION_INFO_V1(keanon_count_final);
 typedef struct HitEntry
 {
 	int64		pid;			/* hash key */
-	int64		hits;
+	int64		hits;			/* rows certainly selected */
+	int64		maybe;			/* rows perhaps selected */
 } HitEntry;
 
 typedef struct HitState
 {
 	HTAB	   *hits;
 	int64		total;
+	int64		total_maybe;	/* rows perhaps selected (certain => false) */
 	/* rows of one partition tend to come together: count them here first */
 	int64		last_pid;
 	int64		last_hits;
@@ -121,6 +125,9 @@ typedef struct Bounds
 				max_hi;
 	int64		cnt_lo,
 				cnt_hi;
+	bool		certain_any;	/* some partition has a row certainly selected */
+	KeNum		min_hi_maybe;	/* MIN's high end and MAX's low end when none */
+	KeNum		max_lo_maybe;
 } Bounds;
 
 /* A new, empty state in the aggregate's context */
@@ -138,15 +145,26 @@ hits_new(MemoryContext cxt)
 	return st;
 }
 
-/* Count hits more rows of a partition */
+/* Count hits more rows of a partition certainly selected, maybe perhaps */
 static void
-hits_add(HitState *st, int64 pid, int64 hits)
+hits_add2(HitState *st, int64 pid, int64 hits, int64 maybe)
 {
 	bool		found;
 	HitEntry   *e = hash_search(st->hits, &pid, HASH_ENTER, &found);
 
-	e->hits = (found ? e->hits : 0) + hits;
+	if (!found)
+		e->hits = e->maybe = 0;
+	e->hits += hits;
+	e->maybe += maybe;
 	st->total += hits;
+	st->total_maybe += maybe;
+}
+
+/* Count hits more rows of a partition */
+static void
+hits_add(HitState *st, int64 pid, int64 hits)
+{
+	hits_add2(st, pid, hits, 0);
 }
 
 /* Move the pending run of one partition's rows into the table */
@@ -201,6 +219,28 @@ keanon_hits_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * Transition of the aggregates over generalized quasi-identifiers: a row
+ * of partition keanon_pid that the query's predicate certainly selects
+ * (certain true) or perhaps selects (false or NULL: its published range
+ * overlaps the predicate's without lying inside it)
+ */
+Datum
+keanon_hits_certain_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = agg_context(fcinfo);
+	HitState   *st = PG_ARGISNULL(0) ? hits_new(cxt) : (HitState *) PG_GETARG_POINTER(0);
+
+	if (!PG_ARGISNULL(1))
+	{
+		if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
+			hits_row(st, PG_GETARG_INT64(1));
+		else
+			hits_add2(st, PG_GETARG_INT64(1), 0, 1);
+	}
+	PG_RETURN_POINTER(st);
+}
+
 /* Refuse a NaN end of count_bounds' [lower, upper] */
 static void
 check_range_end(Datum num, const char *which)
@@ -251,16 +291,19 @@ check_same_range(const HitState *st, bool lower_null, Datum lower,
 			 errhint("To count against several ranges, GROUP BY the bounds.")));
 }
 
-/* Transition of count_bounds: also remembers [lower, upper] */
-Datum
-keanon_hits_range_trans(PG_FUNCTION_ARGS)
+/*
+ * Transition of count_bounds: also remembers [lower, upper], the
+ * arguments from first on (after the certain flag when there is one)
+ */
+static HitState *
+range_trans(FunctionCallInfo fcinfo, int first)
 {
 	MemoryContext cxt = agg_context(fcinfo);
 	HitState   *st = PG_ARGISNULL(0) ? hits_new(cxt) : (HitState *) PG_GETARG_POINTER(0);
-	bool		lower_null = PG_ARGISNULL(2);
-	bool		upper_null = PG_ARGISNULL(3);
-	Datum		lower = lower_null ? (Datum) 0 : PG_GETARG_DATUM(2);
-	Datum		upper = upper_null ? (Datum) 0 : PG_GETARG_DATUM(3);
+	bool		lower_null = PG_ARGISNULL(first);
+	bool		upper_null = PG_ARGISNULL(first + 1);
+	Datum		lower = lower_null ? (Datum) 0 : PG_GETARG_DATUM(first);
+	Datum		upper = upper_null ? (Datum) 0 : PG_GETARG_DATUM(first + 1);
 
 	if (!st->has_range)
 	{
@@ -282,8 +325,33 @@ keanon_hits_range_trans(PG_FUNCTION_ARGS)
 	}
 	else
 		check_same_range(st, lower_null, lower, upper_null, upper);
+	return st;
+}
+
+/* Transition of count_bounds(keanon_pid, lower, upper) */
+Datum
+keanon_hits_range_trans(PG_FUNCTION_ARGS)
+{
+	HitState   *st = range_trans(fcinfo, 2);
+
 	if (!PG_ARGISNULL(1))
 		hits_row(st, PG_GETARG_INT64(1));
+	PG_RETURN_POINTER(st);
+}
+
+/* Transition of count_bounds(keanon_pid, certain, lower, upper) */
+Datum
+keanon_hits_certain_range_trans(PG_FUNCTION_ARGS)
+{
+	HitState   *st = range_trans(fcinfo, 3);
+
+	if (!PG_ARGISNULL(1))
+	{
+		if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
+			hits_row(st, PG_GETARG_INT64(1));
+		else
+			hits_add2(st, PG_GETARG_INT64(1), 0, 1);
+	}
 	PG_RETURN_POINTER(st);
 }
 
@@ -320,7 +388,7 @@ keanon_hits_combine(PG_FUNCTION_ARGS)
 		check_same_range(a, b->lower_null, b->lower, b->upper_null, b->upper);
 	hash_seq_init(&seq, b->hits);
 	while ((e = hash_seq_search(&seq)) != NULL)
-		hits_add(a, e->pid, e->hits);
+		hits_add2(a, e->pid, e->hits, e->maybe);
 	PG_RETURN_POINTER(a);
 }
 
@@ -348,6 +416,7 @@ keanon_hits_serialize(PG_FUNCTION_ARGS)
 	{
 		pq_sendint64(&buf, e->pid);
 		pq_sendint64(&buf, e->hits);
+		pq_sendint64(&buf, e->maybe);
 	}
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
@@ -379,8 +448,9 @@ keanon_hits_deserialize(PG_FUNCTION_ARGS)
 	{
 		int64		pid = pq_getmsgint64(&buf);
 		int64		hits = pq_getmsgint64(&buf);
+		int64		maybe = pq_getmsgint64(&buf);
 
-		hits_add(st, pid, hits);
+		hits_add2(st, pid, hits, maybe);
 	}
 	MemoryContextSwitchTo(old);
 	PG_RETURN_POINTER(st);
@@ -512,57 +582,73 @@ typedef struct RangeEnds
 	KeNum		upper;
 } RangeEnds;
 
-/* Fold one partition's bounds into b */
+/*
+ * Add to s the values of ranks from .. from + take - 1 (0-based, in
+ * ascending order, or descending when down) that are negative (positive
+ * when down), or all of them when all is set
+ */
+static void
+add_ranks(KeKind kind, WideSum *s, const KeNum *vals, const int64 *cnts, int nv, int64 from,
+		  int64 take, bool down, bool all)
+{
+	KeNum		zero;
+
+	if (kind == KE_KIND_FLOAT)
+		zero.f = 0;
+	else
+		zero.i = 0;
+	for (int j = 0; j < nv && take > 0; j++)
+	{
+		int			i = down ? nv - 1 - j : j;
+		int64		skip = Min(from, cnts[i]);
+		int64		here = Min(take, cnts[i] - skip);
+
+		from -= skip;
+		if (here <= 0)
+			continue;
+		if (all || (down ? ke_num_cmp(kind, vals[i], zero) > 0 : ke_num_cmp(kind, vals[i], zero) < 0))
+			wide_add(kind, s, vals[i], here);
+		take -= here;
+	}
+}
+
+/* The value of rank r (1-based) from the bottom, or from the top when down */
+static KeNum
+value_of_rank(const KeNum *vals, const int64 *cnts, int nv, int64 r, bool down)
+{
+	for (int j = 0; j < nv; j++)
+	{
+		int			i = down ? nv - 1 - j : j;
+
+		if (r <= cnts[i])
+			return vals[i];
+		r -= cnts[i];
+	}
+	return vals[down ? 0 : nv - 1];
+}
+
+/*
+ * Fold one partition's bounds into b: of its n rows, h are certainly
+ * selected and m more perhaps (any number of them), each selected row
+ * showing any of the partition's values
+ */
 static void
 partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 n, int64 h,
-				 const RangeEnds *range)
+				 int64 m, const RangeEnds *range)
 {
 	KeKind		kind = b->vt.kind;
 	KeNum		hmin,
 				hmax;
-	int64		left;
 	int64		g = 0;
 
-	/* sum of the h smallest and of the h largest */
-	left = h;
-	for (int i = 0; i < nv && left > 0; i++)
-	{
-		int64		take = Min(left, cnts[i]);
-
-		wide_add(kind, &b->sum_lo, vals[i], take);
-		left -= take;
-	}
-	left = h;
-	for (int i = nv - 1; i >= 0 && left > 0; i--)
-	{
-		int64		take = Min(left, cnts[i]);
-
-		wide_add(kind, &b->sum_hi, vals[i], take);
-		left -= take;
-	}
+	/* the h smallest, and those of the next m that lower the sum */
+	add_ranks(kind, &b->sum_lo, vals, cnts, nv, 0, h, false, true);
+	add_ranks(kind, &b->sum_lo, vals, cnts, nv, h, m, false, false);
+	add_ranks(kind, &b->sum_hi, vals, cnts, nv, 0, h, true, true);
+	add_ranks(kind, &b->sum_hi, vals, cnts, nv, h, m, true, false);
 	/* the h-th smallest and the h-th largest */
-	left = h;
-	hmin = vals[0];
-	for (int i = 0; i < nv; i++)
-	{
-		if (left <= cnts[i])
-		{
-			hmin = vals[i];
-			break;
-		}
-		left -= cnts[i];
-	}
-	left = h;
-	hmax = vals[nv - 1];
-	for (int i = nv - 1; i >= 0; i--)
-	{
-		if (left <= cnts[i])
-		{
-			hmax = vals[i];
-			break;
-		}
-		left -= cnts[i];
-	}
+	hmin = value_of_rank(vals, cnts, nv, Max(h, 1), false);
+	hmax = value_of_rank(vals, cnts, nv, Max(h, 1), true);
 	if (range != NULL)
 	{
 		for (int i = 0; i < nv; i++)
@@ -570,28 +656,39 @@ partition_bounds(Bounds *b, const KeNum *vals, const int64 *cnts, int nv, int64 
 				(range->upper_null || ke_num_le(kind, vals[i], range->upper)))
 				g += cnts[i];
 	}
+	else
+		g = n;
 
 	if (!b->any)
 	{
 		b->any = true;
 		b->min_lo = vals[0];
-		b->min_hi = hmax;
-		b->max_lo = hmin;
 		b->max_hi = vals[nv - 1];
+		b->min_hi_maybe = vals[nv - 1];
+		b->max_lo_maybe = vals[0];
 	}
 	else
 	{
 		if (ke_num_cmp(kind, vals[0], b->min_lo) < 0)
 			b->min_lo = vals[0];
-		if (ke_num_cmp(kind, hmax, b->min_hi) < 0)
-			b->min_hi = hmax;
-		if (ke_num_cmp(kind, hmin, b->max_lo) > 0)
-			b->max_lo = hmin;
 		if (ke_num_cmp(kind, vals[nv - 1], b->max_hi) > 0)
 			b->max_hi = vals[nv - 1];
+		/* with no row certainly selected, one of the largest may be all */
+		if (ke_num_cmp(kind, vals[nv - 1], b->min_hi_maybe) > 0)
+			b->min_hi_maybe = vals[nv - 1];
+		if (ke_num_cmp(kind, vals[0], b->max_lo_maybe) < 0)
+			b->max_lo_maybe = vals[0];
+	}
+	if (h > 0)
+	{
+		if (!b->certain_any || ke_num_cmp(kind, hmax, b->min_hi) < 0)
+			b->min_hi = hmax;
+		if (!b->certain_any || ke_num_cmp(kind, hmin, b->max_lo) > 0)
+			b->max_lo = hmin;
+		b->certain_any = true;
 	}
 	b->cnt_lo += Max(0, h - (n - g));
-	b->cnt_hi += Min(h, g);
+	b->cnt_hi += Min(h + m, g);
 }
 
 /* The total hits as numeric */
@@ -679,7 +776,7 @@ compute_bounds(HitState *st, Bounds *b)
 	int64		done = 0;
 
 	memset(b, 0, sizeof(Bounds));
-	if (st == NULL || st->total == 0)
+	if (st == NULL || st->total + st->total_maybe == 0)
 		return false;
 	hits_flush(st);
 	npids = hash_get_num_entries(st->hits);
@@ -771,12 +868,12 @@ compute_bounds(HitState *st, Bounds *b)
 				vals[j] = KeanonDatumToNum(&vt, vd[j]);
 				cnts[j] = DatumGetInt64(cd[j]);
 			}
-			if (he->hits > n || nv == 0)
+			if (he->hits + he->maybe > n || nv == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("partition %lld of %s changed while the query read it",
 								(long long) pid, get_rel_name(relid))));
-			partition_bounds(b, vals, cnts, nv, n, he->hits, st->has_range ? &range : NULL);
+			partition_bounds(b, vals, cnts, nv, n, he->hits, he->maybe, st->has_range ? &range : NULL);
 			matched++;
 		}
 		if (matched != nids)
@@ -787,6 +884,12 @@ compute_bounds(HitState *st, Bounds *b)
 					 errhint("Read the view and the bounds in one query.")));
 		SPI_finish();
 		KeanonOwnerEnd(&os);
+	}
+	/* no row certainly selected: the selection may be any one row */
+	if (!b->certain_any)
+	{
+		b->min_hi = b->min_hi_maybe;
+		b->max_lo = b->max_lo_maybe;
 	}
 	return true;
 }
@@ -874,6 +977,10 @@ keanon_avg_final(PG_FUNCTION_ARGS)
 
 	if (!compute_bounds(st, &b))
 		PG_RETURN_NULL();
+	/* rows perhaps selected: the average lies between the least and greatest value */
+	if (st->total_maybe > 0)
+		PG_RETURN_DATUM(num_range(KeanonNumToNumeric(&b.vt, b.min_lo),
+								  KeanonNumToNumeric(&b.vt, b.max_hi)));
 	total = numeric_of_int64(st->total);
 	PG_RETURN_DATUM(num_range(div_outward(wide_numeric(&b.vt, &b.sum_lo), total, false),
 							  div_outward(wide_numeric(&b.vt, &b.sum_hi), total, true)));

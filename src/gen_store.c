@@ -7,7 +7,9 @@
  * build).  Rows it hands to the core get handles that are indexes into
  * its own arrays of keys and coordinates, valid for the operation alone.
  * The groups nearest a point come from the GiST index over keanon_place
- * (cube's KNN ordering): for I3M the group's box, for the similar-B-tree
+ * (cube's KNN ordering): for I3M the group's published box (a categorical
+ * dimension widened to every leaf under the published node, so that a
+ * group covers the rows it could take unchanged), for the similar-B-tree
  * its centre, both in coordinates scaled by kc_weight.  Every group the
  * operation writes is remembered, and at its end the numeric ranges of
  * those groups are published again from their members' true values in
@@ -283,6 +285,14 @@ st_put(void *arg, const KcGroup *grp)
 
 		if (g->schema.method == KC_SBTREE)
 			plo[d] = phi[d] = grp->n > 0 ? grp->sum[d] / (double) grp->n * wgt : 0;
+		else if (g->categorical[d] && grp->n > 0)
+		{
+			/* the published node's leaves: a row under it joins unchanged */
+			int			node = kc_lca(&g->h[d], (int) grp->lo[d], (int) grp->hi[d]);
+
+			plo[d] = g->h[d].leaf_lo[node] * wgt;
+			phi[d] = g->h[d].leaf_hi[node] * wgt;
+		}
 		else
 		{
 			plo[d] = grp->lo[d] * wgt;

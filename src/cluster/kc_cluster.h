@@ -121,7 +121,11 @@ typedef struct KcRow
  *				I3M, centre distance for the similar-B-tree, in scaled
  *				coordinates), nearest first, skipping group except (or
  *				none when except < 0); *found is how many were filled
- * covering		the up to max groups whose box contains x, skipping except
+ * covering		the up to max groups whose published box contains x (x
+ *				covered, I3M Definition 6: adding it leaves the group's
+ *				generalization unchanged), skipping except: in a numeric
+ *				dimension [lo, hi], in a categorical one every leaf under
+ *				kc_lca(lo, hi)
  * get			the summary of group gid
  * members		the rows of group gid: *rows points at an array of *n the
  *				store keeps until the next call of members or the end of
@@ -209,7 +213,11 @@ extern KcStatus kc_optimize(const KcSchema *s, const KcStore *st, int64_t *broke
 /*
  * The rows split recursively at the median of the dimension of greatest
  * scaled spread until every part holds k to 2k - 1 rows: O(n log n).
- * This is what a new watch and keanon.regeneralize build.
+ * This is what a new watch and keanon.regeneralize build.  A dimension's
+ * spread is measured as its share of a row's IL (a numeric one's scaled
+ * extent, a categorical one's lca height over the root's; ties by scaled
+ * extent), and the cut moves from the median to the nearest boundary
+ * between values of that dimension that leaves k rows on each side.
  */
 extern KcStatus kc_build(const KcSchema *s, const KcStore *st, const KcRow *rows, int64_t n);
 

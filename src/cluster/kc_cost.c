@@ -357,8 +357,11 @@ kc_rowset_load(const KcSchema *s, const KcStore *st, int64_t gid, KcRowSet *rs)
 		kc_rowset_free(rs);
 		return KC_ERR_NOMEM;
 	}
-	memcpy(sorted, rows, (size_t) n * sizeof(KcRow));
-	qsort(sorted, (size_t) n, sizeof(KcRow), row_cmp);
+	if (n > 0)
+	{
+		memcpy(sorted, rows, (size_t) n * sizeof(KcRow));
+		qsort(sorted, (size_t) n, sizeof(KcRow), row_cmp);
+	}
 	for (i = 0; i < n; i++)
 	{
 		rs->handle[i] = sorted[i].handle;

@@ -17,6 +17,7 @@
 #include "ke_alloc.h"
 #include "kc_memstore.h"
 
+/* The store: its interface first, then rows, groups and answer buffers */
 struct KcMemStore
 {
 	KcStore		pub;
@@ -179,7 +180,23 @@ mem_nearest(void *arg, const double *x, int max, int64_t except, KcGroup *out,
 	return KC_OK;
 }
 
-/* The up to max groups whose box contains x, by id */
+/*
+ * Whether dimension dim of a group of box [lo, hi] publishes a value that
+ * covers x: the interval itself for a numeric dimension, every leaf under
+ * the lowest common ancestor for a categorical one
+ */
+static bool
+published_contains(const KcDim *dim, double lo, double hi, double x)
+{
+	int			node;
+
+	if (dim->kind == KC_NUMERIC)
+		return x >= lo && x <= hi;
+	node = kc_lca(dim->h, (int) lo, (int) hi);
+	return x >= dim->h->leaf_lo[node] && x <= dim->h->leaf_hi[node];
+}
+
+/* The up to max groups whose published box contains x, by id */
 static KcStatus
 mem_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out,
 			 int *found)
@@ -197,7 +214,7 @@ mem_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out,
 		if (!ms->alive[g] || ms->n[g] == 0 || g == except)
 			continue;
 		for (d = 0; d < ms->nd; d++)
-			if (x[d] < lo[d] || x[d] > hi[d])
+			if (!published_contains(&ms->s.dims[d], lo[d], hi[d], x[d]))
 				break;
 		if (d == ms->nd)
 			copy_out(ms, g, &out[(*found)++]);
@@ -439,7 +456,8 @@ kc_memstore_add_rows(KcMemStore *ms, const double *x, int64_t n, int64_t *first)
 		return KC_ERR_ARG;
 	if (!grow_all(arrs, elems, 5, &ms->rowcap, ms->nrows + n))
 		return KC_ERR_NOMEM;
-	memcpy(ms->x + ms->nrows * ms->nd, x, (size_t) n * ms->nd * sizeof(double));
+	if (n > 0)
+		memcpy(ms->x + ms->nrows * ms->nd, x, (size_t) n * ms->nd * sizeof(double));
 	for (i = ms->nrows; i < ms->nrows + n; i++)
 	{
 		ms->rgroup[i] = -1;

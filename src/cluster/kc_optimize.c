@@ -3,13 +3,13 @@
  *		I3M's IL_Optimization (Truta and Campan, Figure 3): break totally
  *		covered groups when that lowers the total information loss.
  *
- * A row is covered by another group when that group's box contains it
- * (Definition 6 asks that adding it leave the group's generalization
- * unchanged; the store answers box containment, which implies it and is
- * the same for numeric dimensions).  A group is totally covered when each
+ * A row is covered by another group when adding it leaves that group's
+ * generalization unchanged (Definition 6): the store's covering answers the
+ * groups whose published box (numeric [lo, hi], categorical the leaves under
+ * the lowest common ancestor) contains it.  A group is totally covered when each
  * of its rows is covered by some other group (Definition 7).  Breaking it
- * moves every row to a group covering it: no box changes, so each move
- * costs the target's IL per row and the break gains the group's own IL;
+ * moves every row to a group covering it: no published box changes, so
+ * each move costs the target's IL per row and the break gains the group's own IL;
  * ComputeOptimalBreak sends each row to the covering group of least IL per
  * row, counting the rows already sent there by the same break.  A break is
  * applied only when it lowers the total (Definition 9, "interesting").

@@ -1,0 +1,113 @@
+--
+-- Attacks on a generalized watch: what a reader of the view, a writer or
+-- another role can learn or change beyond the published groups.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS keanon;
+CREATE EXTENSION IF NOT EXISTS cube;
+\set SHOW_CONTEXT never
+SET client_min_messages = notice;
+
+CREATE TABLE ga_h (value text, parent text);
+INSERT INTO ga_h VALUES ('*', NULL), ('a', '*'), ('b', '*'), ('a1', 'a'), ('a2', 'a'), ('b1', 'b'), ('b2', 'b');
+-- ages and salaries independent of each other and of the key's order
+CREATE TABLE ga (id integer PRIMARY KEY, age integer NOT NULL, cat text NOT NULL, salary integer);
+INSERT INTO ga SELECT i, (i::bigint * 7919) % 5000, (ARRAY['a1', 'a2', 'b1', 'b2'])[1 + (i::bigint * 104729) % 4],
+	10000 + (i::bigint * 15485863) % 90000 FROM generate_series(1, 600) i;
+SELECT keanon.watch('ga', 'salary', ARRAY['age', 'cat'], 4, 1000, generalize => 5,
+	hierarchies => '{"cat": "ga_h"}');
+-- then rows arrive one by one, as a table grows
+DO $$
+BEGIN
+	FOR i IN 601 .. 800 LOOP
+		INSERT INTO ga VALUES (i, (i::bigint * 7919) % 5000, (ARRAY['a1', 'a2', 'b1', 'b2'])[1 + (i::bigint * 104729) % 4],
+			10000 + (i::bigint * 15485863) % 90000);
+	END LOOP;
+END;
+$$;
+SELECT keanon.check('ga');
+
+-- 1. The view's row order follows published values alone: within each
+-- group, the position of a row says nothing of its true age.  The owner
+-- links the view's rows to the true ones where (group, partition,
+-- published value) is unique, and measures the rank correlation between
+-- the position in the group and the true age: near 0.  An order that
+-- followed the true age (checked on the same data) would give 1.
+CREATE FUNCTION ga_order_correlation(leaky boolean) RETURNS numeric
+LANGUAGE sql AS $$
+	WITH v AS (SELECT row_number() OVER () AS pos, * FROM ga_anon),
+	r AS (SELECT m.keanon_group AS gid, x.keanon_pid, x.keanon_pub, t.age
+		  FROM ga_keanon_rows x JOIN ga_keanon_members m ON m.id = x.id JOIN ga t ON t.id = x.id),
+	uniq AS (SELECT gid, keanon_pid, keanon_pub, min(age) AS age FROM r
+			 GROUP BY 1, 2, 3 HAVING count(*) = 1),
+	linked AS (SELECT u.gid, u.age, CASE WHEN leaky THEN u.age ELSE v.pos END AS pos
+			   FROM v JOIN uniq u ON u.keanon_pid = v.keanon_pid AND u.keanon_pub = v.salary
+			   JOIN ga_keanon_groups g ON g.keanon_group = u.gid
+			   WHERE g.age = v.age AND g.cat = v.cat),
+	ranked AS (SELECT gid, rank() OVER (PARTITION BY gid ORDER BY pos) AS rp,
+					  rank() OVER (PARTITION BY gid ORDER BY age) AS ra FROM linked)
+	SELECT round(corr(rp, ra)::numeric, 1) FROM ranked
+$$;
+SELECT ga_order_correlation(false) BETWEEN -0.2 AND 0.2 AS order_independent_of_age,
+	   ga_order_correlation(true) AS leaky_order_would_show;
+-- under any plan the same order
+SET enable_hashjoin = off;
+CREATE TEMP TABLE plan1 AS SELECT row_number() OVER () AS pos, * FROM ga_anon;
+SET enable_hashjoin = on;
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+CREATE TEMP TABLE plan2 AS SELECT row_number() OVER () AS pos, * FROM ga_anon;
+RESET enable_mergejoin;
+RESET enable_nestloop;
+SELECT count(*) AS rows_out_of_order FROM plan1 JOIN plan2 USING (pos)
+WHERE (plan1.age, plan1.cat, plan1.keanon_pid, plan1.salary) IS DISTINCT FROM
+	  (plan2.age, plan2.cat, plan2.keanon_pid, plan2.salary);
+
+-- 2. Every published combination is shared by at least 5 rows
+SELECT min(c) >= 5 AS k_anonymous FROM (SELECT count(*) c FROM ga_anon GROUP BY age, cat) s;
+
+-- 3. Another role: reads the view, nothing else
+CREATE ROLE keanon_ga_reader;
+GRANT SELECT ON ga_anon TO keanon_ga_reader;
+SET ROLE keanon_ga_reader;
+SELECT count(*) > 0 AS reads_view FROM ga_anon;
+SELECT * FROM ga_keanon_members LIMIT 1;
+SELECT * FROM ga_keanon_groups LIMIT 1;
+SELECT * FROM ga_keanon_hier LIMIT 1;
+INSERT INTO ga_keanon_groups (keanon_group) VALUES (-1);
+SELECT * FROM keanon.qi_members('ga') LIMIT 1;
+SELECT * FROM keanon.qi_groups('ga') LIMIT 1;
+SELECT keanon.regeneralize('ga');
+SELECT keanon.optimize('ga');
+SELECT keanon.register_generalization('ga', 2, 'i3m', '{1}', 'ga_keanon_hier', 'ga_keanon_groups', 'ga_keanon_members');
+-- bound answers work for the reader, over rows certain and perhaps selected
+SELECT keanon.count_bounds(keanon_pid, age <@ int4range(1000, 2000, '[]'), NULL, NULL) IS NOT NULL AS bounds
+FROM ga_anon WHERE age && int4range(1000, 2000, '[]');
+RESET ROLE;
+-- PUBLIC holds no privilege on the internal tables
+SELECT c.relname, c.relacl FROM pg_class c WHERE c.relname LIKE 'ga\_keanon\_%' AND c.relkind = 'r' ORDER BY 1;
+
+-- 4. A writer's refused value is named by its column, never shown
+GRANT INSERT ON ga TO keanon_ga_reader;
+SET ROLE keanon_ga_reader;
+INSERT INTO ga VALUES (5000, 40, 'secret-category', 50000);
+RESET ROLE;
+
+-- 5. The owner's tampering: a hierarchy copy made inconsistent is caught
+-- before use, not followed into a crash
+UPDATE ga_keanon_hier SET parent = node WHERE dim = 2 AND node = 1;
+INSERT INTO ga VALUES (5001, 40, 'a1', 50000);
+UPDATE ga_keanon_hier SET parent = 0 WHERE dim = 2 AND node = 1;
+UPDATE ga_keanon_hier SET leaf_hi = 1000 WHERE dim = 2 AND node = 0;
+INSERT INTO ga VALUES (5001, 40, 'a1', 50000);
+UPDATE ga_keanon_hier SET leaf_hi = 3 WHERE dim = 2 AND node = 0;
+UPDATE ga_keanon_members SET keanon_x = '{1}' WHERE id = 7;
+DELETE FROM ga WHERE id = 7;
+UPDATE ga_keanon_members SET keanon_x = ARRAY[x.age::float8, l.leaf_lo::float8]
+FROM ga x, ga_keanon_hier l WHERE x.id = ga_keanon_members.id AND ga_keanon_members.id = 7
+	AND l.dim = 2 AND l.value = x.cat;
+INSERT INTO ga VALUES (5001, 40, 'a1', 50000);
+SELECT keanon.check('ga');
+
+DROP TABLE ga CASCADE;
+DROP ROLE keanon_ga_reader;
