@@ -13,7 +13,9 @@
  * its centre, both in coordinates scaled by kc_weight.  Every group the
  * operation writes is remembered, and at its end the numeric ranges of
  * those groups are published again from their members' true values in
- * the rows table: exact, whatever the coordinates' precision.  A
+ * the rows table: exact, whatever the coordinates' precision.  Integers
+ * and dates, whose coordinates are exactly their values, are published
+ * from the box as the group is written, with no read of the rows table.  A
  * categorical dimension publishes the value of the hierarchy's node that
  * the core names for the group's box.
  *
@@ -249,6 +251,28 @@ categorical_values(GenStore *gs, const KcGroup *grp, bool *any)
 											  TYPALIGN_INT));
 }
 
+/*
+ * Whether a numeric type's values are exactly their coordinates (doubles):
+ * then a group's published range comes from its box, with no read of the
+ * rows table
+ */
+static bool
+exact_in_double(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == DATEOID;
+}
+
+/* The published range of exact dimension d from the box in $3 and $4 */
+static char *
+exact_range_sql(const KeanonGen *g, int d)
+{
+	if (g->dim_types[d] == DATEOID)
+		return psprintf("pg_catalog.daterange(DATE '2000-01-01' OPERATOR(pg_catalog.+) (($3)[%d])::pg_catalog.int4, "
+						"DATE '2000-01-01' OPERATOR(pg_catalog.+) (($4)[%d])::pg_catalog.int4, '[]')", d + 1, d + 1);
+	return psprintf("pg_catalog.int4range((($3)[%d])::pg_catalog.int4, (($4)[%d])::pg_catalog.int4, '[]')",
+					d + 1, d + 1);
+}
+
 /* Remember that group gid was written */
 void
 KeanonGenStoreTouch(GenStore *gs, int64 gid)
@@ -311,12 +335,16 @@ st_put(void *arg, const KcGroup *grp)
 	initStringInfo(&cols);
 	initStringInfo(&vals);
 	for (int d = 0; d < g->ndims; d++)
+	{
 		if (g->categorical[d])
-		{
-			appendStringInfo(&cols, ", %s", g->dim_names[d]);
 			appendStringInfo(&vals, ", ($8)[%d]", d + 1);
-			appendStringInfo(&cats, ", %s = EXCLUDED.%s", g->dim_names[d], g->dim_names[d]);
-		}
+		else if (exact_in_double(g->dim_types[d]))
+			appendStringInfo(&vals, ", %s", exact_range_sql(g, d));
+		else
+			continue;
+		appendStringInfo(&cols, ", %s", g->dim_names[d]);
+		appendStringInfo(&cats, ", %s = EXCLUDED.%s", g->dim_names[d], g->dim_names[d]);
+	}
 	KeanonSpiRun(gs->w->relid,
 				 psprintf("INSERT INTO %s AS g (keanon_group, keanon_n, keanon_lo, keanon_hi, keanon_sum, "
 						  "keanon_place%s) VALUES ($1, $2, $3, $4, $5, %s.cube($6, $7)%s) "
@@ -521,7 +549,7 @@ KeanonGenStoreEnd(GenStore *gs)
 		const char *cast = g->range_type[d] != NULL &&
 			strcmp(g->range_type[d], "pg_catalog.numrange") == 0 ? "::pg_catalog.numeric" : "";
 
-		if (g->categorical[d])
+		if (g->categorical[d] || exact_in_double(g->dim_types[d]))
 			continue;
 		appendStringInfo(&set, "%s%s = s.%s", set.len > 0 ? ", " : "", g->dim_names[d],
 						 g->dim_names[d]);
@@ -537,9 +565,10 @@ KeanonGenStoreEnd(GenStore *gs)
 		values[0] = PointerGetDatum(construct_array(elems, (int) gs->ntouched, INT8OID, sizeof(int64),
 													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		KeanonSpiRun(gs->w->relid,
-					 psprintf("UPDATE %s g SET %s FROM (SELECT m.keanon_group AS keanon_gid%s FROM %s m "
-							  "JOIN %s r ON %s WHERE m.keanon_group OPERATOR(pg_catalog.=) ANY ($1) "
-							  "GROUP BY 1) s WHERE g.keanon_group OPERATOR(pg_catalog.=) s.keanon_gid",
+					 psprintf("UPDATE %s g SET %s FROM pg_catalog.unnest($1) AS t(keanon_gid), "
+							  "LATERAL (SELECT NULL%s FROM %s m JOIN %s r ON %s "
+							  "WHERE m.keanon_group OPERATOR(pg_catalog.=) t.keanon_gid) s "
+							  "WHERE g.keanon_group OPERATOR(pg_catalog.=) t.keanon_gid",
 							  g->groups, set.data, sel.data, g->members, gs->w->rows,
 							  KeanonKeysEqual(gs->w, "m.", "r.")),
 					 1, types, values, NULL, SPI_OK_UPDATE);

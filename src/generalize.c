@@ -541,7 +541,13 @@ KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
 	gs = KeanonGenStoreBegin(w, &g, &st);
 	if (by_update || by_delete)
 		remove_departures(w, &g, &st, by_update, oldrel, newrel);
-	if (by_insert || by_update)
+	/* a new key has no member yet; a changed one, only if it stayed */
+	if (by_insert)
+		insert_rows_of(w, &g, gs, &g.schema, &st,
+					   psprintf("SELECT %s FROM %s x WHERE x.%s IS NOT NULL",
+								keys_and_coordinates(w, &g, "x."), newrel, w->s),
+					   false);
+	else if (by_update)
 		insert_rows_of(w, &g, gs, &g.schema, &st,
 					   psprintf("SELECT %s FROM %s x WHERE x.%s IS NOT NULL AND NOT EXISTS "
 								"(SELECT 1 FROM %s m WHERE %s)",
