@@ -1747,9 +1747,9 @@ COMMENT ON AGGREGATE keanon.count_bounds(bigint, boolean, numeric, numeric) IS
 CREATE FUNCTION keanon.privacy_report(tab regclass,
 	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,
 	OUT value_range numeric, OUT entropy numeric, OUT effective_l numeric,
-	OUT t_closeness numeric)
+	OUT t_closeness numeric, OUT smallest_group bigint, OUT information_loss float8)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'keanon_privacy_report'
 LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION keanon.privacy_report(regclass) IS
-'privacy measures of the published partitions of a watched table, ordered by least value, then an overall row (pid NULL). Per partition of n rows whose values occur c_i times: distinct_values (the k achieved), value_range = max - min (the e achieved), entropy H = -sum (c_i/n) ln(c_i/n), effective_l = exp(H) (entropy l-diverse for every l <= exp(H)), t_closeness = earth mover''s distance to the whole publication''s distribution with the ordered distance, (1/(m-1)) sum_i |sum_{j<=i} (p_j - q_j)| over its m distinct values (0 when m = 1). The overall row: all published rows, the least distinct_values, value_range, entropy and effective_l, the greatest t_closeness. Decimals rounded to 16 places. Readable by roles that may read the view';
+'privacy measures of the published partitions of a watched table, ordered by least value, then an overall row (pid NULL). Per partition of n rows whose values occur c_i times: distinct_values (the k achieved), value_range = max - min (the e achieved), entropy H = -sum (c_i/n) ln(c_i/n), effective_l = exp(H) (entropy l-diverse for every l <= exp(H)), t_closeness = earth mover''s distance to the whole publication''s distribution with the ordered distance, (1/(m-1)) sum_i |sum_{j<=i} (p_j - q_j)| over its m distinct values (0 when m = 1). The overall row: all published rows, the least distinct_values, value_range, entropy and effective_l, the greatest t_closeness, and for a watch with generalize its smallest group of quasi-identifiers and their total information loss (I3M, Definition 5; NULL otherwise). Decimals rounded to 16 places. Readable by roles that may read the view';

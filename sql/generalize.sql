@@ -100,6 +100,11 @@ SELECT sum(size) = (SELECT count(*) FROM staff WHERE salary IS NOT NULL) AS size
 	round(max(total_il)::numeric, 6) = round(sum(il)::numeric, 6) AS total_is_sum
 FROM keanon.qi_groups('staff');
 
+-- the privacy report's overall row: the smallest group and the total IL
+SELECT r.smallest_group = (SELECT min(size) FROM keanon.qi_groups('staff')) AS smallest_group_ok,
+	round(r.information_loss::numeric, 9) = (SELECT round(max(total_il)::numeric, 9) FROM keanon.qi_groups('staff')) AS il_ok
+FROM keanon.privacy_report('staff') r WHERE r.pid IS NULL;
+
 -- every kind of write
 INSERT INTO staff VALUES (101, 33, 'state', '2015-05-05', 41000);
 INSERT INTO staff SELECT 200 + i, 25 + i, 'inc', DATE '2012-01-01' + i, 50000 + i FROM generate_series(1, 9) i;

@@ -83,7 +83,7 @@ SELECT n, distinct_values, min_value, max_value, error FROM keanon.partitions('p
 SELECT ord AS part, pid IS NULL AS overall, n, distinct_values, value_range,
 	   entropy, effective_l, t_closeness
 FROM keanon.privacy_report('privacy_people')
-	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, ord)
+	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, smallest_group, information_loss, ord)
 ORDER BY ord;
 -- the report's rows are the published partitions, in keanon.partitions'
 -- order (by least value), then the overall row
@@ -92,7 +92,7 @@ SELECT count(*) AS rows,
 	   bool_and(r.pid IS NULL OR (r.n = p.n AND r.distinct_values = p.distinct_values
 							   AND r.value_range = p.error)) AS same_summary
 FROM keanon.privacy_report('privacy_people')
-	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, ord)
+	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, smallest_group, information_loss, ord)
 LEFT JOIN keanon.partitions('privacy_people') WITH ORDINALITY AS p(pid, n, distinct_values, min_value, max_value, error, ord)
 	USING (ord);
 SELECT privacy_oracle('privacy_people', 'privacy_people_anon', 'salary') AS differing;
@@ -126,7 +126,7 @@ SELECT ord AS part, pid IS NULL AS overall, n, distinct_values, value_range,
 	   entropy, effective_l, t_closeness,
 	   entropy < ln(distinct_values) AS below_ln_distinct
 FROM keanon.privacy_report('privacy_scores')
-	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, ord)
+	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, smallest_group, information_loss, ord)
 ORDER BY ord;
 SELECT privacy_oracle('privacy_scores', 'privacy_scores_anon', 'score') AS differing;
 
@@ -173,7 +173,7 @@ SET ROLE keanon_privacy_analyst;
 SELECT ord AS part, pid IS NULL AS overall, n, distinct_values, value_range,
 	   entropy, effective_l, t_closeness
 FROM keanon.privacy_report('privacy_scores')
-	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, ord)
+	WITH ORDINALITY AS r(pid, n, distinct_values, value_range, entropy, effective_l, t_closeness, smallest_group, information_loss, ord)
 ORDER BY ord;
 SELECT count(*) FROM keanon.privacy_report('privacy_people');
 SELECT count(*) FROM privacy_scores_keanon_parts;

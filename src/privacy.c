@@ -70,7 +70,7 @@ PG_FUNCTION_INFO_V1(keanon_privacy_report);
 #define PRIVACY_LN_CACHE	1024	/* ln c cached for counts below this */
 #define PRIVACY_MAX_ROWS	(INT64CONST(1) << 42)
 
-#define REPORT_COLS 7
+#define REPORT_COLS 9
 
 /* One published partition, as read from the parts table */
 typedef struct PrivPart
@@ -334,6 +334,7 @@ report_partitions(ReturnSetInfo *rsinfo, PrivPart *parts, int nparts, const Merg
 	for (int i = 0; i < mv->m; i++)
 		scq[i + 1] = scq[i] + mv->cq[i];
 	memset(nulls, 0, sizeof(nulls));
+	nulls[7] = nulls[8] = true;
 	for (int i = 0; i < nparts; i++)
 	{
 		PrivPart   *p = &parts[i];
@@ -365,6 +366,31 @@ report_partitions(ReturnSetInfo *rsinfo, PrivPart *parts, int nparts, const Merg
 		values[6] = t;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/*
+ * A generalized watch's smallest published group and total information
+ * loss (SPI connected, as the owner); NULL when it does not generalize or
+ * publishes no group
+ */
+static void
+report_groups(Oid relid, const Watch *w, Datum *values, bool *nulls)
+{
+	Oid			types[2] = {OIDOID, INT4OID};
+	Datum		args[2] = {ObjectIdGetDatum(relid), Int32GetDatum(w->generalize)};
+
+	nulls[0] = nulls[1] = true;
+	if (w->generalize == 0)
+		return;
+	if (SPI_execute_with_args("SELECT pg_catalog.min(size), CASE WHEN pg_catalog.min(size) OPERATOR(pg_catalog.>=) $2 "
+							  "THEN pg_catalog.max(total_il) END FROM keanon.qi_groups($1::pg_catalog.regclass) "
+							  "HAVING pg_catalog.min(size) OPERATOR(pg_catalog.>=) $2",
+							  2, types, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read the groups of %s", get_rel_name(relid));
+	if (SPI_processed == 1)
+		values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &nulls[0]);
+	if (SPI_processed == 1)
+		values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &nulls[1]);
 }
 
 /* keanon.privacy_report(tab) */
@@ -401,6 +427,7 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 	values[4] = all.min_h;
 	values[5] = all.min_l;
 	values[6] = all.max_t;
+	report_groups(relid, &w, &values[7], &nulls[7]);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 
 	SPI_finish();

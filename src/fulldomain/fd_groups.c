@@ -1,0 +1,582 @@
+/*
+ * fd_groups.c
+ *		A node's group table, built by one pass over the rows or rolled up
+ *		from a finer node's groups, and the measures of its table.
+ *
+ * A group table is a hash of the tuple of generalized codes to a group
+ * holding its row count and, when a diversity or closeness criterion is
+ * on, its sensitive histogram.  Because levels nest, the groups of a node
+ * N are unions of the groups of any node F finer than N on every
+ * attribute (F <= N component-wise): mapping each F group's codes to N's
+ * levels (through a representative leaf of the code) and adding up counts
+ * and histograms gives N's table exactly, at a cost proportional to F's
+ * groups instead of the rows.  The cache keeps the most recently used
+ * tables; a check picks the cached finer node with the fewest groups.
+ *
+ * Every check's measures are memorized by node, so that a search asking
+ * again about a node costs a hash lookup and is not counted as a check.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ke_alloc.h"
+#include "fd_int.h"
+
+/* Hash a tuple of codes */
+uint64_t
+fd_hash_codes(const uint32_t *codes, int n)
+{
+	uint64_t	h = 0x9E3779B97F4A7C15ULL;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		h ^= codes[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 32);
+}
+
+/* A new empty group table with room for cap groups (NULL when out of memory) */
+FdGroups *
+fd_groups_new(const FdContext *ctx, int cap)
+{
+	FdGroups   *g = ke_calloc(1, sizeof(FdGroups));
+	uint32_t	hcap = 16;
+
+	if (g == NULL)
+		return NULL;
+	if (cap < 8)
+		cap = 8;
+	while (hcap < (uint32_t) cap * 2)
+		hcap <<= 1;
+	g->cap = cap;
+	g->hmask = hcap - 1;
+	g->codes = ke_malloc(sizeof(uint32_t) * (size_t) cap * ctx->nqi);
+	g->size = ke_calloc(cap, sizeof(int));
+	g->slot = ke_malloc(sizeof(int) * hcap);
+	if (ctx->nhist > 0)
+		g->hist = ke_calloc((size_t) cap * ctx->nhist, sizeof(uint32_t));
+	if (g->codes == NULL || g->size == NULL || g->slot == NULL ||
+		(ctx->nhist > 0 && g->hist == NULL))
+	{
+		fd_groups_free(g);
+		return NULL;
+	}
+	memset(g->slot, 0xff, sizeof(int) * hcap);
+	return g;
+}
+
+/* Free a group table (NULL is fine) */
+void
+fd_groups_free(FdGroups *g)
+{
+	if (g == NULL)
+		return;
+	ke_free(g->codes);
+	ke_free(g->size);
+	ke_free(g->hist);
+	ke_free(g->slot);
+	ke_free(g);
+}
+
+/* Double a group table's room and rebuild its hash slots */
+static bool
+groups_grow(const FdContext *ctx, FdGroups *g)
+{
+	int			cap = g->cap * 2;
+	uint32_t	hcap = (g->hmask + 1) * 2;
+	uint32_t   *codes;
+	int		   *size;
+	int		   *slot;
+	int			i;
+
+	codes = ke_realloc(g->codes, sizeof(uint32_t) * (size_t) cap * ctx->nqi);
+	if (codes == NULL)
+		return false;
+	g->codes = codes;
+	size = ke_realloc(g->size, sizeof(int) * cap);
+	if (size == NULL)
+		return false;
+	g->size = size;
+	memset(size + g->cap, 0, sizeof(int) * (cap - g->cap));
+	if (ctx->nhist > 0)
+	{
+		uint32_t   *hist = ke_realloc(g->hist, sizeof(uint32_t) * (size_t) cap * ctx->nhist);
+
+		if (hist == NULL)
+			return false;
+		g->hist = hist;
+		memset(hist + (size_t) g->cap * ctx->nhist, 0,
+			   sizeof(uint32_t) * (size_t) (cap - g->cap) * ctx->nhist);
+	}
+	if ((slot = ke_malloc(sizeof(int) * hcap)) == NULL)
+		return false;
+	ke_free(g->slot);
+	g->slot = slot;
+	g->cap = cap;
+	g->hmask = hcap - 1;
+	memset(slot, 0xff, sizeof(int) * hcap);
+	for (i = 0; i < g->ngroups; i++)
+	{
+		uint32_t	s = (uint32_t) fd_hash_codes(g->codes + (size_t) i * ctx->nqi, ctx->nqi) & g->hmask;
+
+		while (slot[s] >= 0)
+			s = (s + 1) & g->hmask;
+		slot[s] = i;
+	}
+	return true;
+}
+
+/*
+ * The group of a tuple of codes whose hash is h, added empty when new
+ * (*fresh tells); -1 when out of memory
+ */
+int
+fd_groups_find(const FdContext *ctx, FdGroups *g, const uint32_t *codes, uint64_t h,
+			   bool *fresh)
+{
+	size_t		bytes = sizeof(uint32_t) * ctx->nqi;
+	uint32_t	s = (uint32_t) h & g->hmask;
+	int			i;
+
+	while ((i = g->slot[s]) >= 0)
+	{
+		if (memcmp(g->codes + (size_t) i * ctx->nqi, codes, bytes) == 0)
+		{
+			*fresh = false;
+			return i;
+		}
+		s = (s + 1) & g->hmask;
+	}
+	if (g->ngroups == g->cap)
+	{
+		if (!groups_grow(ctx, g))
+			return -1;
+		return fd_groups_find(ctx, g, codes, h, fresh);
+	}
+	i = g->ngroups++;
+	memcpy(g->codes + (size_t) i * ctx->nqi, codes, bytes);
+	g->slot[s] = i;
+	*fresh = true;
+	return i;
+}
+
+/* Build a node's groups by one pass over the rows; row_group may be NULL */
+FdGroups *
+fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group)
+{
+	const uint32_t *lm[FD_MAX_QI];
+	uint32_t	codes[FD_MAX_QI];
+	FdGroups   *g;
+	int			a;
+	int			r;
+
+	g = fd_groups_new(ctx, ctx->nrows < 1024 ? ctx->nrows : 1024);
+	if (g == NULL)
+		return NULL;
+	for (a = 0; a < ctx->nqi; a++)
+	{
+		lm[a] = ctx->map[a][levels[a]];
+		g->levels[a] = (uint8_t) levels[a];
+	}
+	for (r = 0; r < ctx->nrows; r++)
+	{
+		bool		fresh;
+		int			i;
+
+		for (a = 0; a < ctx->nqi; a++)
+			codes[a] = lm[a][ctx->qi[a][r]];
+		i = fd_groups_find(ctx, g, codes, fd_hash_codes(codes, ctx->nqi), &fresh);
+		if (i < 0)
+		{
+			fd_groups_free(g);
+			return NULL;
+		}
+		g->size[i]++;
+		if (ctx->nhist > 0)
+			g->hist[(size_t) i * ctx->nhist + ctx->sens[r]]++;
+		if (row_group != NULL)
+			row_group[r] = i;
+	}
+	return g;
+}
+
+/* Build a node's groups by rolling up a finer node's groups */
+static FdGroups *
+groups_rollup(const FdContext *ctx, const FdGroups *f, const int *levels)
+{
+	uint32_t	codes[FD_MAX_QI];
+	FdGroups   *g;
+	int			a;
+	int			i;
+
+	g = fd_groups_new(ctx, f->ngroups < 1024 ? f->ngroups : 1024);
+	if (g == NULL)
+		return NULL;
+	for (a = 0; a < ctx->nqi; a++)
+		g->levels[a] = (uint8_t) levels[a];
+	for (i = 0; i < f->ngroups; i++)
+	{
+		const uint32_t *fc = f->codes + (size_t) i * ctx->nqi;
+		bool		fresh;
+		int			j;
+
+		for (a = 0; a < ctx->nqi; a++)
+			codes[a] = f->levels[a] == levels[a] ? fc[a] :
+				ctx->map[a][levels[a]][ctx->rep[a][f->levels[a]][fc[a]]];
+		j = fd_groups_find(ctx, g, codes, fd_hash_codes(codes, ctx->nqi), &fresh);
+		if (j < 0)
+		{
+			fd_groups_free(g);
+			return NULL;
+		}
+		g->size[j] += f->size[i];
+		if (ctx->nhist > 0)
+		{
+			uint32_t   *dst = g->hist + (size_t) j * ctx->nhist;
+			const uint32_t *src = f->hist + (size_t) i * ctx->nhist;
+			int			s;
+
+			for (s = 0; s < ctx->nhist; s++)
+				dst[s] += src[s];
+		}
+	}
+	return g;
+}
+
+/* Bytes a group table holds */
+static size_t
+groups_bytes(const FdContext *ctx, const FdGroups *g)
+{
+	return (size_t) g->cap * (sizeof(uint32_t) * (ctx->nqi + ctx->nhist) + sizeof(int)) +
+		sizeof(int) * (size_t) (g->hmask + 1);
+}
+
+/* Drop every cached group table */
+void
+fd_cache_clear(FdContext *ctx)
+{
+	int			i;
+
+	for (i = 0; i < FD_CACHE_SLOTS; i++)
+	{
+		fd_groups_free(ctx->cache[i]);
+		ctx->cache[i] = NULL;
+	}
+}
+
+/* Keep a group table in the cache, evicting the least recently used; false: not kept */
+static bool
+cache_put(FdContext *ctx, FdGroups *g)
+{
+	size_t		need = groups_bytes(ctx, g);
+
+	if (need > FD_CACHE_BYTES / 2)
+		return false;
+	for (;;)
+	{
+		size_t		total = need;
+		int			empty = -1;
+		int			lru = -1;
+		int			i;
+
+		for (i = 0; i < FD_CACHE_SLOTS; i++)
+		{
+			if (ctx->cache[i] == NULL)
+			{
+				if (empty < 0)
+					empty = i;
+				continue;
+			}
+			total += groups_bytes(ctx, ctx->cache[i]);
+			if (lru < 0 || ctx->cache[i]->used < ctx->cache[lru]->used)
+				lru = i;
+		}
+		if (empty >= 0 && total <= FD_CACHE_BYTES)
+		{
+			g->used = ++ctx->clock;
+			ctx->cache[empty] = g;
+			return true;
+		}
+		if (lru < 0)
+			return false;
+		fd_groups_free(ctx->cache[lru]);
+		ctx->cache[lru] = NULL;
+	}
+}
+
+/* The cached node finer than levels on every attribute with the fewest groups */
+static FdGroups *
+cache_finer(FdContext *ctx, const int *levels)
+{
+	FdGroups   *best = NULL;
+	int			i;
+	int			a;
+
+	for (i = 0; i < FD_CACHE_SLOTS; i++)
+	{
+		FdGroups   *g = ctx->cache[i];
+
+		if (g == NULL)
+			continue;
+		for (a = 0; a < ctx->nqi; a++)
+			if (g->levels[a] > levels[a])
+				break;
+		if (a == ctx->nqi && (best == NULL || g->ngroups < best->ngroups))
+			best = g;
+	}
+	if (best != NULL)
+		best->used = ++ctx->clock;
+	return best;
+}
+
+/* Sort counts in decreasing order */
+static int
+cmp_desc(const void *x, const void *y)
+{
+	uint32_t	a = *(const uint32_t *) x;
+	uint32_t	b = *(const uint32_t *) y;
+
+	return a < b ? 1 : (a > b ? -1 : 0);
+}
+
+/* The greatest l for which a histogram is recursive (c,l)-diverse; 0 if none */
+static int
+recursive_l(const FdContext *ctx, const uint32_t *hist, int size)
+{
+	uint32_t   *r = ctx->sorted;
+	double		tail = size;
+	int			m = 0;
+	int			l;
+	int			s;
+
+	for (s = 0; s < ctx->nsens; s++)
+		if (hist[s] > 0)
+			r[m++] = hist[s];
+	qsort(r, m, sizeof(uint32_t), cmp_desc);
+
+	/* (c,l) holds iff r1 < c (r_l + ... + r_m); the tail only shrinks with l */
+	for (l = 1; l <= m; l++)
+	{
+		if (!((double) r[0] < ctx->p.rec_c * tail))
+			break;
+		tail -= r[l - 1];
+	}
+	return l - 1;
+}
+
+/* A histogram's EMD to the whole table: ordered or equal-distance */
+static double
+group_emd(const FdContext *ctx, const uint32_t *hist, int size)
+{
+	double		sum = 0.0;
+	double		cum = 0.0;
+	int			s;
+
+	if (ctx->numeric)
+	{
+		if (ctx->nsens < 2)
+			return 0.0;
+		for (s = 0; s < ctx->nsens; s++)
+		{
+			cum += (double) hist[s] / size - ctx->qdist[s];
+			sum += cum < 0 ? -cum : cum;
+		}
+		return sum / (ctx->nsens - 1);
+	}
+	for (s = 0; s < ctx->nsens; s++)
+	{
+		double		d = (double) hist[s] / size - ctx->qdist[s];
+
+		sum += d < 0 ? -d : d;
+	}
+	return sum / 2.0;
+}
+
+/* Whether a group passes every criterion; fills its measures */
+bool
+fd_group_passes(const FdContext *ctx, int size, const uint32_t *hist, int *distinct,
+				int *recl, double *emd)
+{
+	const FdParams *p = &ctx->p;
+	bool		pass = size >= p->k;
+	int			s;
+
+	*distinct = 0;
+	*recl = 0;
+	*emd = 0.0;
+	if (ctx->nhist == 0)
+		return pass;
+	for (s = 0; s < ctx->nsens; s++)
+		if (hist[s] > 0)
+			(*distinct)++;
+	if (*distinct < p->l_distinct)
+		pass = false;
+	if (p->rec_l > 0)
+	{
+		*recl = recursive_l(ctx, hist, size);
+		if (*recl < p->rec_l)
+			pass = false;
+	}
+	*emd = group_emd(ctx, hist, size);
+	if (p->t != FD_T_OFF && *emd > p->t + FD_EMD_SLACK)
+		pass = false;
+	return pass;
+}
+
+/* The measures of a node's table from its groups */
+static void
+evaluate(FdContext *ctx, const FdGroups *g, FdMeasures *m)
+{
+	int			i;
+	int			a;
+
+	memset(m, 0, sizeof(*m));
+	if (++ctx->stampval == UINT32_MAX)
+	{
+		for (a = 0; a < ctx->nqi; a++)
+		{
+			uint32_t	maxcodes = 0;
+			int			l;
+
+			for (l = 0; l < ctx->nlevels[a]; l++)
+				if (ctx->ncodes[a][l] > maxcodes)
+					maxcodes = ctx->ncodes[a][l];
+			memset(ctx->stamp[a], 0, sizeof(uint32_t) * maxcodes);
+		}
+		ctx->stampval = 1;
+	}
+	for (i = 0; i < g->ngroups; i++)
+	{
+		const uint32_t *hist = ctx->nhist ? g->hist + (size_t) i * ctx->nhist : NULL;
+		int			d;
+		int			rl;
+		double		emd;
+
+		if (!fd_group_passes(ctx, g->size[i], hist, &d, &rl, &emd))
+		{
+			m->failing_groups++;
+			m->suppressed += g->size[i];
+			continue;
+		}
+		if (m->groups == 0 || g->size[i] < m->min_group)
+			m->min_group = g->size[i];
+		if (m->groups == 0 || d < m->min_distinct)
+			m->min_distinct = d;
+		if (m->groups == 0 || rl < m->min_recursive_l)
+			m->min_recursive_l = rl;
+		if (emd > m->max_emd)
+			m->max_emd = emd;
+		m->groups++;
+		for (a = 0; a < ctx->nqi; a++)
+		{
+			uint32_t	c = g->codes[(size_t) i * ctx->nqi + a];
+
+			if (ctx->stamp[a][c] != ctx->stampval)
+			{
+				ctx->stamp[a][c] = ctx->stampval;
+				m->e[a]++;
+			}
+		}
+	}
+	m->qualifies = m->suppressed <= ctx->p.max_suppressed && m->groups > 0;
+	m->score = fd_score(ctx, m->e);
+}
+
+/* The memo slot of a node: its entry, or the empty slot where it belongs */
+static FdMemoEntry *
+memo_slot(const FdContext *ctx, const uint8_t *key)
+{
+	uint32_t	codes[FD_MAX_QI];
+	uint32_t	s;
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+		codes[a] = key[a];
+	s = (uint32_t) fd_hash_codes(codes, ctx->nqi) & ctx->memo_mask;
+	while (ctx->memo[s].full && memcmp(ctx->memo[s].levels, key, ctx->nqi) != 0)
+		s = (s + 1) & ctx->memo_mask;
+	return &ctx->memo[s];
+}
+
+/* Memorize a node's measures, growing the memo when half full */
+static FdStatus
+memo_put(FdContext *ctx, const uint8_t *key, const FdMeasures *m)
+{
+	FdMemoEntry *e;
+
+	if ((uint32_t) (ctx->memo_count + 1) * 2 > ctx->memo_mask + 1)
+	{
+		FdMemoEntry *old = ctx->memo;
+		uint32_t	oldsize = ctx->memo_mask + 1;
+		uint32_t	i;
+
+		ctx->memo = ke_calloc((size_t) oldsize * 2, sizeof(FdMemoEntry));
+		if (ctx->memo == NULL)
+		{
+			ctx->memo = old;
+			return FD_ERR_NOMEM;
+		}
+		ctx->memo_mask = oldsize * 2 - 1;
+		for (i = 0; i < oldsize; i++)
+			if (old[i].full)
+				*memo_slot(ctx, old[i].levels) = old[i];
+		ke_free(old);
+	}
+	e = memo_slot(ctx, key);
+	if (!e->full)
+		ctx->memo_count++;
+	e->full = true;
+	memcpy(e->levels, key, ctx->nqi);
+	e->m = *m;
+	return FD_OK;
+}
+
+/* The groups of a node: rolled up from the cache when it can, else scanned */
+static FdGroups *
+node_groups(FdContext *ctx, const int *levels)
+{
+	FdGroups   *f = cache_finer(ctx, levels);
+
+	if (f != NULL)
+	{
+		ctx->counters.rollups++;
+		return groups_rollup(ctx, f, levels);
+	}
+	ctx->counters.scans++;
+	return fd_groups_scan(ctx, levels, NULL);
+}
+
+/* Evaluate the full-domain table at a node (a level per QI) */
+FdStatus
+fd_check(FdContext *ctx, const int *levels, FdMeasures *m)
+{
+	uint8_t		key[FD_MAX_QI];
+	FdMemoEntry *e;
+	FdGroups   *g;
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+	{
+		if (levels[a] < 0 || levels[a] >= ctx->nlevels[a])
+			return FD_ERR_ARG;
+		key[a] = (uint8_t) levels[a];
+	}
+	e = memo_slot(ctx, key);
+	if (e->full)
+	{
+		ctx->counters.memo_hits++;
+		*m = e->m;
+		return FD_OK;
+	}
+	if ((g = node_groups(ctx, levels)) == NULL)
+		return FD_ERR_NOMEM;
+	ctx->counters.checks++;
+	evaluate(ctx, g, m);
+	if (!cache_put(ctx, g))
+		fd_groups_free(g);
+	return memo_put(ctx, key, m);
+}

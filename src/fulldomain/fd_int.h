@@ -1,0 +1,116 @@
+/*
+ * fd_int.h
+ *		State shared by the full-domain module's files; not for callers.
+ *
+ * fd_prepare copies the active rows' codes into the context (row i of the
+ * context is row row_id[i] of the caller's table), so that a pass over the
+ * rows reads contiguous arrays, and derives what every check needs: a
+ * representative leaf of each code at each level (to roll a group's codes
+ * up to a coarser level), the distinct codes of each level over all rows
+ * (the score's upper bounds), the whole table's sensitive distribution.
+ *
+ * A group table holds one entry per distinct tuple of generalized codes:
+ * the codes, the row count and, when a diversity or closeness criterion is
+ * on, the histogram of sensitive codes.  The cache keeps the last few such
+ * tables so that a coarser node is built from a finer one's groups; the
+ * memo keeps every evaluated node's measures.
+ */
+#ifndef FD_INT_H
+#define FD_INT_H
+
+#include "fd_anon.h"
+
+#define FD_CACHE_SLOTS		8
+#define FD_CACHE_BYTES		((size_t) 256 * 1024 * 1024)
+#define FD_EMD_SLACK		1e-9	/* EMD <= t + slack passes */
+
+/* The groups of one node's table */
+typedef struct FdGroups
+{
+	uint8_t		levels[FD_MAX_QI];
+	int			ngroups;
+	int			cap;
+	uint32_t   *codes;			/* [cap * nqi] */
+	int		   *size;			/* [cap] */
+	uint32_t   *hist;			/* [cap * nhist], NULL when nhist == 0 */
+	int		   *slot;			/* [hmask + 1]: group index or -1 */
+	uint32_t	hmask;
+	uint64_t	used;			/* last use, for eviction */
+} FdGroups;
+
+/* One memorized node */
+typedef struct FdMemoEntry
+{
+	bool		full;
+	uint8_t		levels[FD_MAX_QI];
+	FdMeasures	m;
+} FdMemoEntry;
+
+struct FdContext
+{
+	int			nrows;			/* active rows */
+	int			orig_nrows;
+	int			nqi;
+	int			nsens;
+	int			nhist;			/* nsens when histograms are needed, else 0 */
+	bool		numeric;
+	bool		monotone;		/* qualification is monotone (see fd_optimal.c) */
+	FdParams	p;
+	int			nlevels[FD_MAX_QI];
+	int			maxlev[FD_MAX_QI];	/* min(max_level, H) */
+	const uint32_t *const *map[FD_MAX_QI];	/* the caller's map[a][l] */
+	const uint32_t *ncodes[FD_MAX_QI];
+	uint32_t   *rep[FD_MAX_QI][FD_MAX_LEVELS];	/* a leaf of each code */
+	int			e_full[FD_MAX_QI][FD_MAX_LEVELS];	/* distinct codes, all rows */
+	double		eta_d[FD_MAX_QI];
+	uint32_t   *qi[FD_MAX_QI];	/* [nrows] leaf codes of active rows */
+	uint32_t   *sens;			/* [nrows] */
+	int		   *row_id;			/* [nrows] the caller's row number */
+	double	   *qdist;			/* [nsens] whole-table distribution */
+	int			distinct_sens;
+	/* scratch for evaluating groups */
+	uint32_t   *stamp[FD_MAX_QI];	/* [largest ncodes] */
+	uint32_t	stampval;
+	uint32_t   *sorted;			/* [nsens] */
+	/* cache of group tables and memo of measures */
+	FdGroups   *cache[FD_CACHE_SLOTS];
+	uint64_t	clock;
+	FdMemoEntry *memo;
+	uint32_t	memo_mask;
+	int			memo_count;
+	FdCounters	counters;
+};
+
+/* fd_prepare.c */
+extern void fd_seterr(FdError *err, FdStatus st, int qi, const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
+
+/* fd_groups.c */
+extern FdGroups *fd_groups_new(const FdContext *ctx, int cap);
+extern void fd_groups_free(FdGroups *g);
+extern FdGroups *fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group);
+extern int	fd_groups_find(const FdContext *ctx, FdGroups *g, const uint32_t *codes,
+						   uint64_t h, bool *fresh);
+extern uint64_t fd_hash_codes(const uint32_t *codes, int n);
+extern bool fd_group_passes(const FdContext *ctx, int size, const uint32_t *hist,
+							int *distinct, int *recl, double *emd);
+extern void fd_cache_clear(FdContext *ctx);
+
+/* fd_score.c */
+extern double fd_score_bound_node(const FdContext *ctx, const int *levels);
+extern double fd_score_bound_degen(const FdContext *ctx, const FdMeasures *m,
+								   const int *levels, int a);
+
+/* fd_frost.c */
+extern FdStatus fd_frost(FdContext *ctx, const FdSearchOpts *o, int *node,
+						 FdError *err);
+
+/* fd_optimal.c */
+extern FdStatus fd_optimal(FdContext *ctx, const FdSearchOpts *o, int *node,
+						   FdError *err);
+
+/* fd_partial.c */
+extern FdStatus fd_publish(FdContext *ctx, const int *node, bool refine,
+						   FdResult *r);
+
+#endif							/* FD_INT_H */
