@@ -60,7 +60,7 @@ REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e 
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
-ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename watch_deferred watch_unblocked watch_late
+ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename watch_deferred watch_unblocked watch_late watch_generalize
 ISOLATION_OPTS = --inputdir=test/isolation
 
 # TAP tests (PostgreSQL::Test::Cluster), by name: streaming replication,
@@ -82,7 +82,7 @@ PROVE_TESTS = \
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine -I$(srcdir)/src/cluster
 
-EXTRA_CLEAN = test/unit/ke_test test/unit/kc_test test/bench/ke_bench tmp_pgr
+EXTRA_CLEAN = test/unit/ke_test test/unit/kc_test test/bench/ke_bench test/bench/kc_bench tmp_pgr
 
 # No LLVM bitcode: the engine gains nothing from JIT inlining, and building
 # it needs a clang matching the server's.
@@ -154,9 +154,18 @@ test/bench/ke_bench: test/bench/ke_bench.c $(wildcard test/bench/*.h) $(ENGINE_S
 bench-engine: test/bench/ke_bench
 	bash test/bench/run_engine.sh
 
+# the clustering core (src/cluster) alone, on its memory store
+.PHONY: bench-cluster
+
+test/bench/kc_bench: test/bench/kc_bench.c $(CLUSTER_SRCS) $(CLUSTER_HDRS)
+	$(UNIT_CC) $(BENCH_CFLAGS) -Isrc/cluster -o $@ test/bench/kc_bench.c $(CLUSTER_SRCS) -lm
+
+bench-cluster: test/bench/kc_bench
+	bash test/bench/run_cluster.sh
+
 # every benchmark; the in-database ones need the extension installed
 # (as root: make install) and start their own throwaway cluster
-bench: bench-engine
+bench: bench-engine bench-cluster
 	bash test/bench/index_build.sh > test/bench/results/index_build.csv
 	bash test/bench/bounds.sh > test/bench/results/bounds.csv
 	bash test/bench/maintenance.sh > test/bench/results/maintenance.csv
