@@ -78,7 +78,8 @@ PROVE_TESTS = \
 	test/t/009_deferred.pl \
 	test/t/010_attack_server.pl \
 	test/t/011_logical_replication.pl \
-	test/t/012_prepared.pl
+	test/t/012_prepared.pl \
+	test/t/013_generalize_crash.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine -I$(srcdir)/src/cluster
 
