@@ -115,6 +115,9 @@ UPDATE staff SET id = id + 1000 WHERE id = 3;
 UPDATE staff SET salary = NULL WHERE id = 4;
 UPDATE staff SET salary = 44444 WHERE id = 4;
 DELETE FROM staff WHERE id % 4 = 1;
+MERGE INTO staff USING (SELECT 2 AS id UNION ALL SELECT 600) s ON staff.id = s.id
+WHEN MATCHED THEN UPDATE SET age = 64, work = 'federal'
+WHEN NOT MATCHED THEN INSERT VALUES (s.id, 29, 'not-inc', '2018-08-08', 29000);
 COPY staff FROM stdin;
 301	61	Private	2019-09-09	61000
 302	62	Private	2019-09-10	62000
