@@ -7,10 +7,11 @@
  * build).  Rows it hands to the core get handles that are indexes into
  * its own arrays of keys and coordinates, valid for the operation alone.
  * The groups nearest a point come from the GiST index over keanon_place
- * (cube's KNN ordering): for I3M the group's published box (a categorical
- * dimension widened to every leaf under the published node, so that a
- * group covers the rows it could take unchanged), for the similar-B-tree
- * its centre, both in coordinates scaled by kc_weight.  Every group the
+ * (cube's KNN ordering): for I3M the group's box, for the similar-B-tree
+ * its centre, both in coordinates scaled by kc_weight.  The groups whose
+ * published tuple covers a point (IL_Optimization) are those whose box
+ * holds it in every numeric dimension, found by the same index, then
+ * tested against their published ancestors.  Every group the
  * operation writes is remembered, and at its end the numeric ranges of
  * those groups are published again from their members' true values in
  * the rows table: exact, whatever the coordinates' precision.  Integers
@@ -35,6 +36,23 @@
 #include "utils/memutils.h"
 
 #include "keanon_gen.h"
+
+/* Raise an error for a clustering status other than KC_OK */
+void
+KeanonGeneralizeCheckStatus(KcStatus st, const char *what)
+{
+	if (st == KC_OK)
+		return;
+	if (st == KC_ERR_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory while %s", what)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("the groups of a generalized watch are inconsistent (status %d while %s)",
+					(int) st, what),
+			 errhint("Rebuild them with keanon.regeneralize().")));
+}
 
 struct GenStore
 {
@@ -128,13 +146,81 @@ st_nearest(void *arg, const double *x, int max, int64_t except, KcGroup *out, in
 									gs->g->cube, gs->g->cube), x, max, except, out, found);
 }
 
+/*
+ * Whether group grp's published tuple covers x: inside its range in each
+ * numeric dimension, under its published ancestor in each categorical one
+ */
+static bool
+covers(const KeanonGen *g, const KcGroup *grp, const double *x)
+{
+	for (int d = 0; d < g->ndims; d++)
+	{
+		if (g->categorical[d])
+		{
+			int			node = kc_lca(&g->h[d], (int) grp->lo[d], (int) grp->hi[d]);
+
+			if (x[d] < g->h[d].leaf_lo[node] || x[d] > g->h[d].leaf_hi[node])
+				return false;
+		}
+		else if (x[d] < grp->lo[d] || x[d] > grp->hi[d])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The groups whose published tuple covers x: the index finds those whose
+ * box holds x in every numeric dimension (any categorical one), and each
+ * is then tested against its published ancestors
+ */
 static KcStatus
 st_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out, int *found)
 {
 	GenStore   *gs = arg;
+	KeanonGen  *g = gs->g;
+	Oid			types[4] = {FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT4OID, INT8OID};
+	Datum		values[4];
+	double	   *lo = palloc(sizeof(double) * g->ndims);
+	double	   *hi = palloc(sizeof(double) * g->ndims);
+	KcGroup		cand;
+	uint64		scanned;
 
-	return groups_near(gs, psprintf("AND keanon_place OPERATOR(%s.@>) %s.cube($1) ORDER BY keanon_group",
-									gs->g->cube, gs->g->cube), x, max, except, out, found);
+	for (int d = 0; d < g->ndims; d++)
+	{
+		double		sx = x[d] * kc_weight(&g->schema, d);
+
+		lo[d] = g->categorical[d] ? -1e300 : sx;
+		hi[d] = g->categorical[d] ? 1e300 : sx;
+	}
+	values[0] = float8_array(lo, g->ndims);
+	values[1] = float8_array(hi, g->ndims);
+	values[2] = Int32GetDatum(Max(max, 1) * 16);
+	values[3] = Int64GetDatum(except);
+	if (KeanonSpiExec(gs->w->relid,
+					  psprintf("SELECT %s FROM %s WHERE keanon_group OPERATOR(pg_catalog.<>) $4 "
+							   "AND keanon_place OPERATOR(%s.&&) %s.cube($1, $2) ORDER BY keanon_group LIMIT $3",
+							   gs->sql_summary, g->groups, g->cube, g->cube),
+					  4, types, values, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not search %s", g->groups);
+	cand.lo = palloc(sizeof(double) * g->ndims);
+	cand.hi = palloc(sizeof(double) * g->ndims);
+	cand.sum = palloc(sizeof(double) * g->ndims);
+	*found = 0;
+	scanned = SPI_processed;
+	for (uint64 i = 0; i < scanned && *found < max; i++)
+	{
+		read_summary(gs, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, &cand);
+		if (!covers(g, &cand, x))
+			continue;
+		out[*found].gid = cand.gid;
+		out[*found].n = cand.n;
+		memcpy(out[*found].lo, cand.lo, sizeof(double) * g->ndims);
+		memcpy(out[*found].hi, cand.hi, sizeof(double) * g->ndims);
+		memcpy(out[*found].sum, cand.sum, sizeof(double) * g->ndims);
+		(*found)++;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return KC_OK;
 }
 
 static KcStatus
@@ -309,14 +395,6 @@ st_put(void *arg, const KcGroup *grp)
 
 		if (g->schema.method == KC_SBTREE)
 			plo[d] = phi[d] = grp->n > 0 ? grp->sum[d] / (double) grp->n * wgt : 0;
-		else if (g->categorical[d] && grp->n > 0)
-		{
-			/* the published node's leaves: a row under it joins unchanged */
-			int			node = kc_lca(&g->h[d], (int) grp->lo[d], (int) grp->hi[d]);
-
-			plo[d] = g->h[d].leaf_lo[node] * wgt;
-			phi[d] = g->h[d].leaf_hi[node] * wgt;
-		}
 		else
 		{
 			plo[d] = grp->lo[d] * wgt;

@@ -27,23 +27,6 @@
 #include "keanon_gen.h"
 #include "maintain_int.h"
 
-/* Raise an error for a clustering status other than KC_OK */
-void
-KeanonGeneralizeCheckStatus(KcStatus st, const char *what)
-{
-	if (st == KC_OK)
-		return;
-	if (st == KC_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while %s", what)));
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("the groups of a generalized watch are inconsistent (status %d while %s)",
-					(int) st, what),
-			 errhint("Rebuild them with keanon.regeneralize().")));
-}
-
 /* An internal table of the generalization: a table of the watched table's owner */
 static char *
 gen_table(Watch *w, Oid oid, bool isnull, const char *what)

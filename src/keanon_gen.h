@@ -69,6 +69,7 @@ extern int64 KeanonGenStoreAddRow(GenStore *gs, const Datum *keys, const double 
 extern const double *KeanonGenStoreRowX(GenStore *gs, int64 handle);
 extern void KeanonGenStoreTouch(GenStore *gs, int64 gid);
 extern void KeanonGenStoreEnd(GenStore *gs);
+extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 
 /* generalize.c */
 extern void KeanonGenLoad(Watch *w, KeanonGen *g);
@@ -76,7 +77,6 @@ extern void KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool
 								  const char *oldrel, const char *newrel);
 extern int64 KeanonGeneralizeBuild(Watch *w);
 extern int64 KeanonGeneralizeOptimize(Watch *w);
-extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 extern int64 KeanonRegeneralize(Oid relid);
 extern int64 KeanonOptimizeGroups(Oid relid);
 
