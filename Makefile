@@ -40,11 +40,19 @@ OBJS = \
 	src/privacy.o \
 	src/generalize.o \
 	src/gen_store.o \
+	src/anonymize.o \
 	src/cluster/kc_cluster.o \
 	src/cluster/kc_cost.o \
 	src/cluster/kc_split.o \
 	src/cluster/kc_optimize.o \
 	src/cluster/kc_build.o \
+	src/fulldomain/fd_prepare.o \
+	src/fulldomain/fd_groups.o \
+	src/fulldomain/fd_score.o \
+	src/fulldomain/fd_search.o \
+	src/fulldomain/fd_frost.o \
+	src/fulldomain/fd_optimal.o \
+	src/fulldomain/fd_partial.o \
 	src/engine/ke_alloc.o \
 	src/engine/ke_engine.o \
 	src/engine/ke_dp.o \
@@ -81,9 +89,10 @@ PROVE_TESTS = \
 	test/t/012_prepared.pl \
 	test/t/013_generalize_crash.pl
 
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine -I$(srcdir)/src/cluster
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine -I$(srcdir)/src/cluster -I$(srcdir)/src/fulldomain
 
-EXTRA_CLEAN = test/unit/ke_test test/unit/kc_test test/bench/ke_bench test/bench/kc_bench tmp_pgr
+EXTRA_CLEAN = test/unit/ke_test test/unit/kc_test test/bench/ke_bench test/bench/kc_bench tmp_pgr \
+	test/unit/fd_test test/bench/fd_bench
 
 # No LLVM bitcode: the engine gains nothing from JIT inlining, and building
 # it needs a clang matching the server's.
@@ -108,7 +117,7 @@ endif
 
 # PGXS tracks no header dependencies: every object depends on every header
 # (after PGXS, so that its `all` stays the default goal)
-$(OBJS): $(wildcard src/*.h src/engine/*.h src/cluster/*.h)
+$(OBJS): $(wildcard src/*.h src/engine/*.h src/cluster/*.h src/fulldomain/*.h)
 
 # ----------------------------------------------------------------
 # Engine unit tests and benchmark: plain C, no PostgreSQL header
@@ -133,11 +142,23 @@ CLUSTER_SRCS = \
 	src/cluster/kc_memstore.c
 CLUSTER_HDRS = $(wildcard src/cluster/*.h) src/engine/ke_alloc.h
 
+# full-domain generalization search (PrivacyFrost2, optimal): plain C too
+FD_SRCS = \
+	src/engine/ke_alloc.c \
+	src/fulldomain/fd_prepare.c \
+	src/fulldomain/fd_groups.c \
+	src/fulldomain/fd_score.c \
+	src/fulldomain/fd_frost.c \
+	src/fulldomain/fd_optimal.c \
+	src/fulldomain/fd_partial.c \
+	src/fulldomain/fd_search.c
+FD_HDRS = $(wildcard src/fulldomain/*.h) src/engine/ke_alloc.h
+
 UNIT_CC = cc
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/engine
 BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
 
-.PHONY: unit bench-engine bench demo test
+.PHONY: unit bench-engine bench-fulldomain bench demo test
 
 test/unit/ke_test: test/unit/ke_test.c $(wildcard test/unit/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ test/unit/ke_test.c $(ENGINE_SRCS) -lm
@@ -145,15 +166,25 @@ test/unit/ke_test: test/unit/ke_test.c $(wildcard test/unit/*.h) $(ENGINE_SRCS) 
 test/unit/kc_test: test/unit/kc_test.c $(CLUSTER_SRCS) $(CLUSTER_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -Isrc/cluster -o $@ test/unit/kc_test.c $(CLUSTER_SRCS) -lm
 
-unit: test/unit/ke_test test/unit/kc_test
+test/unit/fd_test: test/unit/fd_test.c $(FD_SRCS) $(FD_HDRS)
+	$(UNIT_CC) $(UNIT_CFLAGS) -Isrc/fulldomain -o $@ test/unit/fd_test.c $(FD_SRCS) -lm
+
+unit: test/unit/ke_test test/unit/kc_test test/unit/fd_test
 	test/unit/ke_test
 	test/unit/kc_test
+	test/unit/fd_test
 
 test/bench/ke_bench: test/bench/ke_bench.c $(wildcard test/bench/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(BENCH_CFLAGS) -o $@ test/bench/ke_bench.c $(ENGINE_SRCS) -lm
 
 bench-engine: test/bench/ke_bench
 	bash test/bench/run_engine.sh
+
+test/bench/fd_bench: test/bench/fd_bench.c $(FD_SRCS) $(FD_HDRS)
+	$(UNIT_CC) $(BENCH_CFLAGS) -Isrc/fulldomain -o $@ test/bench/fd_bench.c $(FD_SRCS) -lm
+
+bench-fulldomain: test/bench/fd_bench
+	bash test/bench/run_fulldomain.sh
 
 # the clustering core (src/cluster) alone, on its memory store
 .PHONY: bench-cluster
@@ -166,7 +197,7 @@ bench-cluster: test/bench/kc_bench
 
 # every benchmark; the in-database ones need the extension installed
 # (as root: make install) and start their own throwaway cluster
-bench: bench-engine bench-cluster
+bench: bench-engine bench-cluster bench-fulldomain
 	bash test/bench/index_build.sh > test/bench/results/index_build.csv
 	bash test/bench/bounds.sh > test/bench/results/bounds.csv
 	bash test/bench/maintenance.sh > test/bench/results/maintenance.csv

@@ -1107,6 +1107,63 @@ RETURN coalesce(CASE WHEN name LIKE '%.%' THEN to_regclass(name) END,
 COMMENT ON FUNCTION keanon.hierarchy_table(regclass, text) IS
 'part of keanon.watch: the table a hierarchy name means: a schema-qualified name as is, an unqualified one in the watched table''s schema';
 
+-- A (value, parent) hierarchy of column q of tab: one tree of unique
+-- values, every stored value a leaf
+CREATE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $check_hierarchy$
+DECLARE
+	nroots bigint;
+	nnodes bigint;
+	nreached bigint;
+	bad text;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'value' AND NOT a.attisdropped)
+	   OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'parent' AND NOT a.attisdropped) THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" needs columns value and parent', hrel, q
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF NOT has_table_privilege(hrel, 'SELECT') THEN
+		RAISE EXCEPTION 'permission denied for hierarchy %', hrel USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	EXECUTE format('SELECT count(*) FILTER (WHERE parent IS NULL), count(*), '
+				   '(SELECT count(*) FROM (SELECT value::text FROM %s WHERE value IS NOT NULL GROUP BY 1 HAVING count(*) > 1) d) '
+				   'FROM %s', hrel, hrel)
+		INTO nroots, nnodes, nreached;
+	IF nreached > 0 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" lists a value twice', hrel, q
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF nroots <> 1 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" must have exactly one root', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('It has %s values whose parent is NULL.', nroots);
+	END IF;
+	EXECUTE format('WITH RECURSIVE t AS (SELECT value::text AS v FROM %s WHERE parent IS NULL '
+				   'UNION SELECT h.value::text FROM %s h JOIN t ON h.parent::text = t.v) '
+				   'SELECT count(*) FROM t', hrel, hrel) INTO nreached;
+	IF nreached <> nnodes THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" is not one tree', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('%s of its %s values cannot be reached from its root: a cycle, a missing parent or a NULL value.',
+								  nnodes - nreached, nnodes);
+	END IF;
+	EXECUTE format('SELECT x::text FROM (SELECT DISTINCT %I AS x FROM %s) t '
+				   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE h.value::text = t.x::text '
+				   'AND NOT EXISTS (SELECT 1 FROM %s c WHERE c.parent::text = h.value::text)) LIMIT 1',
+				   q, tab, hrel, hrel) INTO bad;
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'a value of column "%" is not a leaf of hierarchy %', q, hrel
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Every stored value must be a leaf of its column''s hierarchy.';
+	END IF;
+END;
+$check_hierarchy$;
+COMMENT ON FUNCTION keanon.check_hierarchy(regclass, name, regclass) IS
+'part of keanon.watch and keanon.anonymize: refuse a hierarchy of column q that lacks columns value and parent, that the caller may not read, that lists a value twice, has other than one root or values its root does not reach, or that lacks a stored value as a leaf';
+
 -- Refuse, with nothing made, what cannot be generalized
 CREATE FUNCTION keanon.watch_check_generalized(tab regclass, quasi_identifiers name[],
 	generalize integer, hierarchies jsonb, qi_method text, mode text)
@@ -1176,45 +1233,7 @@ BEGIN
 				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
 					USING ERRCODE = 'undefined_table';
 			END IF;
-			IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'value' AND NOT a.attisdropped)
-			   OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'parent' AND NOT a.attisdropped) THEN
-				RAISE EXCEPTION 'hierarchy % of column "%" needs columns value and parent', hrel, q
-					USING ERRCODE = 'undefined_column';
-			END IF;
-			IF NOT has_table_privilege(hrel, 'SELECT') THEN
-				RAISE EXCEPTION 'permission denied for hierarchy %', hrel USING ERRCODE = 'insufficient_privilege';
-			END IF;
-			EXECUTE format('SELECT count(*) FILTER (WHERE parent IS NULL), count(*), '
-						   '(SELECT count(*) FROM (SELECT value::text FROM %s WHERE value IS NOT NULL GROUP BY 1 HAVING count(*) > 1) d) '
-						   'FROM %s', hrel, hrel)
-				INTO nroots, nnodes, nreached;
-			IF nreached > 0 THEN
-				RAISE EXCEPTION 'hierarchy % of column "%" lists a value twice', hrel, q
-					USING ERRCODE = 'invalid_parameter_value';
-			END IF;
-			IF nroots <> 1 THEN
-				RAISE EXCEPTION 'hierarchy % of column "%" must have exactly one root', hrel, q
-					USING ERRCODE = 'invalid_parameter_value',
-						  DETAIL = format('It has %s values whose parent is NULL.', nroots);
-			END IF;
-			EXECUTE format('WITH RECURSIVE t AS (SELECT value::text AS v FROM %s WHERE parent IS NULL '
-						   'UNION SELECT h.value::text FROM %s h JOIN t ON h.parent::text = t.v) '
-						   'SELECT count(*) FROM t', hrel, hrel) INTO nreached;
-			IF nreached <> nnodes THEN
-				RAISE EXCEPTION 'hierarchy % of column "%" is not one tree', hrel, q
-					USING ERRCODE = 'invalid_parameter_value',
-						  DETAIL = format('%s of its %s values cannot be reached from its root: a cycle, a missing parent or a NULL value.',
-										  nnodes - nreached, nnodes);
-			END IF;
-			EXECUTE format('SELECT x::text FROM (SELECT DISTINCT %I AS x FROM %s) t '
-						   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE h.value::text = t.x::text '
-						   'AND NOT EXISTS (SELECT 1 FROM %s c WHERE c.parent::text = h.value::text)) LIMIT 1',
-						   q, tab, hrel, hrel) INTO bad;
-			IF bad IS NOT NULL THEN
-				RAISE EXCEPTION 'a value of column "%" is not a leaf of hierarchy %', q, hrel
-					USING ERRCODE = 'invalid_parameter_value',
-						  HINT = 'Every stored value must be a leaf of its column''s hierarchy.';
-			END IF;
+			PERFORM keanon.check_hierarchy(tab, q, hrel);
 		ELSIF keanon.qi_range_type(typ) IS NULL THEN
 			RAISE EXCEPTION 'quasi-identifier "%" of type % needs a hierarchy', q, typ
 				USING ERRCODE = 'invalid_parameter_value',
@@ -1576,6 +1595,245 @@ END;
 $check_groups$;
 COMMENT ON FUNCTION keanon.check_groups(regclass) IS
 'part of keanon.check for a generalized watch: every published row is a member of one group, with the coordinates of its true values; every group holds k to 2k - 1 rows (a lone group fewer) and publishes the least general tuple of its members'' true values (the range from least to greatest, the lowest common ancestor in the hierarchy); an error naming the difference otherwise';
+
+-- ----------------------------------------------------------------
+-- Full-domain anonymization (PrivacyFrost2), a one-off anonymous copy
+-- ----------------------------------------------------------------
+
+CREATE FUNCTION keanon.anonymize_core(tab regclass, quasi_identifiers name[], sensitive name,
+	hierarchies oid[], k integer, l integer, c float8, t float8, scoring text, priorities float8[],
+	target text, method text, max_suppressed integer, extension boolean, partial boolean,
+	out_types text[],
+	OUT levels integer[], OUT score float8, OUT smallest_group integer, OUT least_l integer,
+	OUT least_recursive_l integer, OUT largest_emd float8, OUT suppressed integer,
+	OUT groups integer, OUT candidates_checked bigint, OUT rollups bigint,
+	OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8)
+AS 'MODULE_PATHNAME', 'keanon_anonymize_core'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.anonymize_core(regclass, name[], name, oid[], integer, integer, float8, float8, text, float8[], text, text, integer, boolean, boolean, text[]) IS
+'part of keanon.anonymize, which checks its arguments and makes the empty target table: read the table into codes, search the generalizations, write the published rows';
+
+CREATE FUNCTION keanon.anonymize(
+	tab regclass,
+	quasi_identifiers name[],
+	sensitive name,
+	hierarchies jsonb,
+	k integer,
+	l integer DEFAULT NULL,
+	c numeric DEFAULT NULL,
+	t numeric DEFAULT NULL,
+	scoring text DEFAULT 'basic',
+	priorities jsonb DEFAULT NULL,
+	target name DEFAULT NULL,
+	method text DEFAULT 'privacyfrost2',
+	max_suppressed integer DEFAULT 0,
+	extension boolean DEFAULT true,
+	partial boolean DEFAULT false,
+	OUT target_table regclass, OUT levels jsonb, OUT score float8, OUT smallest_group integer,
+	OUT least_l integer, OUT least_recursive_l integer, OUT largest_emd float8,
+	OUT suppressed integer, OUT groups integer, OUT candidates_checked bigint,
+	OUT rollups bigint, OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $anonymize$
+DECLARE
+	nsp name;
+	rel name;
+	q name;
+	typ regtype;
+	hrel regclass;
+	hiers oid[] := '{}';
+	outs text[] := '{}';
+	prios float8[] := '{}';
+	cols text := '';
+	has_null boolean;
+	n bigint;
+	r record;
+BEGIN
+	IF tab IS NULL OR quasi_identifiers IS NULL OR sensitive IS NULL OR k IS NULL THEN
+		RAISE EXCEPTION 'keanon.anonymize needs a table, quasi-identifiers, a sensitive column and k'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	SELECT n2.nspname, c2.relname INTO nsp, rel FROM pg_class c2 JOIN pg_namespace n2 ON n2.oid = c2.relnamespace
+	WHERE c2.oid = tab;
+	IF NOT has_table_privilege(tab, 'SELECT') THEN
+		RAISE EXCEPTION 'permission denied for table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF cardinality(quasi_identifiers) IS DISTINCT FROM (SELECT count(DISTINCT x) FROM unnest(quasi_identifiers) x)
+	   OR cardinality(quasi_identifiers) NOT BETWEEN 1 AND 32 THEN
+		RAISE EXCEPTION 'between 1 and 32 distinct quasi-identifiers are needed' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF sensitive = ANY (quasi_identifiers) THEN
+		RAISE EXCEPTION 'the sensitive column "%" cannot also be a quasi-identifier', sensitive
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF k < 1 THEN
+		RAISE EXCEPTION 'k must be at least 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF l IS NOT NULL AND l < 1 OR c IS NOT NULL AND (l IS NULL OR c <= 0) THEN
+		RAISE EXCEPTION 'l must be at least 1, and c (recursive (c,l)-diversity) positive and given with l'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF t IS NOT NULL AND (t < 0 OR t > 1) THEN
+		RAISE EXCEPTION 't must be between 0 and 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF scoring IS NULL OR scoring NOT IN ('basic', 'eta', 'log') THEN
+		RAISE EXCEPTION 'unknown scoring "%"', scoring USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use scoring => ''basic'', ''eta'' or ''log''.';
+	END IF;
+	IF method IS NULL OR method NOT IN ('privacyfrost2', 'optimal') THEN
+		RAISE EXCEPTION 'unknown method "%"', method USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use method => ''privacyfrost2'' or ''optimal''.';
+	END IF;
+	IF max_suppressed IS NULL OR max_suppressed < 0 THEN
+		RAISE EXCEPTION 'max_suppressed must be at least 0' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF hierarchies IS NOT NULL AND jsonb_typeof(hierarchies) <> 'object'
+	   OR priorities IS NOT NULL AND jsonb_typeof(priorities) <> 'object' THEN
+		RAISE EXCEPTION 'hierarchies and priorities must be JSON objects keyed by quasi-identifier'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR q IN SELECT x FROM jsonb_object_keys(coalesce(hierarchies, '{}') || coalesce(priorities, '{}')) x LOOP
+		IF NOT q = ANY (quasi_identifiers) THEN
+			RAISE EXCEPTION '"%" is not a quasi-identifier', q USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END LOOP;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF typ IS NULL THEN
+			RAISE EXCEPTION 'column "%" of table % does not exist', q, tab USING ERRCODE = 'undefined_column';
+		END IF;
+		EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', tab, q) INTO has_null;
+		IF has_null THEN
+			RAISE EXCEPTION 'column "%" of table % has NULL values', q, tab USING ERRCODE = 'not_null_violation',
+				HINT = 'Anonymize a view or a copy without them.';
+		END IF;
+		CONTINUE WHEN q = sensitive;
+		IF hierarchies ? q THEN
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			IF hrel IS NULL THEN
+				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
+					USING ERRCODE = 'undefined_table';
+			END IF;
+			PERFORM keanon.check_hierarchy(tab, q, hrel);
+			hiers := hiers || hrel::oid;
+			outs := outs || 'pg_catalog.text'::text;
+		ELSIF typ IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype, 'numeric'::regtype,
+					  'real'::regtype, 'double precision'::regtype, 'date'::regtype) THEN
+			hiers := hiers || 0::oid;
+			outs := outs || keanon.qi_range_type(typ);
+		ELSE
+			RAISE EXCEPTION 'quasi-identifier "%" of type % needs a hierarchy', q, typ
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF priorities ? q AND (jsonb_typeof(priorities -> q) <> 'number' OR (priorities ->> q)::float8 <= 0) THEN
+			RAISE EXCEPTION 'the priority of "%" must be a positive number', q USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		prios := prios || coalesce((priorities ->> q)::float8, 1);
+		cols := cols || format('%I %s, ', q, outs[cardinality(outs)]);
+	END LOOP;
+	EXECUTE format('SELECT count(*) FROM %s', tab) INTO n;
+	IF k > n THEN
+		RAISE EXCEPTION 'k = % is above the % rows of table %', k, n, tab USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	target := coalesce(target, left(rel, 51) || '_generalized');
+	IF to_regclass(format('%I.%I', nsp, target)) IS NOT NULL THEN
+		RAISE EXCEPTION 'relation "%" already exists in schema "%"', target, nsp USING ERRCODE = 'duplicate_table',
+			HINT = 'Name another with target => ''...''.';
+	END IF;
+	EXECUTE format('CREATE TABLE %I.%I (%s%I %s)', nsp, target, cols, sensitive,
+				   (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+					WHERE a.attrelid = tab AND a.attname = sensitive));
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, target,
+				   format('keanon: %s anonymized by full-domain generalization (k = %s)', tab, k));
+	target_table := format('%I.%I', nsp, target)::regclass;
+	r := keanon.anonymize_core(tab, quasi_identifiers, sensitive, hiers, k, l, c::float8, t::float8, scoring,
+							   prios, target_table::text, method, max_suppressed, extension, partial, outs);
+	SELECT jsonb_object_agg(qi, lv) INTO levels FROM unnest(quasi_identifiers, r.levels) u(qi, lv);
+	score := r.score;
+	smallest_group := r.smallest_group;
+	least_l := r.least_l;
+	least_recursive_l := r.least_recursive_l;
+	largest_emd := r.largest_emd;
+	suppressed := r.suppressed;
+	groups := r.groups;
+	candidates_checked := r.candidates_checked;
+	rollups := r.rollups;
+	refined_groups := r.refined_groups;
+	rows_written := r.rows_written;
+	search_ms := r.search_ms;
+END;
+$anonymize$;
+COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean) IS
+'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; returns the levels, score, measures and the search''s cost';
+
+-- PostgreSQL Anonymizer's fixed-step ranges, the same types and steps
+CREATE FUNCTION keanon.generalize_int4range(val integer, step integer DEFAULT 10)
+RETURNS int4range LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN int4range(val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step,
+				 val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step OPERATOR(pg_catalog.+) step);
+COMMENT ON FUNCTION keanon.generalize_int4range(integer, integer) IS
+'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
+
+CREATE FUNCTION keanon.generalize_int8range(val bigint, step bigint DEFAULT 10)
+RETURNS int8range LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN int8range(val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step,
+				 val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step OPERATOR(pg_catalog.+) step);
+COMMENT ON FUNCTION keanon.generalize_int8range(bigint, bigint) IS
+'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
+
+CREATE FUNCTION keanon.generalize_numrange(val numeric, step integer DEFAULT 10)
+RETURNS numrange LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN numrange(floor(val OPERATOR(pg_catalog./) step) OPERATOR(pg_catalog.*) step,
+				(floor(val OPERATOR(pg_catalog./) step) OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) step);
+COMMENT ON FUNCTION keanon.generalize_numrange(numeric, integer) IS
+'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
+
+CREATE FUNCTION keanon.generalize_daterange(val date, step text DEFAULT 'decade')
+RETURNS daterange LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN daterange(date_trunc(step, val)::date, (date_trunc(step, val) OPERATOR(pg_catalog.+) ('1 ' || step)::interval)::date);
+COMMENT ON FUNCTION keanon.generalize_daterange(date, text) IS
+'the range of the calendar unit (day, week, month, quarter, year, decade, century, millennium) holding val';
+
+CREATE FUNCTION keanon.generalize_tsrange(val timestamp, step text DEFAULT 'decade')
+RETURNS tsrange LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN tsrange(date_trunc(step, val), date_trunc(step, val) OPERATOR(pg_catalog.+) ('1 ' || step)::interval);
+COMMENT ON FUNCTION keanon.generalize_tsrange(timestamp, text) IS
+'the range of the calendar unit (microseconds up to millennium) holding val';
+
+CREATE FUNCTION keanon.generalize_tstzrange(val timestamptz, step text DEFAULT 'decade')
+RETURNS tstzrange LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN tstzrange(date_trunc(step, val), date_trunc(step, val) OPERATOR(pg_catalog.+) ('1 ' || step)::interval);
+COMMENT ON FUNCTION keanon.generalize_tstzrange(timestamptz, text) IS
+'the range of the calendar unit holding val, in the session''s time zone';
+
+-- The smallest group of a table over its quasi-identifiers: the k it has
+CREATE FUNCTION keanon.k_anonymity(tab regclass, quasi_identifiers name[])
+RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $k_anonymity$
+DECLARE
+	k bigint;
+BEGIN
+	IF quasi_identifiers IS NULL OR cardinality(quasi_identifiers) = 0 THEN
+		RAISE EXCEPTION 'at least one quasi-identifier is needed' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	EXECUTE format('SELECT min(c) FROM (SELECT count(*) AS c FROM %s GROUP BY %s) g', tab,
+				   (SELECT string_agg(format('%I', x), ', ' ORDER BY o) FROM unnest(quasi_identifiers) WITH ORDINALITY u(x, o)))
+	INTO k;
+	RETURN k;
+END;
+$k_anonymity$;
+COMMENT ON FUNCTION keanon.k_anonymity(regclass, name[]) IS
+'the size of the smallest group of rows sharing their quasi-identifiers: the k for which the table is k-anonymous (NULL for an empty table); as the caller';
 
 -- ----------------------------------------------------------------
 -- Bound aggregates over published views

@@ -69,7 +69,7 @@ for rows in $rows_list; do
 		tab=t_${method}_$rows
 		bench_sql -c "CREATE TABLE $tab (LIKE adult INCLUDING ALL)" \
 			-c "INSERT INTO $tab SELECT g, a.age, a.workclass, a.edu, a.marital, a.occupation, a.race, a.sex, a.country,
-				a.loss FROM generate_series(1, $rows) g JOIN adult a ON a.id = (SELECT min(id) FROM adult WHERE id >= 1 + (g * 7919) % 30000)"
+				a.loss FROM generate_series(1, $rows) g JOIN adult a ON a.id = (SELECT min(id) FROM adult WHERE id >= 1 + (g::bigint * 7919) % 30000)"
 		if [ "$method" = none ]; then
 			gen=""
 		else

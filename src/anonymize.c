@@ -1,0 +1,670 @@
+/*
+ * anonymize.c
+ *		keanon.anonymize: a one-off full-domain anonymous copy of a table,
+ *		chosen by PrivacyFrost2's scoring search or the exact search of the
+ *		generalization lattice (src/fulldomain/).
+ *
+ * The table is read once, as the caller, into dictionary codes: each
+ * categorical quasi-identifier's values as leaves of its (value, parent)
+ * hierarchy, whose level l is every leaf's ancestor l steps up (the root
+ * when the path is shorter); each numeric one without a hierarchy as its
+ * distinct values, whose level l groups them into intervals of doubling
+ * width aligned at the least value (level 0 is the value itself, the top
+ * level one interval over all).  The sensitive column is coded by its
+ * values' order.  The search runs on those codes; the answer is written
+ * into a new table with one statement, every generalized value as text
+ * cast to the published column's type.  Everything runs with the
+ * caller's rights and the search_path keanon.anonymize pins.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "fd_anon.h"
+#include "keanon_watch.h"
+
+PG_FUNCTION_INFO_V1(keanon_anonymize_core);
+
+/* the most levels an automatic numeric hierarchy gets above the values */
+#define ANON_AUTO_LEVELS 10
+
+/* One quasi-identifier as the search sees it */
+typedef struct AnonQi
+{
+	char	   *name;			/* quoted */
+	Oid			typid;
+	bool		automatic;		/* numeric, levels of doubling intervals */
+	/* a hierarchy's tree (not automatic) */
+	int			nnodes;
+	char	  **value;			/* sorted */
+	int		   *parent;
+	int		   *depth;
+	/* leaves */
+	int			nleaves;
+	int		   *leaf_node;		/* hierarchy: the leaf's node */
+	int		   *leaf_of_node;	/* hierarchy: [nnodes] the node's leaf, or -1 */
+	double	   *leaf_value;		/* automatic: the leaf's value */
+	/* levels */
+	int			nlevels;
+	uint32	  **map;
+	uint32	   *ncodes;
+	int		  **code_node;		/* hierarchy: [level][code] the node */
+	double		vmin;			/* automatic */
+	double	   *width;			/* automatic: [level] */
+	bool		integral;		/* automatic: integer or date values */
+	FdHierarchy fh;
+	uint32	   *codes;			/* [nrows] */
+} AnonQi;
+
+/* The index of value v among the sorted values, or -1 */
+static int
+value_index(AnonQi *q, const char *v)
+{
+	int			lo = 0,
+				hi = q->nnodes - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = strcmp(v, q->value[mid]);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+static int
+cstring_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Read hierarchy hrel (checked by keanon.check_hierarchy) into q's tree */
+static void
+read_tree(AnonQi *q, Oid hrel)
+{
+	char	  **parents;
+
+	if (SPI_execute(psprintf("SELECT value::pg_catalog.text, parent::pg_catalog.text FROM %s "
+							 "ORDER BY 1", KeanonQualifiedName(hrel)), true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read hierarchy %s", get_rel_name(hrel));
+	q->nnodes = (int) SPI_processed;
+	q->value = palloc(sizeof(char *) * q->nnodes);
+	parents = palloc(sizeof(char *) * q->nnodes);
+	for (int i = 0; i < q->nnodes; i++)
+	{
+		q->value[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		parents[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+	}
+	/* the query's order is the collation's; lookups use strcmp's */
+	for (int i = 0; i < q->nnodes; i++)
+		parents[i] = parents[i] ? psprintf("%s\x01%s", parents[i], q->value[i]) : NULL;
+	qsort(q->value, q->nnodes, sizeof(char *), cstring_cmp);
+	q->parent = palloc(sizeof(int) * q->nnodes);
+	for (int i = 0; i < q->nnodes; i++)
+		q->parent[i] = -2;
+	for (int i = 0; i < q->nnodes; i++)
+	{
+		char	   *sep;
+		int			child;
+
+		if (parents[i] == NULL)
+			continue;
+		sep = strchr(parents[i], '\x01');
+		*sep = '\0';
+		child = value_index(q, sep + 1);
+		q->parent[child] = value_index(q, parents[i]);
+	}
+	for (int i = 0; i < q->nnodes; i++)
+		if (q->parent[i] == -2)
+			q->parent[i] = -1;
+}
+
+/* Each node's depth below the root (the tree has no cycle) */
+static void
+tree_depths(AnonQi *q)
+{
+	q->depth = palloc(sizeof(int) * q->nnodes);
+	for (int i = 0; i < q->nnodes; i++)
+	{
+		int			d = 0;
+
+		for (int n = q->parent[i]; n >= 0; n = q->parent[n])
+		{
+			if (++d > q->nnodes)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("the hierarchy of %s has a cycle", q->name)));
+		}
+		q->depth[i] = d;
+	}
+}
+
+/* The ancestor of node n l steps up, the root when the path is shorter */
+static int
+ancestor(const AnonQi *q, int n, int l)
+{
+	while (l-- > 0 && q->parent[n] >= 0)
+		n = q->parent[n];
+	return n;
+}
+
+/* The levels of a hierarchy: each leaf's ancestors, coded per level */
+static void
+hierarchy_levels(AnonQi *q)
+{
+	bool	   *has_child = palloc0(sizeof(bool) * q->nnodes);
+	int		   *node_code = palloc(sizeof(int) * q->nnodes);
+	int			height = 0;
+
+	for (int i = 0; i < q->nnodes; i++)
+		if (q->parent[i] >= 0)
+			has_child[q->parent[i]] = true;
+	q->nleaves = 0;
+	q->leaf_node = palloc(sizeof(int) * q->nnodes);
+	q->leaf_of_node = palloc(sizeof(int) * q->nnodes);
+	for (int i = 0; i < q->nnodes; i++)
+	{
+		q->leaf_of_node[i] = has_child[i] ? -1 : q->nleaves;
+		if (!has_child[i])
+		{
+			q->leaf_node[q->nleaves++] = i;
+			height = Max(height, q->depth[i]);
+		}
+	}
+	q->nlevels = Min(height + 1, FD_MAX_LEVELS);
+	q->map = palloc(sizeof(uint32 *) * q->nlevels);
+	q->ncodes = palloc(sizeof(uint32) * q->nlevels);
+	q->code_node = palloc(sizeof(int *) * q->nlevels);
+	for (int l = 0; l < q->nlevels; l++)
+	{
+		q->map[l] = palloc(sizeof(uint32) * q->nleaves);
+		q->code_node[l] = palloc(sizeof(int) * q->nleaves);
+		q->ncodes[l] = 0;
+		for (int i = 0; i < q->nnodes; i++)
+			node_code[i] = -1;
+		for (int f = 0; f < q->nleaves; f++)
+		{
+			int			a = ancestor(q, q->leaf_node[f], l);
+
+			if (node_code[a] < 0)
+			{
+				node_code[a] = (int) q->ncodes[l];
+				q->code_node[l][q->ncodes[l]++] = a;
+			}
+			q->map[l][f] = (uint32) node_code[a];
+		}
+	}
+}
+
+/* The levels of an automatic numeric hierarchy: doubling intervals */
+static void
+automatic_levels(AnonQi *q)
+{
+	double		range = q->nleaves > 0 ? q->leaf_value[q->nleaves - 1] - q->vmin : 0;
+	double		top;
+	int			above = 1;
+
+	q->integral = q->typid == INT2OID || q->typid == INT4OID || q->typid == INT8OID ||
+		q->typid == DATEOID;
+	/* the top interval holds every value: a power of two for integers */
+	if (q->integral)
+	{
+		top = 1;
+		while (top < range + 1)
+			top *= 2;
+		while (above < ANON_AUTO_LEVELS && ldexp(top, -above) >= 2)
+			above++;
+	}
+	else
+	{
+		top = range > 0 ? range * (1 + 1e-9) : 1;
+		while (above < ANON_AUTO_LEVELS && (1 << above) < q->nleaves)
+			above++;
+	}
+	q->nlevels = above + 1;
+	q->width = palloc(sizeof(double) * q->nlevels);
+	q->map = palloc(sizeof(uint32 *) * q->nlevels);
+	q->ncodes = palloc(sizeof(uint32) * q->nlevels);
+	for (int l = 0; l < q->nlevels; l++)
+	{
+		q->width[l] = l == 0 ? 0 : ldexp(top, l - above);
+		q->map[l] = palloc(sizeof(uint32) * q->nleaves);
+		q->ncodes[l] = 0;
+		for (int f = 0; f < q->nleaves; f++)
+		{
+			uint32		c = l == 0 ? (uint32) f :
+				(uint32) floor((q->leaf_value[f] - q->vmin) / q->width[l]);
+
+			q->map[l][f] = c;
+			q->ncodes[l] = Max(q->ncodes[l], c + 1);
+		}
+	}
+}
+
+/* The SQL of the published value of code c at level l, as text */
+static char *
+label(const AnonQi *q, int l, uint32 c)
+{
+	double		lo,
+				hi;
+
+	if (!q->automatic)
+		return q->value[q->code_node[l][c]];
+	if (l == 0)
+		lo = hi = q->leaf_value[c];
+	else
+	{
+		lo = q->vmin + c * q->width[l];
+		hi = lo + q->width[l];
+	}
+	if (q->typid == DATEOID)
+		return psprintf("[%s,%s%c", DatumGetCString(DirectFunctionCall1(date_out,
+																	   DateADTGetDatum((DateADT) lo))),
+						DatumGetCString(DirectFunctionCall1(date_out, DateADTGetDatum((DateADT) hi))),
+						l == 0 ? ']' : ')');
+	if (q->integral)
+		return psprintf("[%.0f,%.0f%c", lo, hi, l == 0 ? ']' : ')');
+	return psprintf("[%.17g,%.17g%c", lo, hi, l == 0 ? ']' : ')');
+}
+
+/* The arguments of keanon.anonymize_core, checked by keanon.anonymize */
+typedef struct AnonArgs
+{
+	Oid			relid;
+	int			nqi;
+	AnonQi	   *qis;
+	char	   *sensitive;		/* quoted */
+	Oid			sens_type;
+	FdParams	params;
+	FdSearchOpts opts;
+	char	   *target;			/* qualified, quoted */
+	char	  **out_types;		/* [nqi] the published columns' types */
+} AnonArgs;
+
+/* The codes of every row: one query, leaves by value */
+static int
+read_rows(AnonArgs *a, uint32 **sens, int *nsens, double **sens_values, bool *numeric)
+{
+	StringInfoData sql;
+	int			n;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	for (int i = 0; i < a->nqi; i++)
+	{
+		AnonQi	   *q = &a->qis[i];
+
+		if (q->automatic)
+			appendStringInfo(&sql, "(pg_catalog.dense_rank() OVER (ORDER BY %s) OPERATOR(pg_catalog.-) 1)::pg_catalog.int4, %s, ",
+							 q->name, q->typid == DATEOID ?
+							 psprintf("(%s OPERATOR(pg_catalog.-) DATE '2000-01-01')::pg_catalog.float8", q->name) :
+							 psprintf("%s::pg_catalog.float8", q->name));
+		else
+			appendStringInfo(&sql, "%s::pg_catalog.text, NULL::pg_catalog.float8, ", q->name);
+	}
+	*numeric = a->sens_type == INT2OID || a->sens_type == INT4OID || a->sens_type == INT8OID ||
+		a->sens_type == NUMERICOID || a->sens_type == FLOAT4OID || a->sens_type == FLOAT8OID;
+	appendStringInfo(&sql, "(pg_catalog.dense_rank() OVER (ORDER BY %s) OPERATOR(pg_catalog.-) 1)::pg_catalog.int4, %s, %s::pg_catalog.text FROM %s",
+					 a->sensitive, *numeric ? psprintf("%s::pg_catalog.float8", a->sensitive) : "NULL::pg_catalog.float8",
+					 a->sensitive, KeanonQualifiedName(a->relid));
+	if (SPI_execute(sql.data, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read %s", get_rel_name(a->relid));
+	n = (int) SPI_processed;
+	if (SPI_processed > INT_MAX / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("table %s has too many rows to anonymize in memory", get_rel_name(a->relid))));
+	*sens = palloc(sizeof(uint32) * Max(n, 1));
+	*nsens = 0;
+	*sens_values = NULL;
+	return n;
+}
+
+/* Code row r's quasi-identifiers and sensitive value from the SPI result */
+static void
+code_row(AnonArgs *a, int r, uint32 *sens, int *nsens, double *sv, char **stext)
+{
+	HeapTuple	tup = SPI_tuptable->vals[r];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		isnull;
+
+	for (int i = 0; i < a->nqi; i++)
+	{
+		AnonQi	   *q = &a->qis[i];
+
+		if (q->automatic)
+		{
+			int			f = DatumGetInt32(SPI_getbinval(tup, desc, 2 * i + 1, &isnull));
+
+			q->codes[r] = (uint32) f;
+			q->leaf_value[f] = DatumGetFloat8(SPI_getbinval(tup, desc, 2 * i + 2, &isnull));
+			q->nleaves = Max(q->nleaves, f + 1);
+		}
+		else
+		{
+			char	   *v = SPI_getvalue(tup, desc, 2 * i + 1);
+			int			node = v ? value_index(q, v) : -1;
+			int			f = node >= 0 ? q->leaf_of_node[node] : -1;
+
+			if (f < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("a value of column %s is not a leaf of its hierarchy", q->name)));
+			q->codes[r] = (uint32) f;
+		}
+	}
+	sens[r] = (uint32) DatumGetInt32(SPI_getbinval(tup, desc, 2 * a->nqi + 1, &isnull));
+	*nsens = Max(*nsens, (int) sens[r] + 1);
+	if (sv != NULL)
+		sv[sens[r]] = DatumGetFloat8(SPI_getbinval(tup, desc, 2 * a->nqi + 2, &isnull));
+	stext[r] = SPI_getvalue(tup, desc, 2 * a->nqi + 3);
+}
+
+/* An error for a search status other than FD_OK */
+static void
+fd_check_status(FdStatus st, const FdError *err, const AnonArgs *a)
+{
+	const char *what = err->qi >= 0 && err->qi < a->nqi ? a->qis[err->qi].name : NULL;
+
+	if (st == FD_OK)
+		return;
+	if (st == FD_ERR_NOMEM)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory while anonymizing")));
+	if (st == FD_ERR_NO_SOLUTION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no full-domain generalization of %s satisfies the privacy criteria",
+						get_rel_name(a->relid)),
+				 errdetail("%s", err->message),
+				 errhint("Allow some rows to be suppressed with max_suppressed => n, or relax k, l, c or t.")));
+	if (st == FD_ERR_LATTICE_TOO_LARGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the generalization lattice of %s is too large to search whole", get_rel_name(a->relid)),
+				 errdetail("%s", err->message),
+				 errhint("Use method => 'privacyfrost2', or hierarchies with fewer levels.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 what ? errmsg("cannot anonymize %s: %s (column %s)", get_rel_name(a->relid), err->message, what)
+			 : errmsg("cannot anonymize %s: %s", get_rel_name(a->relid), err->message)));
+}
+
+/* Read the table into codes and the search's table t */
+static void
+encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, char ***stext)
+{
+	uint32	   *sens;
+	int			nsens;
+	double	   *sv;
+	bool		numeric;
+	int			n = read_rows(a, &sens, &nsens, &sv, &numeric);
+
+	sv = numeric ? palloc(sizeof(double) * Max(n, 1)) : NULL;
+	*stext = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < a->nqi; i++)
+	{
+		a->qis[i].codes = palloc(sizeof(uint32) * Max(n, 1));
+		if (a->qis[i].automatic)
+		{
+			a->qis[i].leaf_value = palloc(sizeof(double) * Max(n, 1));
+			a->qis[i].nleaves = 0;
+		}
+	}
+	for (int r = 0; r < n; r++)
+		code_row(a, r, sens, &nsens, sv, *stext);
+	for (int i = 0; i < a->nqi; i++)
+	{
+		AnonQi	   *q = &a->qis[i];
+
+		if (q->automatic)
+		{
+			q->vmin = q->nleaves > 0 ? q->leaf_value[0] : 0;
+			automatic_levels(q);
+		}
+		fh[i].nleaves = q->nleaves;
+		fh[i].nlevels = q->nlevels;
+		fh[i].map = (const uint32_t *const *) q->map;
+		fh[i].ncodes = q->ncodes;
+		qicodes[i] = q->codes;
+	}
+	memset(t, 0, sizeof(*t));
+	t->nrows = n;
+	t->nqi = a->nqi;
+	t->qi = (const uint32_t *const *) qicodes;
+	t->hier = fh;
+	t->sens = sens;
+	t->nsens = nsens;
+	t->sens_numeric = numeric;
+	t->sens_values = sv;
+}
+
+/* Write the published rows into the target table, one statement */
+static int64
+write_target(AnonArgs *a, const FdResult *res, char **stext)
+{
+	int			nargs = a->nqi + 1;
+	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	Datum	   *values = palloc(sizeof(Datum) * nargs);
+	Datum	  **cols = palloc(sizeof(Datum *) * nargs);
+	int			n = 0;
+	StringInfoData sql;
+
+	for (int i = 0; i < nargs; i++)
+	{
+		types[i] = TEXTARRAYOID;
+		cols[i] = palloc(sizeof(Datum) * Max(res->nrows, 1));
+	}
+	for (int r = 0; r < res->nrows; r++)
+	{
+		int			c = res->row_class[r];
+
+		if (c < 0)
+			continue;			/* suppressed or left out */
+		for (int i = 0; i < a->nqi; i++)
+			cols[i][n] = CStringGetTextDatum(label(&a->qis[i], res->class_levels[c * a->nqi + i],
+												   res->class_codes[c * a->nqi + i]));
+		cols[a->nqi][n] = CStringGetTextDatum(stext[r]);
+		n++;
+	}
+	for (int i = 0; i < nargs; i++)
+		values[i] = PointerGetDatum(construct_array(cols[i], n, TEXTOID, -1, false, TYPALIGN_INT));
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s SELECT ", a->target);
+	for (int i = 0; i < a->nqi; i++)
+		appendStringInfo(&sql, "u.c%d::%s, ", i, a->out_types[i]);
+	appendStringInfo(&sql, "u.s::%s FROM ROWS FROM (", format_type_be(a->sens_type));
+	for (int i = 0; i < nargs; i++)
+		appendStringInfo(&sql, "%spg_catalog.unnest($%d)", i > 0 ? ", " : "", i + 1);
+	appendStringInfoString(&sql, ") AS u(");
+	for (int i = 0; i < a->nqi; i++)
+		appendStringInfo(&sql, "c%d, ", i);
+	appendStringInfoString(&sql, "s)");
+	if (SPI_execute_with_args(sql.data, nargs, types, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "keanon: could not write %s", a->target);
+	return n;
+}
+
+/* The quasi-identifiers and their hierarchies from the arguments */
+static void
+read_qis(AnonArgs *a, ArrayType *names, ArrayType *hiers)
+{
+	Datum	   *nd,
+			   *hd;
+	bool	   *nn,
+			   *hn;
+	int			n,
+				nh;
+
+	KeanonArrayElements(names, NAMEOID, &nd, &nn, &n);
+	KeanonArrayElements(hiers, OIDOID, &hd, &hn, &nh);
+	if (n != nh || n < 1 || n > FD_MAX_QI)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("between 1 and %d quasi-identifiers, each with its hierarchy or none, are needed",
+						FD_MAX_QI)));
+	a->nqi = n;
+	a->qis = palloc0(sizeof(AnonQi) * n);
+	for (int i = 0; i < n; i++)
+	{
+		AnonQi	   *q = &a->qis[i];
+		char	   *col = NameStr(*DatumGetName(nd[i]));
+
+		q->name = pstrdup(quote_identifier(col));
+		q->typid = get_atttype(a->relid, get_attnum(a->relid, col));
+		q->automatic = hn[i] || DatumGetObjectId(hd[i]) == InvalidOid;
+		if (!q->automatic)
+		{
+			read_tree(q, DatumGetObjectId(hd[i]));
+			tree_depths(q);
+			hierarchy_levels(q);
+		}
+	}
+}
+
+/* The search's parameters from the arguments */
+static void
+read_params(AnonArgs *a, FunctionCallInfo fcinfo)
+{
+	char	   *scoring = text_to_cstring(PG_GETARG_TEXT_PP(8));
+	char	   *method = text_to_cstring(PG_GETARG_TEXT_PP(11));
+
+	fd_params_init(&a->params);
+	fd_search_opts_init(&a->opts);
+	a->params.k = PG_GETARG_INT32(4);
+	if (!PG_ARGISNULL(5) && !PG_ARGISNULL(6))
+	{
+		a->params.rec_l = PG_GETARG_INT32(5);
+		a->params.rec_c = PG_GETARG_FLOAT8(6);
+	}
+	else if (!PG_ARGISNULL(5))
+		a->params.l_distinct = PG_GETARG_INT32(5);
+	a->params.t = PG_ARGISNULL(7) ? FD_T_OFF : PG_GETARG_FLOAT8(7);
+	a->params.scoring = strcmp(scoring, "eta") == 0 ? FD_SCORE_ETA :
+		strcmp(scoring, "log") == 0 ? FD_SCORE_LOG : FD_SCORE_BASIC;
+	if (!PG_ARGISNULL(9))
+	{
+		Datum	   *pd;
+		bool	   *pn;
+		int			np;
+
+		KeanonArrayElements(PG_GETARG_ARRAYTYPE_P(9), FLOAT8OID, &pd, &pn, &np);
+		for (int i = 0; i < np && i < a->nqi; i++)
+			if (!pn[i])
+				a->params.priority[i] = DatumGetFloat8(pd[i]);
+	}
+	a->params.max_suppressed = PG_GETARG_INT32(12);
+	a->opts.method = strcmp(method, "optimal") == 0 ? FD_METHOD_OPTIMAL : FD_METHOD_FROST;
+	a->opts.extension = PG_GETARG_BOOL(13);
+	a->opts.partial = PG_GETARG_BOOL(14);
+}
+
+/*
+ * keanon.anonymize_core(tab, quasi_identifiers, sensitive, hierarchies,
+ * k, l, c, t, scoring, priorities, target, method, max_suppressed,
+ * extension, partial, out_types): part of keanon.anonymize, which checks
+ * the arguments and makes the empty target table; search, write the
+ * published rows, and return what was found
+ */
+Datum
+keanon_anonymize_core(PG_FUNCTION_ARGS)
+{
+	AnonArgs	a;
+	FdTable		t;
+	FdHierarchy *fh;
+	uint32	  **qicodes;
+	char	  **stext;
+	FdContext  *ctx;
+	FdResult   *res;
+	FdError		err;
+	instr_time	start,
+				elapsed;
+	TupleDesc	desc;
+	Datum		values[13];
+	bool		nulls[13] = {0};
+	Datum	   *levels;
+	int64		written;
+	MemoryContext outer = CurrentMemoryContext;
+	HeapTuple	tuple;
+
+	for (int i = 0; i < 16; i++)
+		if (PG_ARGISNULL(i) && i != 5 && i != 6 && i != 7 && i != 9)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("keanon.anonymize_core needs argument %d", i + 1)));
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "keanon: anonymize_core must return a record");
+	memset(&a, 0, sizeof(a));
+	a.relid = PG_GETARG_OID(0);
+	a.sensitive = pstrdup(quote_identifier(NameStr(*PG_GETARG_NAME(2))));
+	a.sens_type = get_atttype(a.relid, get_attnum(a.relid, NameStr(*PG_GETARG_NAME(2))));
+	a.target = text_to_cstring(PG_GETARG_TEXT_PP(10));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	read_qis(&a, PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_ARRAYTYPE_P(3));
+	read_params(&a, fcinfo);
+	{
+		Datum	   *od;
+		bool	   *on;
+		int			no;
+
+		KeanonArrayElements(PG_GETARG_ARRAYTYPE_P(15), TEXTOID, &od, &on, &no);
+		if (no != a.nqi)
+			elog(ERROR, "keanon: anonymize_core needs one output type per quasi-identifier");
+		a.out_types = palloc(sizeof(char *) * no);
+		for (int i = 0; i < no; i++)
+			a.out_types[i] = TextDatumGetCString(od[i]);
+	}
+	ereport(NOTICE, (errmsg("keanon: reading %s", get_rel_name(a.relid))));
+	fh = palloc0(sizeof(FdHierarchy) * a.nqi);
+	qicodes = palloc(sizeof(uint32 *) * a.nqi);
+	encode_table(&a, &t, fh, qicodes, &stext);
+
+	ereport(NOTICE, (errmsg("keanon: searching the generalizations of %d rows", t.nrows)));
+	INSTR_TIME_SET_CURRENT(start);
+	fd_check_status(fd_prepare(&t, &a.params, &ctx, &err), &err, &a);
+	fd_check_status(fd_search(ctx, &a.opts, &res, &err), &err, &a);
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, start);
+	ereport(NOTICE, (errmsg("keanon: writing %s", a.target)));
+	written = write_target(&a, res, stext);
+
+	/* what goes back lives past SPI's memory */
+	MemoryContextSwitchTo(outer);
+	levels = palloc(sizeof(Datum) * a.nqi);
+	for (int i = 0; i < a.nqi; i++)
+		levels[i] = Int32GetDatum(res->node[i]);
+	values[0] = PointerGetDatum(construct_array(levels, a.nqi, INT4OID, 4, true, TYPALIGN_INT));
+	values[1] = Float8GetDatum(res->final.score);
+	values[2] = Int32GetDatum(res->final.min_group);
+	values[3] = Int32GetDatum(res->final.min_distinct);
+	values[4] = Int32GetDatum(res->final.min_recursive_l);
+	values[5] = Float8GetDatum(res->final.max_emd);
+	values[6] = Int32GetDatum(res->final.suppressed);
+	values[7] = Int32GetDatum(res->final.groups);
+	values[8] = Int64GetDatum(res->counters.checks);
+	values[9] = Int64GetDatum(res->counters.rollups);
+	values[10] = Int32GetDatum(res->nrefined);
+	values[11] = Int64GetDatum(written);
+	values[12] = Float8GetDatum(INSTR_TIME_GET_MILLISEC(elapsed));
+	tuple = heap_form_tuple(BlessTupleDesc(desc), values, nulls);
+	SPI_finish();
+	PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
+}
