@@ -152,7 +152,8 @@ typedef struct FdPresample
 {
 	int			level[FD_MAX_QI];	/* u(a), clamped to H_a */
 	int			kprime;
-	double		fraction;		/* first keep each row with this probability */
+	double		fraction;		/* in (0, 1): first keep each row with this
+								 * probability; 0 or >= 1: keep all */
 	uint64_t	seed;			/* of the generator behind fraction */
 } FdPresample;
 

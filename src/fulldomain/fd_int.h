@@ -82,6 +82,7 @@ struct FdContext
 };
 
 /* fd_prepare.c */
+extern FdStatus fd_check_table(const FdTable *t, FdError *err);
 extern void fd_seterr(FdError *err, FdStatus st, int qi, const char *fmt,...)
 			__attribute__((format(printf, 4, 5)));
 
@@ -102,6 +103,7 @@ extern double fd_score_bound_degen(const FdContext *ctx, const FdMeasures *m,
 								   const int *levels, int a);
 
 /* fd_frost.c */
+extern void fd_priority_order(const FdContext *ctx, int *order);
 extern FdStatus fd_frost(FdContext *ctx, const FdSearchOpts *o, int *node,
 						 FdError *err);
 

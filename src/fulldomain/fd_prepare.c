@@ -211,8 +211,8 @@ check_params(const FdTable *t, const FdParams *p, FdError *err)
 }
 
 /* Check the table: shapes, hierarchies, every row's codes, sensitive values */
-static FdStatus
-check_table(const FdTable *t, FdError *err)
+FdStatus
+fd_check_table(const FdTable *t, FdError *err)
 {
 	FdStatus	st;
 	int			a;
@@ -434,7 +434,7 @@ fd_prepare(const FdTable *t, const FdParams *p, FdContext **out, FdError *err)
 		fd_seterr(err, FD_ERR_ARG, -1, "no parameters");
 		return FD_ERR_ARG;
 	}
-	if ((st = check_table(t, err)) != FD_OK || (st = check_params(t, p, err)) != FD_OK)
+	if ((st = fd_check_table(t, err)) != FD_OK || (st = check_params(t, p, err)) != FD_OK)
 	{
 		if (st == FD_ERR_NOMEM)
 			fd_seterr(err, st, -1, "out of memory");

@@ -1,0 +1,358 @@
+/*
+ * fd_optimal.c
+ *		The best-scoring qualifying full-domain node over the whole
+ *		lattice, with predictive tagging in the manner of ARX's Flash and
+ *		OLA, and a score bound.
+ *
+ * Monotonicity.  Generalizing a node merges its groups.  Without
+ * suppression every criterion here is monotone: a union of groups of at
+ * least k rows has at least k; of groups with at least l distinct
+ * sensitive values has at least l; of recursive (c,l)-diverse groups is
+ * recursive (c,l)-diverse (Machanavajjhala et al., the monotonicity of
+ * recursive diversity); and EMD to a fixed distribution is convex in the
+ * group's distribution, so a union is no farther than its farthest part.
+ * Hence a qualifying node's generalizations qualify and a failing node's
+ * specializations fail.
+ *
+ * With a suppression budget, k-anonymity and distinct l-diversity stay
+ * monotone: a merged group fails only if all its parts fail, so the
+ * suppressed rows of a generalization are a subset of the node's.
+ * Recursive (c,l)-diversity and t-closeness do not: a passing group merged
+ * with a failing one may fail, and then the passing group's rows are
+ * suppressed too, which can exceed the budget.  So tagging is used only
+ * when the budget is 0 or neither of those two criteria is on
+ * (ctx->monotone); otherwise every node is evaluated unless the bound
+ * rules it out.
+ *
+ * Score bound.  Every score is non-decreasing in each e(a), and e(a) at a
+ * node is at most the distinct codes of its level over all rows, which
+ * only fall as levels rise; so bound(N) = score(e_full(N)) bounds the
+ * score of N and of all its generalizations.  Without suppression a
+ * qualifying node publishes every row and its score is exactly its bound.
+ *
+ * Phase 1 (monotone only), in the manner of Flash: nodes by increasing
+ * height, then decreasing bound; from each untagged node whose bound beats
+ * the best score so far, a path is built upward through untagged nodes
+ * (each step to the successor of greatest bound that can still beat the
+ * best), and the lowest qualifying node on it found by binary search; each
+ * check tags the qualifying node's generalizations or the failing node's
+ * specializations.  Without suppression a tagged qualifying node scores no
+ * more than the node that tagged it, so phase 1 is exact.
+ * Phase 2 (with suppression, or not monotone): nodes by decreasing bound,
+ * stopping at the first bound that cannot beat the best; every node not
+ * yet checked and not known to fail is checked.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ke_alloc.h"
+#include "fd_int.h"
+
+#define ST_QUAL		1
+#define ST_FAIL		2
+#define ST_CHECKED	4
+
+typedef struct OptNode
+{
+	double		bound;
+	int			height;
+	int			idx;
+} OptNode;
+
+typedef struct Lattice
+{
+	FdContext  *ctx;
+	int64_t		n;
+	int64_t		stride[FD_MAX_QI];
+	uint8_t    *state;
+	int		   *queue;
+	OptNode    *nodes;
+	double		best;
+	int64_t		best_idx;
+} Lattice;
+
+/* The levels of lattice node idx */
+static void
+decode(const Lattice *lt, int64_t idx, int *lev)
+{
+	int			a;
+
+	for (a = 0; a < lt->ctx->nqi; a++)
+	{
+		lev[a] = (int) (idx / lt->stride[a] % (lt->ctx->maxlev[a] + 1));
+	}
+}
+
+/* Order by increasing height, then decreasing bound, then index */
+static int
+cmp_height(const void *x, const void *y)
+{
+	const OptNode *a = x;
+	const OptNode *b = y;
+
+	if (a->height != b->height)
+		return a->height < b->height ? -1 : 1;
+	if (a->bound != b->bound)
+		return a->bound > b->bound ? -1 : 1;
+	return a->idx < b->idx ? -1 : (a->idx > b->idx ? 1 : 0);
+}
+
+/* Order by decreasing bound, then increasing height, then index */
+static int
+cmp_bound(const void *x, const void *y)
+{
+	const OptNode *a = x;
+	const OptNode *b = y;
+
+	if (a->bound != b->bound)
+		return a->bound > b->bound ? -1 : 1;
+	if (a->height != b->height)
+		return a->height < b->height ? -1 : 1;
+	return a->idx < b->idx ? -1 : (a->idx > b->idx ? 1 : 0);
+}
+
+/*
+ * Tag a node and everything reachable from it upward (dir 1, as
+ * qualifying) or downward (dir -1, as failing); a node already so tagged
+ * has its closure tagged already
+ */
+static void
+tag_closure(Lattice *lt, int64_t idx, int dir)
+{
+	uint8_t		flag = dir > 0 ? ST_QUAL : ST_FAIL;
+	int64_t		head = 0;
+	int64_t		tail = 0;
+	int			lev[FD_MAX_QI];
+	int			a;
+
+	lt->state[idx] |= flag;
+	lt->queue[tail++] = (int) idx;
+	while (head < tail)
+	{
+		int64_t		v = lt->queue[head++];
+
+		decode(lt, v, lev);
+		for (a = 0; a < lt->ctx->nqi; a++)
+		{
+			int64_t		w;
+
+			if ((dir > 0 && lev[a] >= lt->ctx->maxlev[a]) || (dir < 0 && lev[a] == 0))
+				continue;
+			w = v + dir * lt->stride[a];
+			if (lt->state[w] & flag)
+				continue;
+			lt->state[w] |= flag;
+			if (!(lt->state[w] & ST_CHECKED))
+				lt->ctx->counters.tagged++;
+			lt->queue[tail++] = (int) w;
+		}
+	}
+}
+
+/* Check one node, keep the best qualifying score, tag when monotone */
+static FdStatus
+visit(Lattice *lt, int64_t idx, bool *qualifies)
+{
+	FdMeasures	m;
+	int			lev[FD_MAX_QI];
+	FdStatus	st;
+
+	decode(lt, idx, lev);
+	if ((st = fd_check(lt->ctx, lev, &m)) != FD_OK)
+		return st;
+	lt->state[idx] |= ST_CHECKED;
+	*qualifies = m.qualifies;
+	if (m.qualifies && (lt->best_idx < 0 || m.score > lt->best))
+	{
+		lt->best = m.score;
+		lt->best_idx = idx;
+	}
+	if (lt->ctx->monotone)
+		tag_closure(lt, idx, m.qualifies ? 1 : -1);
+	return FD_OK;
+}
+
+/* Whether a bound can still beat the best qualifying score */
+static bool
+can_beat(const Lattice *lt, double bound)
+{
+	return lt->best_idx < 0 || bound > lt->best;
+}
+
+/* Phase 1 from one node: a path upward, searched by bisection */
+static FdStatus
+search_path(Lattice *lt, int64_t start)
+{
+	int64_t		path[FD_MAX_QI * FD_MAX_LEVELS + 1];
+	int			lev[FD_MAX_QI];
+	int			len = 0;
+	int			lo;
+	int			hi;
+	int64_t		cur = start;
+
+	decode(lt, start, lev);
+	for (;;)
+	{
+		double		bb = 0.0;
+		int			ba = -1;
+		int			a;
+
+		path[len++] = cur;
+		for (a = 0; a < lt->ctx->nqi; a++)
+		{
+			double		b;
+
+			if (lev[a] >= lt->ctx->maxlev[a] || lt->state[cur + lt->stride[a]] != 0)
+				continue;
+			lev[a]++;
+			b = fd_score_bound_node(lt->ctx, lev);
+			lev[a]--;
+			if (can_beat(lt, b) && (ba < 0 || b > bb))
+			{
+				bb = b;
+				ba = a;
+			}
+		}
+		if (ba < 0)
+			break;
+		lev[ba]++;
+		cur += lt->stride[ba];
+	}
+	lo = 0;
+	hi = len - 1;
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		bool		q;
+		FdStatus	st;
+
+		if ((st = visit(lt, path[mid], &q)) != FD_OK)
+			return st;
+		if (q)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return FD_OK;
+}
+
+/* Phase 1: Flash-like frontier search with tagging (monotone criteria) */
+static FdStatus
+phase1(Lattice *lt)
+{
+	int64_t		i;
+
+	qsort(lt->nodes, lt->n, sizeof(OptNode), cmp_height);
+	for (i = 0; i < lt->n; i++)
+	{
+		const OptNode *u = &lt->nodes[i];
+		FdStatus	st;
+
+		if (lt->state[u->idx] != 0)
+			continue;
+		if (!can_beat(lt, u->bound))
+		{
+			lt->ctx->counters.bound_skips++;
+			continue;
+		}
+		if ((st = search_path(lt, u->idx)) != FD_OK)
+			return st;
+	}
+	return FD_OK;
+}
+
+/* Phase 2: every node that may beat the best, by decreasing bound */
+static FdStatus
+phase2(Lattice *lt)
+{
+	int64_t		i;
+
+	qsort(lt->nodes, lt->n, sizeof(OptNode), cmp_bound);
+	for (i = 0; i < lt->n; i++)
+	{
+		const OptNode *u = &lt->nodes[i];
+		uint8_t		s = lt->state[u->idx];
+		bool		q;
+		FdStatus	st;
+
+		if (!can_beat(lt, u->bound))
+		{
+			lt->ctx->counters.bound_skips += lt->n - i;
+			break;
+		}
+		if ((s & ST_CHECKED) || (lt->ctx->monotone && (s & ST_FAIL)))
+			continue;
+		if ((st = visit(lt, u->idx, &q)) != FD_OK)
+			return st;
+	}
+	return FD_OK;
+}
+
+/* Set up the lattice: strides, states, nodes with their bounds */
+static FdStatus
+lattice_init(Lattice *lt, FdContext *ctx, const FdSearchOpts *o, FdError *err)
+{
+	int64_t		i;
+	int			a;
+
+	memset(lt, 0, sizeof(*lt));
+	lt->ctx = ctx;
+	lt->best_idx = -1;
+	lt->n = 1;
+	for (a = 0; a < ctx->nqi; a++)
+	{
+		lt->stride[a] = lt->n;
+		lt->n *= ctx->maxlev[a] + 1;
+		if (lt->n > o->max_nodes || lt->n > INT32_MAX)
+		{
+			fd_seterr(err, FD_ERR_LATTICE_TOO_LARGE, a,
+					  "the generalization lattice has more than %lld nodes",
+					  (long long) o->max_nodes);
+			return FD_ERR_LATTICE_TOO_LARGE;
+		}
+	}
+	ctx->counters.lattice_nodes = lt->n;
+	lt->state = ke_calloc(lt->n, 1);
+	lt->queue = ke_malloc(sizeof(int) * lt->n);
+	lt->nodes = ke_malloc(sizeof(OptNode) * lt->n);
+	if (lt->state == NULL || lt->queue == NULL || lt->nodes == NULL)
+		return FD_ERR_NOMEM;
+	for (i = 0; i < lt->n; i++)
+	{
+		int			lev[FD_MAX_QI];
+
+		decode(lt, i, lev);
+		lt->nodes[i].idx = (int) i;
+		lt->nodes[i].bound = fd_score_bound_node(ctx, lev);
+		lt->nodes[i].height = 0;
+		for (a = 0; a < ctx->nqi; a++)
+			lt->nodes[i].height += lev[a];
+	}
+	return FD_OK;
+}
+
+/* The best-scoring qualifying full-domain node of the lattice */
+FdStatus
+fd_optimal(FdContext *ctx, const FdSearchOpts *o, int *node, FdError *err)
+{
+	Lattice		lt;
+	FdStatus	st;
+
+	st = lattice_init(&lt, ctx, o, err);
+	if (st == FD_OK && ctx->monotone)
+		st = phase1(&lt);
+	if (st == FD_OK && (!ctx->monotone || ctx->p.max_suppressed > 0))
+		st = phase2(&lt);
+	if (st == FD_OK && lt.best_idx < 0)
+	{
+		fd_seterr(err, FD_ERR_NO_SOLUTION, -1,
+				  "no full-domain generalization within the levels allowed satisfies the criteria");
+		st = FD_ERR_NO_SOLUTION;
+	}
+	if (st == FD_OK)
+		decode(&lt, lt.best_idx, node);
+	ke_free(lt.state);
+	ke_free(lt.queue);
+	ke_free(lt.nodes);
+	return st;
+}
