@@ -1769,48 +1769,47 @@ COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, int
 'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; returns the levels, score, measures and the search''s cost';
 
 -- PostgreSQL Anonymizer's fixed-step ranges, the same types and steps
+-- (bodies parsed when the extension is made, under its search_path: their
+-- operators are pg_catalog's, bound then)
 CREATE FUNCTION keanon.generalize_int4range(val integer, step integer DEFAULT 10)
 RETURNS int4range LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN int4range(val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step,
-				 val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step OPERATOR(pg_catalog.+) step);
+RETURN int4range(val - ((val % step + step) % step), val - ((val % step + step) % step) + step);
 COMMENT ON FUNCTION keanon.generalize_int4range(integer, integer) IS
 'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
 
 CREATE FUNCTION keanon.generalize_int8range(val bigint, step bigint DEFAULT 10)
 RETURNS int8range LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN int8range(val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step,
-				 val OPERATOR(pg_catalog.-) (val OPERATOR(pg_catalog.%) step + step) OPERATOR(pg_catalog.%) step OPERATOR(pg_catalog.+) step);
+RETURN int8range(val - ((val % step + step) % step), val - ((val % step + step) % step) + step);
 COMMENT ON FUNCTION keanon.generalize_int8range(bigint, bigint) IS
 'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
 
 CREATE FUNCTION keanon.generalize_numrange(val numeric, step integer DEFAULT 10)
 RETURNS numrange LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN numrange(floor(val OPERATOR(pg_catalog./) step) OPERATOR(pg_catalog.*) step,
-				(floor(val OPERATOR(pg_catalog./) step) OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) step);
+RETURN numrange(floor(val / step) * step, (floor(val / step) + 1) * step);
 COMMENT ON FUNCTION keanon.generalize_numrange(numeric, integer) IS
 'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
 
 CREATE FUNCTION keanon.generalize_daterange(val date, step text DEFAULT 'decade')
 RETURNS daterange LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN daterange(date_trunc(step, val)::date, (date_trunc(step, val) OPERATOR(pg_catalog.+) ('1 ' || step)::interval)::date);
+RETURN daterange(date_trunc(step, val)::date, (date_trunc(step, val) + ('1 ' || step)::interval)::date);
 COMMENT ON FUNCTION keanon.generalize_daterange(date, text) IS
 'the range of the calendar unit (day, week, month, quarter, year, decade, century, millennium) holding val';
 
 CREATE FUNCTION keanon.generalize_tsrange(val timestamp, step text DEFAULT 'decade')
 RETURNS tsrange LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN tsrange(date_trunc(step, val), date_trunc(step, val) OPERATOR(pg_catalog.+) ('1 ' || step)::interval);
+RETURN tsrange(date_trunc(step, val), date_trunc(step, val) + ('1 ' || step)::interval);
 COMMENT ON FUNCTION keanon.generalize_tsrange(timestamp, text) IS
 'the range of the calendar unit (microseconds up to millennium) holding val';
 
 CREATE FUNCTION keanon.generalize_tstzrange(val timestamptz, step text DEFAULT 'decade')
 RETURNS tstzrange LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN tstzrange(date_trunc(step, val), date_trunc(step, val) OPERATOR(pg_catalog.+) ('1 ' || step)::interval);
+RETURN tstzrange(date_trunc(step, val), date_trunc(step, val) + ('1 ' || step)::interval);
 COMMENT ON FUNCTION keanon.generalize_tstzrange(timestamptz, text) IS
 'the range of the calendar unit holding val, in the session''s time zone';
 

@@ -1,0 +1,158 @@
+--
+-- keanon.anonymize: full-domain generalization by PrivacyFrost2's search
+-- and by the optimal lattice search.  The optimum is checked against a
+-- brute force over every lattice node written here in SQL; k, l and t of
+-- every result table are recomputed from the table itself; and the result
+-- table's rows are exactly the input's rows generalized to the levels
+-- chosen.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS keanon;
+\set SHOW_CONTEXT never
+SET client_min_messages = notice;
+
+CREATE TABLE an_work_h (value text, parent text);
+INSERT INTO an_work_h VALUES ('*', NULL), ('private', '*'), ('public', '*'),
+	('shop', 'private'), ('factory', 'private'), ('office', 'private'),
+	('school', 'public'), ('hospital', 'public');
+CREATE TABLE an_people (id integer PRIMARY KEY, age integer NOT NULL, work text NOT NULL,
+	disease text NOT NULL);
+INSERT INTO an_people
+SELECT i, 20 + (i * 37) % 45, (ARRAY['shop', 'factory', 'office', 'school', 'hospital'])[1 + (i * 7) % 5],
+	(ARRAY['flu', 'cold', 'asthma', 'diabetes'])[1 + (i * 13) % 4]
+FROM generate_series(1, 60) i;
+
+-- the ancestor of a work value l levels up (the root when fewer)
+CREATE FUNCTION an_anc(v text, l integer) RETURNS text LANGUAGE sql STABLE AS $$
+	WITH RECURSIVE up(v, d) AS (SELECT v, 0 UNION ALL
+		SELECT h.parent, up.d + 1 FROM up JOIN an_work_h h ON h.value = up.v
+		WHERE h.parent IS NOT NULL AND up.d < l)
+	SELECT v FROM up ORDER BY d DESC LIMIT 1
+$$;
+-- the automatic hierarchy of an integer column, as documented: level 0
+-- the value, level j intervals of width top / 2^(H - j) from the least
+-- value, top the least power of two above the range, widths from 2 up
+CREATE FUNCTION an_age(age integer, l integer) RETURNS int4range LANGUAGE sql STABLE AS $$
+	WITH m AS (SELECT min(age) AS lo, max(age) - min(age) AS r FROM an_people),
+	t AS (SELECT lo, (SELECT min(p) FROM (SELECT 2 ^ g AS p FROM generate_series(0, 40) g) x WHERE p >= r + 1)::bigint AS top FROM m),
+	h AS (SELECT lo, top, least(10, (SELECT max(j) FROM generate_series(1, 40) j WHERE top / 2 ^ (j - 1) >= 2)) AS above FROM t)
+	SELECT CASE WHEN l = 0 THEN int4range(age, age, '[]')
+		ELSE int4range((lo + floor((age - lo) / (top / 2 ^ (above - l))) * (top / 2 ^ (above - l)))::int,
+					   (lo + (floor((age - lo) / (top / 2 ^ (above - l))) + 1) * (top / 2 ^ (above - l)))::int) END
+	FROM h
+$$;
+SELECT max(l) AS age_levels FROM generate_series(0, 12) l WHERE an_age(20, l) IS NOT NULL
+	AND (l = 0 OR upper(an_age(20, l)) - lower(an_age(20, l)) <= 64);
+
+-- the brute force: every (age level, work level); the best basic score
+-- (distinct generalized values of each column, summed) among the nodes
+-- whose every group has k rows and l distinct diseases
+CREATE FUNCTION an_brute(k integer, l integer) RETURNS TABLE (best_score bigint, qualifying bigint)
+LANGUAGE sql STABLE AS $$
+	WITH nodes AS (SELECT a, w FROM generate_series(0, 6) a, generate_series(0, 2) w),
+	gen AS (SELECT n.a, n.w, an_age(p.age, n.a) AS ga, an_anc(p.work, n.w) AS gw, p.disease
+			FROM nodes n, an_people p),
+	grp AS (SELECT a, w, ga, gw, count(*) AS c, count(DISTINCT disease) AS d FROM gen GROUP BY 1, 2, 3, 4),
+	ok AS (SELECT a, w FROM grp GROUP BY a, w HAVING min(c) >= k AND min(d) >= coalesce(l, 1)),
+	score AS (SELECT g.a, g.w, count(DISTINCT g.ga) + count(DISTINCT g.gw) AS s
+			  FROM gen g JOIN ok USING (a, w) GROUP BY 1, 2)
+	SELECT max(s), count(*) FROM score
+$$;
+
+-- independent measures of a result table
+CREATE FUNCTION an_measures(tab regclass, OUT smallest bigint, OUT least_l bigint, OUT largest_emd numeric,
+	OUT score bigint, OUT rows bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format($q$
+		WITH g AS (SELECT age, work, count(*) c, count(DISTINCT disease) d FROM %1$s GROUP BY 1, 2),
+		tot AS (SELECT disease, count(*)::numeric / (SELECT count(*) FROM %1$s) q FROM %1$s GROUP BY 1),
+		dist AS (SELECT x.age, x.work, t.disease, coalesce(count(y.disease), 0)::numeric / max(g.c) AS p, t.q
+				 FROM (SELECT DISTINCT age, work FROM %1$s) x CROSS JOIN tot t
+				 JOIN g ON g.age = x.age AND g.work = x.work
+				 LEFT JOIN %1$s y ON y.age = x.age AND y.work = x.work AND y.disease = t.disease
+				 GROUP BY 1, 2, 3, t.q),
+		emd AS (SELECT age, work, sum(abs(p - q)) / 2 AS e FROM dist GROUP BY 1, 2)
+		SELECT (SELECT min(c) FROM g), (SELECT min(d) FROM g), (SELECT round(max(e), 6) FROM emd),
+			(SELECT count(DISTINCT age) + count(DISTINCT work) FROM %1$s), (SELECT count(*) FROM %1$s)$q$, tab)
+	INTO smallest, least_l, largest_emd, score, rows;
+END;
+$$;
+
+-- PrivacyFrost2, then the optimum, k = 4
+CREATE TEMP TABLE an_r AS
+SELECT * FROM keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 4);
+SELECT target_table, levels, score, smallest_group, suppressed, rows_written FROM an_r;
+SELECT * FROM an_measures('an_people_generalized');
+SELECT keanon.k_anonymity('an_people_generalized', '{age,work}') >= 4 AS k_anonymous;
+-- the rows, generalized back to the levels chosen, are exactly the input's
+SELECT count(*) AS differing FROM (
+	(SELECT an_age(age, (levels->>'age')::int), an_anc(work, (levels->>'work')::int), disease FROM an_people, an_r
+	 EXCEPT ALL SELECT age, work, disease FROM an_people_generalized)
+	UNION ALL
+	(SELECT age, work, disease FROM an_people_generalized
+	 EXCEPT ALL SELECT an_age(age, (levels->>'age')::int), an_anc(work, (levels->>'work')::int), disease FROM an_people, an_r)) d;
+
+CREATE TABLE an_frost AS SELECT * FROM an_people_generalized;
+DROP TABLE an_people_generalized;
+
+SELECT r.score = b.best_score AS optimum_matches_brute_force, r.candidates_checked <= 21 AS checked_at_most_the_lattice,
+	(SELECT score FROM an_measures('an_frost')) <= r.score AS frost_not_above_optimum
+FROM keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 4, method => 'optimal',
+					  target => 'an_optimal') r, an_brute(4, NULL) b;
+SELECT * FROM an_measures('an_optimal');
+-- with distinct 3-diversity of the disease
+SELECT r.score = b.best_score AS optimum_matches_brute_force
+FROM keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, l => 3,
+					  method => 'optimal', target => 'an_optimal_l') r, an_brute(2, 3) b;
+SELECT smallest >= 2 AS k_ok, least_l >= 3 AS l_ok FROM an_measures('an_optimal_l');
+-- t-closeness with PrivacyFrost2: every group's EMD within t, recomputed
+SELECT largest_emd <= 0.2 AS emd_within_t
+FROM keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, t => 0.2,
+					  target => 'an_close') r;
+SELECT largest_emd <= 0.2 AS recomputed_emd_within_t FROM an_measures('an_close');
+-- the other scorings and priorities
+SELECT smallest_group >= 3 AS eta_ok FROM keanon.anonymize('an_people', '{age,work}', 'disease',
+	'{"work": "an_work_h"}', 3, scoring => 'eta', target => 'an_eta');
+SELECT smallest_group >= 3 AS log_ok FROM keanon.anonymize('an_people', '{age,work}', 'disease',
+	'{"work": "an_work_h"}', 3, scoring => 'log', priorities => '{"age": 2}', target => 'an_log');
+SELECT keanon.k_anonymity('an_eta', '{age,work}') >= 3 AND keanon.k_anonymity('an_log', '{age,work}') >= 3 AS both_k_anonymous;
+
+-- suppression only when allowed, and counted
+INSERT INTO an_people VALUES (1000, 99, 'hospital', 'flu');
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 61,
+	target => 'an_none');
+SELECT suppressed, rows_written FROM keanon.anonymize('an_people', '{age,work}', 'disease',
+	'{"work": "an_work_h"}', 60, max_suppressed => 1, target => 'an_supp');
+SELECT count(*) AS written FROM an_supp;
+
+-- bad input: an error, nothing written
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 62);
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, l => 5);
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', NULL, 2);
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, scoring => 'best');
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, method => 'flash');
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, t => 2);
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, c => 2);
+SELECT keanon.anonymize('an_people', '{age,disease}', 'disease', '{"work": "an_work_h"}', 2);
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "no_such"}', 2);
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2, target => 'an_optimal');
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2,
+	priorities => '{"work": -1}');
+INSERT INTO an_people VALUES (1001, 30, 'farm', 'flu');
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2);
+DELETE FROM an_people WHERE id = 1001;
+SELECT count(*) AS tables_left FROM pg_class WHERE relname = 'an_people_generalized';
+
+-- as the caller: a role that may not read the table gets nothing
+CREATE ROLE keanon_an_role;
+SET ROLE keanon_an_role;
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2);
+RESET ROLE;
+DROP ROLE keanon_an_role;
+
+-- PostgreSQL Anonymizer's helpers
+SELECT keanon.generalize_int4range(42, 10), keanon.generalize_int4range(-3, 10),
+	keanon.generalize_int8range(1234567890123, 1000), keanon.generalize_numrange(4.2, 5),
+	keanon.generalize_daterange('2024-05-17', 'month'), keanon.generalize_tsrange('2024-05-17 10:11', 'year');
+SELECT keanon.k_anonymity('an_optimal', '{age}');
