@@ -120,8 +120,8 @@ SELECT keanon.k_anonymity('an_eta', '{age,work}') >= 3 AND keanon.k_anonymity('a
 
 -- suppression only when allowed, and counted
 INSERT INTO an_people VALUES (1000, 99, 'hospital', 'flu');
-SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 61,
-	target => 'an_none');
+SELECT levels, smallest_group, suppressed, rows_written FROM keanon.anonymize('an_people', '{age,work}',
+	'disease', '{"work": "an_work_h"}', 61, target => 'an_none');
 SELECT suppressed, rows_written FROM keanon.anonymize('an_people', '{age,work}', 'disease',
 	'{"work": "an_work_h"}', 60, max_suppressed => 1, target => 'an_supp');
 SELECT count(*) AS written FROM an_supp;
