@@ -94,7 +94,9 @@ INSERT INTO ga VALUES (5000, 40, 'secret-category', 50000);
 RESET ROLE;
 
 -- 5. The owner's tampering: a hierarchy copy made inconsistent is caught
--- before use, not followed into a crash
+-- before use, not followed into a crash (a new session, which has not
+-- cached the generalization yet)
+\c -
 UPDATE ga_keanon_hier SET parent = node WHERE dim = 2 AND node = 1;
 INSERT INTO ga VALUES (5001, 40, 'a1', 50000);
 UPDATE ga_keanon_hier SET parent = 0 WHERE dim = 2 AND node = 1;

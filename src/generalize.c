@@ -23,6 +23,10 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/syscache.h"
+#include "access/xact.h"
 
 #include "keanon_gen.h"
 #include "maintain_int.h"
@@ -245,7 +249,7 @@ load_dims(Watch *w, KeanonGen *g, Datum ranges)
 		/* the quasi-identifiers follow the key among the watched columns */
 		AttrNumber	att = w->watched_attnums[list_length(w->keys) + d];
 
-		g->dim_names[d] = (char *) lfirst(lc);
+		g->dim_names[d] = pstrdup((char *) lfirst(lc));
 		g->dim_types[d] = get_atttype(w->relid, att);
 		g->categorical[d] = nulls[d];
 		g->schema.dims[d].kind = nulls[d] ? KC_CATEGORICAL : KC_NUMERIC;
@@ -265,11 +269,9 @@ load_dims(Watch *w, KeanonGen *g, Datum ranges)
 	}
 }
 
-/*
- * Load the generalization of watch w (SPI connected, as the table's owner)
- */
-void
-KeanonGenLoad(Watch *w, KeanonGen *g)
+/* Read the generalization of watch w (SPI connected, as the table's owner) */
+static void
+load_generalization(Watch *w, KeanonGen *g)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
@@ -307,6 +309,9 @@ KeanonGenLoad(Watch *w, KeanonGen *g)
 		g->hier = names[0];
 		g->groups = names[1];
 		g->members = names[2];
+		g->hier_oid = oids[0];
+		g->groups_oid = oids[1];
+		g->members_oid = oids[2];
 	}
 	g->cube = SPI_getvalue(tup, desc, 7);
 	if (isnull[0] || isnull[2] || method == NULL || g->cube == NULL)
@@ -325,6 +330,192 @@ KeanonGenLoad(Watch *w, KeanonGen *g)
 	for (int i = 0; i < g->nkeys; i++)
 		g->key_types[i] = get_atttype(w->relid, w->watched_attnums[i]);
 	g->m_eq_x = KeanonKeysEqual(w, "m.", "x.");
+}
+
+/*
+ * The generalizations loaded, by watched table, each in its own memory.  A
+ * loaded generalization is a shallow copy of its entry, so an entry that
+ * an invalidation forgets keeps its memory to the end of the transaction
+ * (as watch_cache.c does for watches).  An entry depends on the watched
+ * table (every change keanon.watches records for it is an invalidation of
+ * it), its three internal tables, and the schemas in the qualified names;
+ * the owner's DML on the hierarchy table changes nothing here: keanon.check
+ * compares the groups with that table, not with this copy.
+ */
+typedef struct GenCacheEntry
+{
+	Oid			relid;			/* hash key */
+	MemoryContext cxt;
+	KeanonGen	g;
+} GenCacheEntry;
+
+static HTAB *gen_cache = NULL;
+static MemoryContext gen_cache_cxt = NULL;
+static MemoryContext gen_cache_retired = NULL;
+
+/* Forget the entries that depend on relid (all for InvalidOid) */
+static void
+gen_cache_inval(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	GenCacheEntry *e;
+
+	if (gen_cache == NULL)
+		return;
+	hash_seq_init(&seq, gen_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (!OidIsValid(relid) || relid == e->relid || relid == e->g.hier_oid ||
+			relid == e->g.groups_oid || relid == e->g.members_oid)
+		{
+			if (gen_cache_retired == NULL)
+				gen_cache_retired = AllocSetContextCreate(TopMemoryContext, "keanon retired generalizations",
+														  ALLOCSET_SMALL_SIZES);
+			MemoryContextSetParent(e->cxt, gen_cache_retired);
+			(void) hash_search(gen_cache, &e->relid, HASH_REMOVE, NULL);
+		}
+}
+
+/* A renamed schema changes the qualified names kept */
+static void
+gen_cache_nsp_inval(Datum arg, int cacheid, uint32 hashvalue)
+{
+	gen_cache_inval(arg, InvalidOid);
+}
+
+/* At the end of a transaction no loaded copy is in use any more */
+static void
+gen_cache_xact(XactEvent event, void *arg)
+{
+	if (gen_cache_retired != NULL &&
+		(event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		 event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		 event == XACT_EVENT_PARALLEL_ABORT))
+		MemoryContextReset(gen_cache_retired);
+}
+
+/* Register the cache's invalidations (from _PG_init) */
+void
+KeanonGenCacheInit(void)
+{
+	CacheRegisterRelcacheCallback(gen_cache_inval, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, gen_cache_nsp_inval, (Datum) 0);
+	RegisterXactCallback(gen_cache_xact, NULL);
+}
+
+/* A copy of int array a of n in the current context */
+static int *
+copy_ints(const int *a, int n)
+{
+	int		   *out = palloc(sizeof(int) * Max(n, 1));
+
+	memcpy(out, a, sizeof(int) * n);
+	return out;
+}
+
+/* A copy of string array a of n in the current context */
+static char **
+copy_strings(char **a, int n)
+{
+	char	  **out = palloc(sizeof(char *) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		out[i] = pstrdup(a[i]);
+	return out;
+}
+
+/*
+ * A deep copy of a generalization into the current context: what SPI
+ * allocated for the load goes with SPI's memory
+ */
+static void
+gen_copy(const KeanonGen *from, KeanonGen *to)
+{
+	int			nd = from->ndims;
+
+	*to = *from;
+	to->dim_names = copy_strings(from->dim_names, nd);
+	to->dim_types = palloc(sizeof(Oid) * nd);
+	memcpy(to->dim_types, from->dim_types, sizeof(Oid) * nd);
+	to->categorical = palloc(sizeof(bool) * nd);
+	memcpy(to->categorical, from->categorical, sizeof(bool) * nd);
+	to->range_type = palloc0(sizeof(char *) * nd);
+	to->h = palloc0(sizeof(KcHierarchy) * nd);
+	to->node_value = palloc0(sizeof(char **) * nd);
+	to->leaf_sorted = palloc0(sizeof(char **) * nd);
+	to->leaf_sorted_no = palloc0(sizeof(int *) * nd);
+	for (int d = 0; d < nd; d++)
+	{
+		const KcHierarchy *h = &from->h[d];
+
+		if (from->range_type[d] != NULL)
+			to->range_type[d] = pstrdup(from->range_type[d]);
+		if (!from->categorical[d])
+			continue;
+		to->h[d] = *h;
+		to->h[d].parent = copy_ints(h->parent, h->nnodes);
+		to->h[d].height = copy_ints(h->height, h->nnodes);
+		to->h[d].leaf_lo = copy_ints(h->leaf_lo, h->nnodes);
+		to->h[d].leaf_hi = copy_ints(h->leaf_hi, h->nnodes);
+		to->h[d].leaf_node = copy_ints(h->leaf_node, h->nleaves);
+		to->node_value[d] = copy_strings(from->node_value[d], h->nnodes);
+		to->leaf_sorted[d] = copy_strings(from->leaf_sorted[d], h->nleaves);
+		to->leaf_sorted_no[d] = copy_ints(from->leaf_sorted_no[d], h->nleaves);
+		to->schema.dims[d].h = &to->h[d];
+	}
+	to->hier = pstrdup(from->hier);
+	to->groups = pstrdup(from->groups);
+	to->members = pstrdup(from->members);
+	to->cube = pstrdup(from->cube);
+	to->key_types = palloc(sizeof(Oid) * Max(from->nkeys, 1));
+	memcpy(to->key_types, from->key_types, sizeof(Oid) * from->nkeys);
+	to->m_eq_x = pstrdup(from->m_eq_x);
+}
+
+/*
+ * The generalization of watch w (SPI connected, as the table's owner):
+ * from the cache, or read and cached
+ */
+void
+KeanonGenLoad(Watch *w, KeanonGen *g)
+{
+	GenCacheEntry *e;
+	MemoryContext cxt;
+	MemoryContext old;
+	bool		found;
+	KeanonGen	copy;
+
+	if (gen_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		gen_cache_cxt = AllocSetContextCreate(TopMemoryContext, "keanon generalizations",
+											  ALLOCSET_SMALL_SIZES);
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(GenCacheEntry);
+		ctl.hcxt = gen_cache_cxt;
+		gen_cache = hash_create("keanon generalizations", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(gen_cache, &w->relid, HASH_FIND, NULL);
+	if (e != NULL)
+	{
+		*g = e->g;
+		return;
+	}
+	load_generalization(w, g);
+	cxt = AllocSetContextCreate(gen_cache_cxt, "keanon generalization", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	gen_copy(g, &copy);
+	MemoryContextSwitchTo(old);
+	/* a load nested in this one cached its own copy: keep the newer */
+	e = hash_search(gen_cache, &w->relid, HASH_ENTER, &found);
+	if (found)
+		gen_cache_inval((Datum) 0, w->relid);
+	if (found)
+		e = hash_search(gen_cache, &w->relid, HASH_ENTER, &found);
+	e->relid = w->relid;
+	e->cxt = cxt;
+	e->g = copy;
 }
 
 /* The leaf number of a categorical value, or an error naming its column */

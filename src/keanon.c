@@ -19,6 +19,7 @@
 #include "fmgr.h"
 
 #include "keanon_am.h"
+#include "keanon_gen.h"
 #include "keanon_watch.h"
 
 PG_MODULE_MAGIC;
@@ -32,6 +33,7 @@ _PG_init(void)
 	KeanonInitReloptions();
 	KeanonEngineAllocator();
 	KeanonWatchCacheInit();
+	KeanonGenCacheInit();
 	KeanonLayoutInit();
 	KeanonPlansInit();
 	KeanonWorkerInit();

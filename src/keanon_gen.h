@@ -47,6 +47,9 @@ typedef struct KeanonGen
 	Oid		   *dim_types;
 	bool	   *categorical;
 	char	  **range_type;		/* numeric: the published range type */
+	Oid			hier_oid;		/* the internal tables */
+	Oid			groups_oid;
+	Oid			members_oid;
 	char	   *hier;			/* qualified, quoted names */
 	char	   *groups;
 	char	   *members;
@@ -72,6 +75,7 @@ extern void KeanonGenStoreEnd(GenStore *gs);
 extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 
 /* generalize.c */
+extern void KeanonGenCacheInit(void);
 extern void KeanonGenLoad(Watch *w, KeanonGen *g);
 extern void KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
 								  const char *oldrel, const char *newrel);
