@@ -85,6 +85,10 @@ SELECT * FROM keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "
 SELECT target_table, levels, score, smallest_group, suppressed, rows_written FROM an_r;
 SELECT * FROM an_measures('an_people_generalized');
 SELECT keanon.k_anonymity('an_people_generalized', '{age,work}') >= 4 AS k_anonymous;
+-- the measures reported are those recomputed from the table
+SELECT r.smallest_group = m.smallest AS smallest_ok, r.least_l = m.least_l AS least_l_ok,
+	round(r.largest_emd::numeric, 6) = m.largest_emd AS emd_ok, r.score = m.score AS score_ok
+FROM an_r r, an_measures('an_people_generalized') m;
 -- the rows, generalized back to the levels chosen, are exactly the input's
 SELECT count(*) AS differing FROM (
 	(SELECT an_age(age, (levels->>'age')::int), an_anc(work, (levels->>'work')::int), disease FROM an_people, an_r

@@ -502,6 +502,57 @@ write_target(AnonArgs *a, const FdResult *res, char **stext)
 	return n;
 }
 
+/*
+ * The least distinct l and the largest EMD over the published classes,
+ * measured here whatever the criteria asked (the search keeps sensitive
+ * histograms only when one is): ordered EMD over the sensitive values'
+ * order when numeric, equal-distance otherwise, against every row read
+ */
+static void
+class_diversity(const FdTable *t, const FdResult *res, int *least_l, double *largest_emd)
+{
+	int64	   *hist = palloc0(sizeof(int64) * (Size) Max(res->nclasses, 1) * Max(t->nsens, 1));
+	int64	   *total = palloc0(sizeof(int64) * Max(t->nsens, 1));
+	int64	   *size = palloc0(sizeof(int64) * Max(res->nclasses, 1));
+	int64		n = 0;
+
+	*least_l = 0;
+	*largest_emd = 0;
+	for (int r = 0; r < t->nrows; r++)
+	{
+		total[t->sens[r]]++;
+		n++;
+		if (res->row_class[r] >= 0)
+		{
+			hist[(Size) res->row_class[r] * t->nsens + t->sens[r]]++;
+			size[res->row_class[r]]++;
+		}
+	}
+	for (int c = 0; c < res->nclasses; c++)
+	{
+		int64	   *h = hist + (Size) c * t->nsens;
+		int			d = 0;
+		double		emd = 0,
+					run = 0;
+
+		if (size[c] == 0)
+			continue;
+		for (int s = 0; s < t->nsens; s++)
+		{
+			double		diff = (double) h[s] / size[c] - (double) total[s] / n;
+
+			d += h[s] > 0;
+			run += diff;
+			emd += t->sens_numeric ? fabs(run) : fabs(diff);
+		}
+		emd = t->sens_numeric ? (t->nsens > 1 ? emd / (t->nsens - 1) : 0) : emd / 2;
+		if (*least_l == 0 || d < *least_l)
+			*least_l = d;
+		if (emd > *largest_emd)
+			*largest_emd = emd;
+	}
+}
+
 /* The quasi-identifiers and their hierarchies from the arguments */
 static void
 read_qis(AnonArgs *a, ArrayType *names, ArrayType *hiers)
@@ -603,6 +654,8 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	int64		written;
 	MemoryContext outer = CurrentMemoryContext;
 	HeapTuple	tuple;
+	int			least_l;
+	double		largest_emd;
 
 	for (int i = 0; i < 16; i++)
 		if (PG_ARGISNULL(i) && i != 5 && i != 6 && i != 7 && i != 9)
@@ -645,6 +698,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	INSTR_TIME_SUBTRACT(elapsed, start);
 	ereport(NOTICE, (errmsg("keanon: writing %s", a.target)));
 	written = write_target(&a, res, stext);
+	class_diversity(&t, res, &least_l, &largest_emd);
 
 	/* what goes back lives past SPI's memory */
 	MemoryContextSwitchTo(outer);
@@ -654,9 +708,10 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(construct_array(levels, a.nqi, INT4OID, 4, true, TYPALIGN_INT));
 	values[1] = Float8GetDatum(res->final.score);
 	values[2] = Int32GetDatum(res->final.min_group);
-	values[3] = Int32GetDatum(res->final.min_distinct);
+	values[3] = Int32GetDatum(least_l);
 	values[4] = Int32GetDatum(res->final.min_recursive_l);
-	values[5] = Float8GetDatum(res->final.max_emd);
+	nulls[4] = a.params.rec_l == 0;
+	values[5] = Float8GetDatum(largest_emd);
 	values[6] = Int32GetDatum(res->final.suppressed);
 	values[7] = Int32GetDatum(res->final.groups);
 	values[8] = Int64GetDatum(res->counters.checks);
