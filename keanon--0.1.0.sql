@@ -1109,7 +1109,7 @@ COMMENT ON FUNCTION keanon.hierarchy_table(regclass, text) IS
 
 -- A (value, parent) hierarchy of column q of tab: one tree of unique
 -- values, every stored value a leaf
-CREATE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass)
+CREATE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass, stored_values boolean DEFAULT true)
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -1150,6 +1150,9 @@ BEGIN
 				  DETAIL = format('%s of its %s values cannot be reached from its root: a cycle, a missing parent or a NULL value.',
 								  nnodes - nreached, nnodes);
 	END IF;
+	IF NOT stored_values THEN
+		RETURN;					-- the caller checks each value as it reads it
+	END IF;
 	EXECUTE format('SELECT x::text FROM (SELECT DISTINCT %I AS x FROM %s) t '
 				   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE h.value::text = t.x::text '
 				   'AND NOT EXISTS (SELECT 1 FROM %s c WHERE c.parent::text = h.value::text)) LIMIT 1',
@@ -1161,8 +1164,8 @@ BEGIN
 	END IF;
 END;
 $check_hierarchy$;
-COMMENT ON FUNCTION keanon.check_hierarchy(regclass, name, regclass) IS
-'part of keanon.watch and keanon.anonymize: refuse a hierarchy of column q that lacks columns value and parent, that the caller may not read, that lists a value twice, has other than one root or values its root does not reach, or that lacks a stored value as a leaf';
+COMMENT ON FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean) IS
+'part of keanon.watch and keanon.anonymize: refuse a hierarchy of column q that lacks columns value and parent, that the caller may not read, that lists a value twice, has other than one root or values its root does not reach, or (stored_values) that lacks a stored value as a leaf';
 
 -- Refuse, with nothing made, what cannot be generalized
 CREATE FUNCTION keanon.watch_check_generalized(tab regclass, quasi_identifiers name[],
@@ -1704,11 +1707,6 @@ BEGIN
 		IF typ IS NULL THEN
 			RAISE EXCEPTION 'column "%" of table % does not exist', q, tab USING ERRCODE = 'undefined_column';
 		END IF;
-		EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', tab, q) INTO has_null;
-		IF has_null THEN
-			RAISE EXCEPTION 'column "%" of table % has NULL values', q, tab USING ERRCODE = 'not_null_violation',
-				HINT = 'Anonymize a view or a copy without them.';
-		END IF;
 		CONTINUE WHEN q = sensitive;
 		IF hierarchies ? q THEN
 			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
@@ -1716,7 +1714,7 @@ BEGIN
 				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
 					USING ERRCODE = 'undefined_table';
 			END IF;
-			PERFORM keanon.check_hierarchy(tab, q, hrel);
+			PERFORM keanon.check_hierarchy(tab, q, hrel, false);
 			hiers := hiers || hrel::oid;
 			outs := outs || 'pg_catalog.text'::text;
 		ELSIF typ IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype, 'numeric'::regtype,
@@ -1733,10 +1731,6 @@ BEGIN
 		prios := prios || coalesce((priorities ->> q)::float8, 1);
 		cols := cols || format('%I %s, ', q, outs[cardinality(outs)]);
 	END LOOP;
-	EXECUTE format('SELECT count(*) FROM %s', tab) INTO n;
-	IF k > n THEN
-		RAISE EXCEPTION 'k = % is above the % rows of table %', k, n, tab USING ERRCODE = 'invalid_parameter_value';
-	END IF;
 	target := coalesce(target, left(rel, 51) || '_generalized');
 	IF to_regclass(format('%I.%I', nsp, target)) IS NOT NULL THEN
 		RAISE EXCEPTION 'relation "%" already exists in schema "%"', target, nsp USING ERRCODE = 'duplicate_table',

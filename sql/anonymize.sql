@@ -146,6 +146,10 @@ SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work
 INSERT INTO an_people VALUES (1001, 30, 'farm', 'flu');
 SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2);
 DELETE FROM an_people WHERE id = 1001;
+ALTER TABLE an_people ALTER disease DROP NOT NULL;
+INSERT INTO an_people VALUES (1002, 30, 'shop', NULL);
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 2);
+DELETE FROM an_people WHERE id = 1002;
 SELECT count(*) AS tables_left FROM pg_class WHERE relname = 'an_people_generalized';
 
 -- as the caller: a role that may not read the table gets nothing

@@ -49,6 +49,7 @@ typedef struct AnonQi
 	/* a hierarchy's tree (not automatic) */
 	int			nnodes;
 	char	  **value;			/* sorted */
+	int		   *value_len;		/* their lengths */
 	int		   *parent;
 	int		   *depth;
 	/* leaves */
@@ -66,7 +67,42 @@ typedef struct AnonQi
 	bool		integral;		/* automatic: integer or date values */
 	FdHierarchy fh;
 	uint32	   *codes;			/* [nrows] */
+	Datum	  **labels;			/* [level][code] published text, 0 unmade */
 } AnonQi;
+
+/* strcmp of the len bytes at v (no terminator) with c */
+static int
+bytes_cmp(const char *v, int len, const char *c, int clen)
+{
+	int			r = memcmp(v, c, Min(len, clen));
+
+	return r != 0 ? r : (len > clen) - (len < clen);
+}
+
+/* The index of the text datum's value among the sorted values, or -1 */
+static int
+text_index(AnonQi *q, Datum d)
+{
+	text	   *t = DatumGetTextPP(d);
+	const char *v = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	int			lo = 0,
+				hi = q->nnodes - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = bytes_cmp(v, len, q->value[mid], q->value_len[mid]);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
 
 /* The index of value v among the sorted values, or -1 */
 static int
@@ -135,6 +171,9 @@ read_tree(AnonQi *q, Oid hrel)
 	for (int i = 0; i < q->nnodes; i++)
 		if (q->parent[i] == -2)
 			q->parent[i] = -1;
+	q->value_len = palloc(sizeof(int) * Max(q->nnodes, 1));
+	for (int i = 0; i < q->nnodes; i++)
+		q->value_len[i] = (int) strlen(q->value[i]);
 }
 
 /* Each node's depth below the root (the tree has no cycle) */
@@ -340,28 +379,37 @@ read_rows(AnonArgs *a, uint32 **sens, int *nsens, double **sens_values, bool *nu
 
 /* Code row r's quasi-identifiers and sensitive value from the SPI result */
 static void
-code_row(AnonArgs *a, int r, uint32 *sens, int *nsens, double *sv, char **stext)
+code_row(AnonArgs *a, int r, Datum *vals, bool *nulls, uint32 *sens, int *nsens, double *sv,
+		 Datum *stext)
 {
-	HeapTuple	tup = SPI_tuptable->vals[r];
-	TupleDesc	desc = SPI_tuptable->tupdesc;
-	bool		isnull;
+	heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, vals, nulls);
+	/* a NULL quasi-identifier or sensitive value: named, never shown */
+	for (int i = 0; i <= a->nqi; i++)
+	{
+		int			col = i == a->nqi ? 2 * i + 2 : a->qis[i].automatic ? 2 * i + 1 : 2 * i;
 
+		if (nulls[col])
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("column %s of table %s has NULL values",
+							i < a->nqi ? a->qis[i].name : a->sensitive, get_rel_name(a->relid)),
+					 errhint("Anonymize a view or a copy without them.")));
+	}
 	for (int i = 0; i < a->nqi; i++)
 	{
 		AnonQi	   *q = &a->qis[i];
 
 		if (q->automatic)
 		{
-			int			f = DatumGetInt32(SPI_getbinval(tup, desc, 2 * i + 1, &isnull));
+			int			f = DatumGetInt32(vals[2 * i]);
 
 			q->codes[r] = (uint32) f;
-			q->leaf_value[f] = DatumGetFloat8(SPI_getbinval(tup, desc, 2 * i + 2, &isnull));
+			q->leaf_value[f] = DatumGetFloat8(vals[2 * i + 1]);
 			q->nleaves = Max(q->nleaves, f + 1);
 		}
 		else
 		{
-			char	   *v = SPI_getvalue(tup, desc, 2 * i + 1);
-			int			node = v ? value_index(q, v) : -1;
+			int			node = text_index(q, vals[2 * i]);
 			int			f = node >= 0 ? q->leaf_of_node[node] : -1;
 
 			if (f < 0)
@@ -371,11 +419,11 @@ code_row(AnonArgs *a, int r, uint32 *sens, int *nsens, double *sv, char **stext)
 			q->codes[r] = (uint32) f;
 		}
 	}
-	sens[r] = (uint32) DatumGetInt32(SPI_getbinval(tup, desc, 2 * a->nqi + 1, &isnull));
+	sens[r] = (uint32) DatumGetInt32(vals[2 * a->nqi]);
 	*nsens = Max(*nsens, (int) sens[r] + 1);
 	if (sv != NULL)
-		sv[sens[r]] = DatumGetFloat8(SPI_getbinval(tup, desc, 2 * a->nqi + 2, &isnull));
-	stext[r] = SPI_getvalue(tup, desc, 2 * a->nqi + 3);
+		sv[sens[r]] = DatumGetFloat8(vals[2 * a->nqi + 1]);
+	stext[r] = vals[2 * a->nqi + 2];
 }
 
 /* An error for a search status other than FD_OK */
@@ -409,7 +457,7 @@ fd_check_status(FdStatus st, const FdError *err, const AnonArgs *a)
 
 /* Read the table into codes and the search's table t */
 static void
-encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, char ***stext)
+encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, Datum **stext)
 {
 	uint32	   *sens;
 	int			nsens;
@@ -417,8 +465,11 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, char **
 	bool		numeric;
 	int			n = read_rows(a, &sens, &nsens, &sv, &numeric);
 
+	Datum	   *vals = palloc(sizeof(Datum) * (2 * a->nqi + 3));
+	bool	   *nulls = palloc(sizeof(bool) * (2 * a->nqi + 3));
+
 	sv = numeric ? palloc(sizeof(double) * Max(n, 1)) : NULL;
-	*stext = palloc(sizeof(char *) * Max(n, 1));
+	*stext = palloc(sizeof(Datum) * Max(n, 1));
 	for (int i = 0; i < a->nqi; i++)
 	{
 		a->qis[i].codes = palloc(sizeof(uint32) * Max(n, 1));
@@ -429,7 +480,7 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, char **
 		}
 	}
 	for (int r = 0; r < n; r++)
-		code_row(a, r, sens, &nsens, sv, *stext);
+		code_row(a, r, vals, nulls, sens, &nsens, sv, *stext);
 	for (int i = 0; i < a->nqi; i++)
 	{
 		AnonQi	   *q = &a->qis[i];
@@ -458,7 +509,7 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, char **
 
 /* Write the published rows into the target table, one statement */
 static int64
-write_target(AnonArgs *a, const FdResult *res, char **stext)
+write_target(AnonArgs *a, const FdResult *res, Datum *stext)
 {
 	int			nargs = a->nqi + 1;
 	Oid		   *types = palloc(sizeof(Oid) * nargs);
@@ -472,6 +523,12 @@ write_target(AnonArgs *a, const FdResult *res, char **stext)
 		types[i] = TEXTARRAYOID;
 		cols[i] = palloc(sizeof(Datum) * Max(res->nrows, 1));
 	}
+	for (int i = 0; i < a->nqi; i++)
+	{
+		a->qis[i].labels = palloc(sizeof(Datum *) * a->qis[i].nlevels);
+		for (int l = 0; l < a->qis[i].nlevels; l++)
+			a->qis[i].labels[l] = palloc0(sizeof(Datum) * Max(a->qis[i].ncodes[l], 1));
+	}
 	for (int r = 0; r < res->nrows; r++)
 	{
 		int			c = res->row_class[r];
@@ -479,9 +536,16 @@ write_target(AnonArgs *a, const FdResult *res, char **stext)
 		if (c < 0)
 			continue;			/* suppressed or left out */
 		for (int i = 0; i < a->nqi; i++)
-			cols[i][n] = CStringGetTextDatum(label(&a->qis[i], res->class_levels[c * a->nqi + i],
-												   res->class_codes[c * a->nqi + i]));
-		cols[a->nqi][n] = CStringGetTextDatum(stext[r]);
+		{
+			AnonQi	   *q = &a->qis[i];
+			int			l = res->class_levels[c * a->nqi + i];
+			uint32		code = res->class_codes[c * a->nqi + i];
+
+			if (q->labels[l][code] == (Datum) 0)
+				q->labels[l][code] = CStringGetTextDatum(label(q, l, code));
+			cols[i][n] = q->labels[l][code];
+		}
+		cols[a->nqi][n] = stext[r];
 		n++;
 	}
 	for (int i = 0; i < nargs; i++)
@@ -641,7 +705,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	FdTable		t;
 	FdHierarchy *fh;
 	uint32	  **qicodes;
-	char	  **stext;
+	Datum	   *stext;
 	FdContext  *ctx;
 	FdResult   *res;
 	FdError		err;
