@@ -46,6 +46,7 @@ OBJS = \
 	src/cluster/kc_split.o \
 	src/cluster/kc_optimize.o \
 	src/cluster/kc_build.o \
+	src/cluster/kc_zkey.o \
 	src/fulldomain/fd_prepare.o \
 	src/fulldomain/fd_groups.o \
 	src/fulldomain/fd_score.o \
@@ -139,6 +140,7 @@ CLUSTER_SRCS = \
 	src/cluster/kc_cluster.c \
 	src/cluster/kc_optimize.c \
 	src/cluster/kc_build.c \
+	src/cluster/kc_zkey.c \
 	src/cluster/kc_memstore.c
 CLUSTER_HDRS = $(wildcard src/cluster/*.h) src/engine/ke_alloc.h
 

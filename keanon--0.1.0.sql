@@ -1606,14 +1606,14 @@ COMMENT ON FUNCTION keanon.check_groups(regclass) IS
 CREATE FUNCTION keanon.anonymize_core(tab regclass, quasi_identifiers name[], sensitive name,
 	hierarchies oid[], k integer, l integer, c float8, t float8, scoring text, priorities float8[],
 	target text, method text, max_suppressed integer, extension boolean, partial boolean,
-	out_types text[],
+	out_types text[], presample integer,
 	OUT levels integer[], OUT score float8, OUT smallest_group integer, OUT least_l integer,
 	OUT least_recursive_l integer, OUT largest_emd float8, OUT suppressed integer,
 	OUT groups integer, OUT candidates_checked bigint, OUT rollups bigint,
-	OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8)
+	OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8, OUT presampled_out integer)
 AS 'MODULE_PATHNAME', 'keanon_anonymize_core'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION keanon.anonymize_core(regclass, name[], name, oid[], integer, integer, float8, float8, text, float8[], text, text, integer, boolean, boolean, text[]) IS
+COMMENT ON FUNCTION keanon.anonymize_core(regclass, name[], name, oid[], integer, integer, float8, float8, text, float8[], text, text, integer, boolean, boolean, text[], integer) IS
 'part of keanon.anonymize, which checks its arguments and makes the empty target table: read the table into codes, search the generalizations, write the published rows';
 
 CREATE FUNCTION keanon.anonymize(
@@ -1632,10 +1632,12 @@ CREATE FUNCTION keanon.anonymize(
 	max_suppressed integer DEFAULT 0,
 	extension boolean DEFAULT true,
 	partial boolean DEFAULT false,
+	presample integer DEFAULT NULL,
 	OUT target_table regclass, OUT levels jsonb, OUT score float8, OUT smallest_group integer,
 	OUT least_l integer, OUT least_recursive_l integer, OUT largest_emd float8,
 	OUT suppressed integer, OUT groups integer, OUT candidates_checked bigint,
-	OUT rollups bigint, OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8)
+	OUT rollups bigint, OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8,
+	OUT presampled_out integer)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $anonymize$
@@ -1687,6 +1689,9 @@ BEGIN
 	IF method IS NULL OR method NOT IN ('privacyfrost2', 'optimal') THEN
 		RAISE EXCEPTION 'unknown method "%"', method USING ERRCODE = 'invalid_parameter_value',
 			HINT = 'Use method => ''privacyfrost2'' or ''optimal''.';
+	END IF;
+	IF presample IS NOT NULL AND presample < 1 THEN
+		RAISE EXCEPTION 'presample must be at least 1' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	IF max_suppressed IS NULL OR max_suppressed < 0 THEN
 		RAISE EXCEPTION 'max_suppressed must be at least 0' USING ERRCODE = 'invalid_parameter_value';
@@ -1743,7 +1748,8 @@ BEGIN
 				   format('keanon: %s anonymized by full-domain generalization (k = %s)', tab, k));
 	target_table := format('%I.%I', nsp, target)::regclass;
 	r := keanon.anonymize_core(tab, quasi_identifiers, sensitive, hiers, k, l, c::float8, t::float8, scoring,
-							   prios, target_table::text, method, max_suppressed, extension, partial, outs);
+							   prios, target_table::text, method, max_suppressed, extension, partial, outs,
+							   presample);
 	SELECT jsonb_object_agg(qi, lv) INTO levels FROM unnest(quasi_identifiers, r.levels) u(qi, lv);
 	score := r.score;
 	smallest_group := r.smallest_group;
@@ -1757,10 +1763,11 @@ BEGIN
 	refined_groups := r.refined_groups;
 	rows_written := r.rows_written;
 	search_ms := r.search_ms;
+	presampled_out := r.presampled_out;
 END;
 $anonymize$;
-COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean) IS
-'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; returns the levels, score, measures and the search''s cost';
+COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
+'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; presample => k'' leaves out, before the search, the rows of groups of fewer than k'' rows two levels below each hierarchy''s top (PrivacyFrost2''s pre-sampling); returns the levels, score, measures and the search''s cost';
 
 -- PostgreSQL Anonymizer's fixed-step ranges, the same types and steps
 -- (bodies parsed when the extension is made, under its search_path: their

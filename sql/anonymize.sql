@@ -122,6 +122,15 @@ SELECT smallest_group >= 3 AS log_ok FROM keanon.anonymize('an_people', '{age,wo
 	'{"work": "an_work_h"}', 3, scoring => 'log', priorities => '{"age": 2}', target => 'an_log');
 SELECT keanon.k_anonymity('an_eta', '{age,work}') >= 3 AND keanon.k_anonymity('an_log', '{age,work}') >= 3 AS both_k_anonymous;
 
+-- pre-sampling: rows of small groups two levels below the top are left
+-- out before the search, and counted
+SELECT rows_written + presampled_out = 60 AS all_counted, smallest_group >= 4 AS k_ok
+FROM keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 4, presample => 3,
+					  target => 'an_pre');
+SELECT (SELECT count(*) FROM an_pre) = (SELECT rows_written FROM keanon.anonymize('an_people', '{age,work}',
+	'disease', '{"work": "an_work_h"}', 4, presample => 3, target => 'an_pre2')) AS written_as_said;
+SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work_h"}', 4, presample => 0);
+
 -- suppression only when allowed, and counted
 INSERT INTO an_people VALUES (1000, 99, 'hospital', 'flu');
 SELECT levels, smallest_group, suppressed, rows_written FROM keanon.anonymize('an_people', '{age,work}',

@@ -692,6 +692,27 @@ read_params(AnonArgs *a, FunctionCallInfo fcinfo)
 }
 
 /*
+ * PrivacyFrost2's pre-sampling: the rows of groups of fewer than kprime
+ * rows at two levels below each hierarchy's top (the paper's "level 2",
+ * counted from the root) are left out of the search and the result
+ */
+static void
+presample(AnonArgs *a, FdTable *t, int kprime, int *removed)
+{
+	FdPresample ps;
+	FdError		err;
+	uint8	   *keep = palloc(sizeof(uint8) * Max(t->nrows, 1));
+
+	memset(&ps, 0, sizeof(ps));
+	for (int i = 0; i < a->nqi; i++)
+		ps.level[i] = Max(0, a->qis[i].nlevels - 1 - 2);
+	ps.kprime = kprime;
+	ereport(NOTICE, (errmsg("keanon: pre-sampling %d rows", t->nrows)));
+	fd_check_status(fd_presample(t, &ps, keep, removed, &err), &err, a);
+	t->active = keep;
+}
+
+/*
  * keanon.anonymize_core(tab, quasi_identifiers, sensitive, hierarchies,
  * k, l, c, t, scoring, priorities, target, method, max_suppressed,
  * extension, partial, out_types): part of keanon.anonymize, which checks
@@ -712,17 +733,18 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	instr_time	start,
 				elapsed;
 	TupleDesc	desc;
-	Datum		values[13];
-	bool		nulls[13] = {0};
+	Datum		values[14];
+	bool		nulls[14] = {0};
 	Datum	   *levels;
 	int64		written;
 	MemoryContext outer = CurrentMemoryContext;
 	HeapTuple	tuple;
 	int			least_l;
 	double		largest_emd;
+	int			removed = 0;
 
 	for (int i = 0; i < 16; i++)
-		if (PG_ARGISNULL(i) && i != 5 && i != 6 && i != 7 && i != 9)
+		if (PG_ARGISNULL(i) && i != 5 && i != 6 && i != 7 && i != 9 && i != 16)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("keanon.anonymize_core needs argument %d", i + 1)));
@@ -754,7 +776,9 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	qicodes = palloc(sizeof(uint32 *) * a.nqi);
 	encode_table(&a, &t, fh, qicodes, &stext);
 
-	ereport(NOTICE, (errmsg("keanon: searching the generalizations of %d rows", t.nrows)));
+	if (!PG_ARGISNULL(16))
+		presample(&a, &t, PG_GETARG_INT32(16), &removed);
+	ereport(NOTICE, (errmsg("keanon: searching the generalizations of %d rows", t.nrows - removed)));
 	INSTR_TIME_SET_CURRENT(start);
 	fd_check_status(fd_prepare(&t, &a.params, &ctx, &err), &err, &a);
 	fd_check_status(fd_search(ctx, &a.opts, &res, &err), &err, &a);
@@ -783,6 +807,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	values[10] = Int32GetDatum(res->nrefined);
 	values[11] = Int64GetDatum(written);
 	values[12] = Float8GetDatum(INSTR_TIME_GET_MILLISEC(elapsed));
+	values[13] = Int32GetDatum(removed);
 	tuple = heap_form_tuple(BlessTupleDesc(desc), values, nulls);
 	SPI_finish();
 	PG_RETURN_DATUM(HeapTupleGetDatum(tuple));

@@ -163,6 +163,28 @@ typedef struct KcStore
 /* The weight that scales dimension d's coordinates for the store's distance */
 extern double kc_weight(const KcSchema *s, int d);
 
+/*
+ * Space-filling-curve keys (kc_zkey.c), for a store that looks up the
+ * groups near a point in a window of a one-dimensional index over the key
+ * of each group's place.  Each coordinate, less origin[d] for a numeric
+ * dimension when origin is not NULL, is scaled by kc_weight, clamped to
+ * [0, 1] and quantized to B = min(16, floor(62 / ndims)) bits (1 bit of
+ * each of the first 62 dimensions beyond 62); the cells are ordered along
+ * a Z-order (Morton) or Hilbert curve.  A key holds at most 62 bits.
+ */
+typedef enum KcCurve
+{
+	KC_CURVE_MORTON = 0,		/* bit interleaving: monotone in each coordinate */
+	KC_CURVE_HILBERT			/* consecutive keys are adjacent cells */
+} KcCurve;
+
+/* The Morton key of point x (raw coordinates, no origin) */
+extern uint64_t kc_zkey(const KcSchema *s, const double *x);
+
+/* The key of point x along curve, numeric coordinates taken from origin */
+extern uint64_t kc_curve_key(const KcSchema *s, const double *origin, const double *x,
+							 KcCurve curve);
+
 /* The node published for categorical dimension d of a box [lo, hi] */
 extern int	kc_lca(const KcHierarchy *h, int lo, int hi);
 

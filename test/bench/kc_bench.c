@@ -39,7 +39,29 @@
  *					PostgreSQL store does, instead of the memory store's
  *					boxes) and with the similar-B-tree, beside Mondrian's
  *					published figures.
+ *	window_replay	the replay of ncp (every row in file order by kc_insert
+ *					from an empty store) with I3M and the similar-B-tree at
+ *					k = 5 and 10, the store's nearest answered exactly (the
+ *					memory store's brute force) or from a window of a
+ *					space-filling-curve index (below), against the exact.
+ *	window_arrivals	as i3m_vs_static's insert at p = 10 %: kc_build of the
+ *					first 90 % of the shuffled rows, the last 10 % inserted
+ *					one at a time (I3M and the similar-B-tree, k = 3 and 5),
+ *					exact and window modes, against kc_build of all rows.
+ *	window_scaling	kc_build of 10^4, 10^5, 10^6 synthetic rows (k = 5), then
+ *					n / 10 (at most 10,000) single inserts in each window mode.
  *	all				every experiment, one CSV block after another.
+ *
+ * Window modes: the bench keeps (key, gid) of every non-empty group in key
+ * order (blocks of 256 under a sorted directory, a two-level btree),
+ * updated at each put and drop; the key is kc_curve_key (Morton or
+ * Hilbert) of the group's place, the centre of its box for I3M and its
+ * centre (sum / n) for the similar-B-tree, numeric coordinates taken from
+ * the column's least value (the "_no_origin" modes take them from 0, as
+ * kc_zkey does, so that values above the span clamp).  nearest takes the W
+ * entries at or after the row's key and the W before it (skipping except),
+ * ranks them by the memory store's distance (to the box for I3M, to the
+ * centre for the similar-B-tree) and returns the best max.
  *
  * Output, one CSV block per experiment, each with its header line:
  *
@@ -61,6 +83,20 @@
  *	ncp				method,k,n,groups,seconds,il,ncp_pct, then the NCP of
  *					each attribute; the published Mondrian rows fill only
  *					method, k, n and ncp_pct
+ *	window_replay	method,k,mode,w,n,groups,il,ncp_pct,il_vs_exact,
+ *					ncp_vs_exact,seconds,search_us,index_us,core_us
+ *	window_arrivals	method,k,mode,w,n,changes,il_incremental,il_static,
+ *					il_ratio,il_vs_exact,ncp_incremental_pct,ncp_static_pct,
+ *					us_per_change,search_us,index_us
+ *	window_scaling	method,mode,w,n,k,build_s,build_index_s,groups,ops,
+ *					insert_us,search_us,find_us,rank_us,index_us,core_us,
+ *					core_plus_search_us,ncp_pct (groups and NCP after the
+ *					build)
+ *
+ * In window modes search_us is the whole nearest: find_us (the row's key,
+ * the descent and the walk of 2W entries) plus rank_us (reading the 2W
+ * summaries, their distances, the sort); index_us is the upkeep of the
+ * index at put and drop, which core_us excludes.
  *
  * "core" times are the whole time less the time inside the store's nearest
  * and covering (the brute-force scans of the memory store); they include
@@ -156,6 +192,40 @@ typedef struct Data
 	double	   *x;				/* [n * ND] */
 } Data;
 
+/*
+ * The window mode's index: (key, gid) pairs in key order, in blocks of at
+ * most ZB_CAP entries under a sorted directory (a two-level btree), so that
+ * a put or drop costs a binary search and a move within one block.
+ */
+#define ZB_CAP				256
+
+typedef struct ZEnt
+{
+	uint64_t	key;
+	int64_t		gid;
+} ZEnt;
+
+typedef struct ZBlock
+{
+	int			n;
+	ZEnt		e[ZB_CAP];
+} ZBlock;
+
+typedef struct ZIndex
+{
+	ZBlock	  **b;				/* [nb], none empty */
+	int64_t		nb;
+	int64_t		bcap;
+	int64_t		count;
+} ZIndex;
+
+/* A window candidate: its squared scaled distance and id */
+typedef struct ZCand
+{
+	double		dist;
+	int64_t		gid;
+} ZCand;
+
 /* A store wrapped to count the core's calls and time nearest/covering */
 enum
 {
@@ -176,6 +246,18 @@ typedef struct Counted
 	double	   *tdist;			/* [tcap] */
 	int64_t    *tgid;
 	int			tcap;
+	/* window mode: nearest from a curve-key index of the groups' places */
+	int			zwin;			/* W; 0 for the memory store's exact search */
+	KcCurve		curve;
+	bool		zorigin;		/* numeric keys from the column's least value */
+	ZIndex		zi;
+	uint64_t   *zkey_of;		/* [zgcap] each indexed group's key */
+	char	   *zin;			/* [zgcap] whether it is indexed */
+	int64_t		zgcap;
+	ZCand	   *zc;				/* [zccap] window candidates */
+	int			zccap;
+	double		zmaint_s;		/* seconds keeping the index (put, drop) */
+	double		zfind_s;		/* seconds of nearest in key, descent and walk */
 } Counted;
 
 /* One clustering: a schema, a memory store over rows, its counted view */
@@ -200,6 +282,7 @@ typedef struct Quality
 
 static Hier hiers[ND];
 static double ranges[ND];
+static double mins[ND];			/* the least value of each column of Adult */
 static uint64_t rng_state = SEED;
 
 static void die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
@@ -622,6 +705,8 @@ load_adult(const char *path)
 			max[d] = v > max[d] ? v : max[d];
 		}
 	for (d = 0; d < ND; d++)
+		mins[d] = min[d];
+	for (d = 0; d < ND; d++)
 		if (qi[d].kind == KC_NUMERIC)
 		{
 			ranges[d] = max[d] - min[d];
@@ -684,6 +769,306 @@ synthetic(const Data *base, int64_t keep, int64_t n)
  * The counted store
  * ----------------------------------------------------------------
  */
+
+/* Order of index entries: key, then id */
+static int
+zent_cmp(const ZEnt *a, const ZEnt *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->gid < b->gid ? -1 : (a->gid > b->gid ? 1 : 0);
+}
+
+/* The last block whose first entry is at most e (0 when none is) */
+static int64_t
+zi_block(const ZIndex *zi, const ZEnt *e)
+{
+	int64_t		lo = 0;
+	int64_t		hi = zi->nb - 1;
+
+	while (lo < hi)
+	{
+		int64_t		mid = (lo + hi + 1) / 2;
+
+		if (zent_cmp(&zi->b[mid]->e[0], e) <= 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* The first position of block b not before e */
+static int
+zb_lower(const ZBlock *b, const ZEnt *e)
+{
+	int			lo = 0;
+	int			hi = b->n;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (zent_cmp(&b->e[mid], e) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+zi_insert(ZIndex *zi, uint64_t key, int64_t gid)
+{
+	ZEnt		e = {key, gid};
+	int64_t		bi;
+	ZBlock	   *b;
+	int			pos;
+
+	if (zi->nb == 0)
+	{
+		zi->bcap = 16;
+		zi->b = xrealloc(zi->b, (size_t) zi->bcap * sizeof(ZBlock *));
+		zi->b[0] = xmalloc(sizeof(ZBlock));
+		zi->b[0]->n = 0;
+		zi->nb = 1;
+	}
+	bi = zi_block(zi, &e);
+	b = zi->b[bi];
+	pos = zb_lower(b, &e);
+	memmove(&b->e[pos + 1], &b->e[pos], (size_t) (b->n - pos) * sizeof(ZEnt));
+	b->e[pos] = e;
+	b->n++;
+	zi->count++;
+	if (b->n == ZB_CAP)
+	{
+		ZBlock	   *nbk = xmalloc(sizeof(ZBlock));
+
+		nbk->n = ZB_CAP / 2;
+		memcpy(nbk->e, &b->e[ZB_CAP / 2], (size_t) nbk->n * sizeof(ZEnt));
+		b->n = ZB_CAP / 2;
+		if (zi->nb == zi->bcap)
+		{
+			zi->bcap *= 2;
+			zi->b = xrealloc(zi->b, (size_t) zi->bcap * sizeof(ZBlock *));
+		}
+		memmove(&zi->b[bi + 2], &zi->b[bi + 1], (size_t) (zi->nb - bi - 1) * sizeof(ZBlock *));
+		zi->b[bi + 1] = nbk;
+		zi->nb++;
+	}
+}
+
+static void
+zi_delete(ZIndex *zi, uint64_t key, int64_t gid)
+{
+	ZEnt		e = {key, gid};
+	int64_t		bi;
+	ZBlock	   *b;
+	int			pos;
+
+	if (zi->nb == 0)
+		die("window index: deleting from an empty index");
+	bi = zi_block(zi, &e);
+	b = zi->b[bi];
+	pos = zb_lower(b, &e);
+	if (pos >= b->n || zent_cmp(&b->e[pos], &e) != 0)
+		die("window index: group %" PRId64 " is not under its key", gid);
+	memmove(&b->e[pos], &b->e[pos + 1], (size_t) (b->n - pos - 1) * sizeof(ZEnt));
+	b->n--;
+	zi->count--;
+	if (b->n == 0)
+	{
+		free(b);
+		memmove(&zi->b[bi], &zi->b[bi + 1], (size_t) (zi->nb - bi - 1) * sizeof(ZBlock *));
+		zi->nb--;
+	}
+}
+
+static void
+zi_free(ZIndex *zi)
+{
+	for (int64_t i = 0; i < zi->nb; i++)
+		free(zi->b[i]);
+	free(zi->b);
+	memset(zi, 0, sizeof(*zi));
+}
+
+/* The key of a group's place: its box's centre (I3M) or its centre */
+static uint64_t
+group_key(const Counted *c, const KcGroup *g)
+{
+	double		p[KC_MAX_DIMS];
+
+	for (int d = 0; d < c->s->ndims; d++)
+		p[d] = c->s->method == KC_I3M ? 0.5 * (g->lo[d] + g->hi[d]) :
+			g->sum[d] / (double) g->n;
+	return kc_curve_key(c->s, c->zorigin ? mins : NULL, p, c->curve);
+}
+
+/* Index group g (as just put) under its key, or unindex it when empty */
+static void
+zindex_put(Counted *c, const KcGroup *g)
+{
+	int64_t		gid = g->gid;
+	uint64_t	key = 0;
+
+	if (gid >= c->zgcap)
+	{
+		int64_t		cap = c->zgcap ? c->zgcap : 1024;
+
+		while (cap <= gid)
+			cap *= 2;
+		c->zkey_of = xrealloc(c->zkey_of, (size_t) cap * sizeof(uint64_t));
+		c->zin = xrealloc(c->zin, (size_t) cap);
+		memset(c->zin + c->zgcap, 0, (size_t) (cap - c->zgcap));
+		c->zgcap = cap;
+	}
+	if (g->n > 0)
+		key = group_key(c, g);
+	if (c->zin[gid] && (g->n == 0 || c->zkey_of[gid] != key))
+	{
+		zi_delete(&c->zi, c->zkey_of[gid], gid);
+		c->zin[gid] = 0;
+	}
+	if (g->n > 0 && !c->zin[gid])
+	{
+		zi_insert(&c->zi, key, gid);
+		c->zkey_of[gid] = key;
+		c->zin[gid] = 1;
+	}
+}
+
+static void
+zindex_drop(Counted *c, int64_t gid)
+{
+	if (gid >= 0 && gid < c->zgcap && c->zin[gid])
+	{
+		zi_delete(&c->zi, c->zkey_of[gid], gid);
+		c->zin[gid] = 0;
+	}
+}
+
+/* Order of window candidates: distance, then id */
+static int
+zcand_cmp(const void *a, const void *b)
+{
+	const ZCand *x = a;
+	const ZCand *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return x->gid < y->gid ? -1 : (x->gid > y->gid ? 1 : 0);
+}
+
+/* Squared scaled distance from x to g: to its box (I3M) or its centre */
+static double
+group_distance(const KcSchema *s, const KcGroup *g, const double *x)
+{
+	double		dist = 0.0;
+
+	for (int d = 0; d < s->ndims; d++)
+	{
+		double		t;
+
+		if (s->method == KC_I3M)
+			t = x[d] < g->lo[d] ? g->lo[d] - x[d] : (x[d] > g->hi[d] ? x[d] - g->hi[d] : 0.0);
+		else
+			t = x[d] - g->sum[d] / (double) g->n;
+		t *= kc_weight(s, d);
+		dist += t * t;
+	}
+	return dist;
+}
+
+/*
+ * The window mode's nearest: the W index entries at or after x's key and
+ * the W before it (skipping except), ranked by their true distance, the
+ * best max of them.
+ */
+static KcStatus
+window_nearest(Counted *c, const double *x, int max, int64_t except, KcGroup *out,
+			   int *found)
+{
+	const ZIndex *zi = &c->zi;
+	double		t0 = now();
+	ZEnt		probe = {kc_curve_key(c->s, c->zorigin ? mins : NULL, x, c->curve), INT64_MIN};
+	double		glo[KC_MAX_DIMS];
+	double		ghi[KC_MAX_DIMS];
+	double		gsum[KC_MAX_DIMS];
+	KcGroup		g = {0, 0, glo, ghi, gsum};
+	int			cnt = 0;
+	int64_t		bi;
+	int			pos;
+
+	*found = 0;
+	if (zi->nb == 0 || max <= 0)
+		return KC_OK;
+	if (c->zccap < 2 * c->zwin)
+	{
+		c->zccap = 2 * c->zwin;
+		c->zc = xrealloc(c->zc, (size_t) c->zccap * sizeof(ZCand));
+	}
+	bi = zi_block(zi, &probe);
+	pos = zb_lower(zi->b[bi], &probe);
+	/* forward: W entries at or after the key */
+	{
+		int64_t		b = bi;
+		int			p = pos;
+		int			got = 0;
+
+		while (got < c->zwin && b < zi->nb)
+		{
+			if (p >= zi->b[b]->n)
+			{
+				b++;
+				p = 0;
+				continue;
+			}
+			if (zi->b[b]->e[p].gid != except)
+			{
+				c->zc[cnt++].gid = zi->b[b]->e[p].gid;
+				got++;
+			}
+			p++;
+		}
+	}
+	/* backward: W entries before it */
+	{
+		int64_t		b = bi;
+		int			p = pos - 1;
+		int			got = 0;
+
+		while (got < c->zwin && b >= 0)
+		{
+			if (p < 0)
+			{
+				if (--b >= 0)
+					p = zi->b[b]->n - 1;
+				continue;
+			}
+			if (zi->b[b]->e[p].gid != except)
+			{
+				c->zc[cnt++].gid = zi->b[b]->e[p].gid;
+				got++;
+			}
+			p--;
+		}
+	}
+	c->zfind_s += now() - t0;
+	for (int i = 0; i < cnt; i++)
+	{
+		if (!kc_memstore_group(c->ms, c->zc[i].gid, &g, NULL) || g.n == 0)
+			die("window index: group %" PRId64 " is indexed but empty or gone", c->zc[i].gid);
+		c->zc[i].dist = group_distance(c->s, &g, x);
+	}
+	qsort(c->zc, (size_t) cnt, sizeof(ZCand), zcand_cmp);
+	if (cnt > max)
+		cnt = max;
+	for (int i = 0; i < cnt; i++)
+		kc_memstore_group(c->ms, c->zc[i].gid, &out[i], NULL);
+	*found = cnt;
+	return KC_OK;
+}
 
 /*
  * The up to max groups nearest x by distance to their published box (a
@@ -757,7 +1142,9 @@ c_nearest(void *arg, const double *x, int max, int64_t except, KcGroup *out, int
 {
 	Counted    *c = arg;
 	double		t0 = now();
-	KcStatus	rc = c->published ?
+	KcStatus	rc = c->zwin > 0 ?
+		window_nearest(c, x, max, except, out, found) :
+		c->published ?
 		published_nearest(c, x, max, except, out, found) :
 		c->in->nearest(c->in->arg, x, max, except, out, found);
 
@@ -810,8 +1197,18 @@ c_put(void *arg, const KcGroup *g)
 {
 	Counted    *c = arg;
 
+	KcStatus	rc;
+
 	c->calls[C_PUT]++;
-	return c->in->put(c->in->arg, g);
+	rc = c->in->put(c->in->arg, g);
+	if (rc == KC_OK && c->zwin > 0)
+	{
+		double		t0 = now();
+
+		zindex_put(c, g);
+		c->zmaint_s += now() - t0;
+	}
+	return rc;
 }
 
 static KcStatus
@@ -819,8 +1216,18 @@ c_drop(void *arg, int64_t gid)
 {
 	Counted    *c = arg;
 
+	KcStatus	rc;
+
 	c->calls[C_DROP]++;
-	return c->in->drop(c->in->arg, gid);
+	rc = c->in->drop(c->in->arg, gid);
+	if (rc == KC_OK && c->zwin > 0)
+	{
+		double		t0 = now();
+
+		zindex_drop(c, gid);
+		c->zmaint_s += now() - t0;
+	}
+	return rc;
 }
 
 static KcStatus
@@ -856,6 +1263,8 @@ counted_reset(Counted *c)
 {
 	memset(c->calls, 0, sizeof(c->calls));
 	c->search_s = 0.0;
+	c->zmaint_s = 0.0;
+	c->zfind_s = 0.0;
 }
 
 /* All calls counted */
@@ -938,6 +1347,15 @@ run_close(Run *r)
 	free(r->cs.tgid);
 	r->cs.tdist = NULL;
 	r->cs.tgid = NULL;
+	zi_free(&r->cs.zi);
+	free(r->cs.zkey_of);
+	free(r->cs.zin);
+	free(r->cs.zc);
+	r->cs.zkey_of = NULL;
+	r->cs.zin = NULL;
+	r->cs.zc = NULL;
+	r->cs.zgcap = 0;
+	r->cs.zccap = 0;
 }
 
 /* The row of handle h */
@@ -1505,6 +1923,246 @@ exp_ncp(const Data *adult, bool ncp_greedy)
 }
 
 /* ----------------------------------------------------------------
+ * Experiments window_*: nearest from a curve-key window
+ * ----------------------------------------------------------------
+ */
+
+/* A candidate mode: exact (w = 0) or a window of w on each side */
+typedef struct ZMode
+{
+	const char *name;
+	int			w;
+	KcCurve		curve;
+	bool		origin;
+} ZMode;
+
+static const ZMode zmodes[] =
+{
+	{"exact", 0, KC_CURVE_MORTON, false},
+	{"morton", 8, KC_CURVE_MORTON, true},
+	{"morton", 16, KC_CURVE_MORTON, true},
+	{"morton", 32, KC_CURVE_MORTON, true},
+	{"morton", 64, KC_CURVE_MORTON, true},
+	{"hilbert", 8, KC_CURVE_HILBERT, true},
+	{"hilbert", 16, KC_CURVE_HILBERT, true},
+	{"hilbert", 32, KC_CURVE_HILBERT, true},
+	{"hilbert", 64, KC_CURVE_HILBERT, true},
+	/* numeric coordinates taken from 0, as kc_zkey does: clamped above */
+	{"morton_no_origin", 16, KC_CURVE_MORTON, false},
+	{"hilbert_no_origin", 16, KC_CURVE_HILBERT, false},
+};
+#define NZMODES ((int) (sizeof(zmodes) / sizeof(zmodes[0])))
+
+/* Open a run in mode z */
+static void
+zrun_open(Run *r, int k, KcMethod method, const double *x, int64_t n, const ZMode *z)
+{
+	run_open(r, k, method, x, n);
+	r->cs.zwin = z->w;
+	r->cs.curve = z->curve;
+	r->cs.zorigin = z->origin;
+}
+
+/* In window mode: the index holds exactly the non-empty groups, by key */
+static void
+zindex_verify(const Run *r, const char *what)
+{
+	const Counted *c = &r->cs;
+	int64_t		lim = kc_memstore_gid_limit(r->ms);
+	int64_t		live = 0;
+	int64_t		seen = 0;
+	double		glo[KC_MAX_DIMS];
+	double		ghi[KC_MAX_DIMS];
+	double		gsum[KC_MAX_DIMS];
+	KcGroup		g = {0, 0, glo, ghi, gsum};
+
+	if (c->zwin == 0)
+		return;
+	for (int64_t gid = 0; gid < lim; gid++)
+	{
+		bool		in = gid < c->zgcap && c->zin[gid];
+
+		if (!kc_memstore_group(r->ms, gid, &g, NULL) || g.n == 0)
+		{
+			if (in)
+				die("%s: window index holds group %" PRId64 ", empty or dropped", what, gid);
+			continue;
+		}
+		live++;
+		if (!in || c->zkey_of[gid] != group_key(c, &g))
+			die("%s: window index misses group %" PRId64 " or keeps a stale key", what, gid);
+	}
+	for (int64_t b = 0; b < c->zi.nb; b++)
+		for (int i = 0; i < c->zi.b[b]->n; i++)
+		{
+			const ZEnt *e = &c->zi.b[b]->e[i];
+			const ZEnt *prev = i > 0 ? &c->zi.b[b]->e[i - 1] :
+				(b > 0 ? &c->zi.b[b - 1]->e[c->zi.b[b - 1]->n - 1] : NULL);
+
+			if (prev != NULL && zent_cmp(prev, e) >= 0)
+				die("%s: window index out of order", what);
+			seen++;
+		}
+	if (seen != live || c->zi.count != live)
+		die("%s: window index holds %" PRId64 " entries, %" PRId64 " groups live", what, seen, live);
+}
+
+/* (a) every Adult row in file order by kc_insert from an empty store */
+static void
+exp_window_replay(const Data *adult)
+{
+	int64_t		n = adult->n;
+
+	printf("method,k,mode,w,n,groups,il,ncp_pct,il_vs_exact,ncp_vs_exact,seconds,"
+		   "search_us,index_us,core_us\n");
+	for (int mi = 0; mi < 2; mi++)
+		for (int ki = 0; ki < 2; ki++)
+		{
+			KcMethod	method = mi == 0 ? KC_I3M : KC_SBTREE;
+			int			k = ki == 0 ? 5 : 10;
+			Quality		exact = {0};
+
+			for (int zi = 0; zi < NZMODES; zi++)
+			{
+				const ZMode *z = &zmodes[zi];
+				Run			r;
+				double		sec;
+				Quality		q;
+
+				zrun_open(&r, k, method, adult->x, n, z);
+				sec = run_insert(&r, 0, n);
+				run_verify(&r, n, "window replay");
+				zindex_verify(&r, "window replay");
+				q = run_quality(&r);
+				if (zi == 0)
+					exact = q;
+				printf("%s,%d,%s,%d,%" PRId64 ",%" PRId64 ",%.4f,%.3f,%.4f,%.4f,%.6f,%.3f,%.3f,%.3f\n",
+					   method_name(method), k, z->name, z->w, n, q.groups, q.il, q.ncp,
+					   q.il / exact.il, q.ncp / exact.ncp, sec,
+					   1e6 * r.cs.search_s / (double) n, 1e6 * r.cs.zmaint_s / (double) n,
+					   1e6 * (sec - r.cs.search_s - r.cs.zmaint_s) / (double) n);
+				fflush(stdout);
+				note("window_replay %s k=%d %s W=%d: IL %.1f (x%.4f), NCP %.3f %%",
+					 method_name(method), k, z->name, z->w, q.il, q.il / exact.il, q.ncp);
+				run_close(&r);
+			}
+		}
+}
+
+/* (b) kc_build of the first 90 % of the shuffled rows, the last 10 % inserted */
+static void
+exp_window_arrivals(const Data *shuf)
+{
+	int64_t		n = shuf->n;
+	int64_t		c = (n * 10 + 50) / 100;
+	int64_t		m = n - c;
+
+	printf("method,k,mode,w,n,changes,il_incremental,il_static,il_ratio,il_vs_exact,"
+		   "ncp_incremental_pct,ncp_static_pct,us_per_change,search_us,index_us\n");
+	for (int ki = 0; ki < 2; ki++)
+	{
+		int			k = ki == 0 ? 3 : 5;
+		Run			full;
+		Quality		q_full;
+
+		run_open(&full, k, KC_I3M, shuf->x, n);
+		(void) run_build(&full, n, false);
+		run_verify(&full, n, "static build of all rows");
+		q_full = run_quality(&full);
+		run_close(&full);
+		for (int mi = 0; mi < 2; mi++)
+		{
+			KcMethod	method = mi == 0 ? KC_I3M : KC_SBTREE;
+			double		il_exact = 0.0;
+
+			for (int zi = 0; zi < NZMODES; zi++)
+			{
+				const ZMode *z = &zmodes[zi];
+				Run			r;
+				double		sec;
+				Quality		q;
+
+				zrun_open(&r, k, method, shuf->x, n, z);
+				(void) run_build(&r, m, false);
+				run_verify(&r, m, "static build of the first rows");
+				zindex_verify(&r, "static build of the first rows");
+				counted_reset(&r.cs);
+				sec = run_insert(&r, m, n);
+				run_verify(&r, n, "after the arrivals");
+				zindex_verify(&r, "after the arrivals");
+				q = run_quality(&r);
+				if (zi == 0)
+					il_exact = q.il;
+				printf("%s,%d,%s,%d,%" PRId64 ",%" PRId64 ",%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%.2f\n",
+					   method_name(method), k, z->name, z->w, n, c, q.il, q_full.il,
+					   q.il / q_full.il, q.il / il_exact, q.ncp, q_full.ncp,
+					   1e6 * sec / (double) c, 1e6 * r.cs.search_s / (double) c,
+					   1e6 * r.cs.zmaint_s / (double) c);
+				fflush(stdout);
+				note("window_arrivals %s k=%d %s W=%d: IL x%.4f of static (x%.4f of exact)",
+					 method_name(method), k, z->name, z->w, q.il / q_full.il, q.il / il_exact);
+				run_close(&r);
+			}
+		}
+	}
+}
+
+/* (c) per-insert time with the window index, 10^4 .. max_n synthetic rows */
+static void
+exp_window_scaling(const Data *shuf, int64_t max_n)
+{
+	printf("method,mode,w,n,k,build_s,build_index_s,groups,ops,insert_us,search_us,find_us,"
+		   "rank_us,index_us,core_us,core_plus_search_us,ncp_pct\n");
+	for (int64_t n = 10000; n <= max_n; n *= 10)
+	{
+		int64_t		ops = n / 10 < 10000 ? n / 10 : 10000;
+		Data		d = synthetic(shuf, 0, n + ops);
+
+		for (int mi = 0; mi < 2; mi++)
+		{
+			KcMethod	method = mi == 0 ? KC_I3M : KC_SBTREE;
+
+			for (int zi = 1; zi < NZMODES; zi++)
+			{
+				const ZMode *z = &zmodes[zi];
+				Run			r;
+				double		build_s;
+				double		build_ix;
+				double		sec;
+				Quality		q;
+
+				if (!z->origin)
+					continue;
+				zrun_open(&r, SCALE_K, method, d.x, n + ops, z);
+				build_s = run_build(&r, n, false);
+				build_ix = r.cs.zmaint_s;
+				run_verify(&r, n, "static build");
+				zindex_verify(&r, "static build");
+				q = run_quality(&r);
+				counted_reset(&r.cs);
+				sec = run_insert(&r, n, n + ops);
+				run_verify(&r, n + ops, "after the inserts");
+				zindex_verify(&r, "after the inserts");
+				printf("%s,%s,%d,%" PRId64 ",%d,%.4f,%.4f,%" PRId64 ",%" PRId64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+					   method_name(method), z->name, z->w, n, SCALE_K, build_s, build_ix,
+					   q.groups, ops, 1e6 * sec / (double) ops,
+					   1e6 * r.cs.search_s / (double) ops, 1e6 * r.cs.zfind_s / (double) ops,
+					   1e6 * (r.cs.search_s - r.cs.zfind_s) / (double) ops,
+					   1e6 * r.cs.zmaint_s / (double) ops,
+					   1e6 * (sec - r.cs.search_s - r.cs.zmaint_s) / (double) ops,
+					   1e6 * (sec - r.cs.zmaint_s) / (double) ops, q.ncp);
+				fflush(stdout);
+				note("window_scaling n=%" PRId64 " %s %s W=%d: insert %.2f us (search %.2f, index %.2f)",
+					 n, method_name(method), z->name, z->w, 1e6 * sec / (double) ops,
+					 1e6 * r.cs.search_s / (double) ops, 1e6 * r.cs.zmaint_s / (double) ops);
+				run_close(&r);
+			}
+		}
+		free(d.x);
+	}
+}
+
+/* ----------------------------------------------------------------
  * Main
  * ----------------------------------------------------------------
  */
@@ -1513,7 +2171,8 @@ static int
 usage(void)
 {
 	fprintf(stderr,
-			"usage: kc_bench i3m_vs_static|sbtree_vs_i3m|scaling|ncp|all [ADULT_FILE [HIERARCHY_DIR]]\n"
+			"usage: kc_bench i3m_vs_static|sbtree_vs_i3m|scaling|ncp|window_replay|window_arrivals|\n"
+			"                window_scaling|all [ADULT_FILE [HIERARCHY_DIR]]\n"
 			"environment: KC_SCALE_MAX_N (default 1000000) caps the scaling sizes;\n"
 			"             KC_NCP_GREEDY=0 skips the greedy build of the 30,162 rows in ncp\n");
 	return 2;
@@ -1538,7 +2197,9 @@ main(int argc, char **argv)
 	exp = argv[1];
 	all = strcmp(exp, "all") == 0;
 	if (!all && strcmp(exp, "i3m_vs_static") != 0 && strcmp(exp, "sbtree_vs_i3m") != 0 &&
-		strcmp(exp, "scaling") != 0 && strcmp(exp, "ncp") != 0)
+		strcmp(exp, "scaling") != 0 && strcmp(exp, "ncp") != 0 &&
+		strcmp(exp, "window_replay") != 0 && strcmp(exp, "window_arrivals") != 0 &&
+		strcmp(exp, "window_scaling") != 0)
 		return usage();
 	if (argc >= 3)
 		adult_path = argv[2];
@@ -1575,6 +2236,12 @@ main(int argc, char **argv)
 		exp_scaling(&shuf, scale_max);
 	if (all || strcmp(exp, "ncp") == 0)
 		exp_ncp(&adult, ncp_greedy);
+	if (all || strcmp(exp, "window_replay") == 0)
+		exp_window_replay(&adult);
+	if (all || strcmp(exp, "window_arrivals") == 0)
+		exp_window_arrivals(&shuf);
+	if (all || strcmp(exp, "window_scaling") == 0)
+		exp_window_scaling(&shuf, scale_max);
 	note("kc_bench %s: %.1f s", exp, now() - t0);
 	free(shuf.x);
 	free(adult.x);

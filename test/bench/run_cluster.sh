@@ -5,6 +5,8 @@
 # k = 10.  Writes
 #   test/bench/results/cluster_i3m_vs_static.csv   cluster_sbtree_vs_i3m.csv
 #   test/bench/results/cluster_scaling.csv         cluster_ncp.csv
+#   test/bench/results/cluster_window_replay.csv   cluster_window_arrivals.csv
+#   test/bench/results/cluster_window_scaling.csv
 #   test/bench/results/cluster_machine.txt
 #   (and each experiment's stderr beside its CSV as cluster_*.log)
 # then, when gnuplot is installed, the plot docs/cluster_il.png.
@@ -54,7 +56,7 @@ mkdir -p "$results" docs
 cat "$results/cluster_machine.txt"
 
 start=$(date +%s)
-for experiment in i3m_vs_static sbtree_vs_i3m scaling ncp; do
+for experiment in i3m_vs_static sbtree_vs_i3m scaling ncp window_replay window_arrivals window_scaling; do
 	echo "run_cluster: $experiment"
 	csv=$results/cluster_$experiment.csv
 	log=$results/cluster_$experiment.log

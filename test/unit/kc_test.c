@@ -19,6 +19,11 @@
  *				keep it and never raise the total IL
  *	build		kc_build and kc_build_greedy give valid groupings; on random
  *				data kc_build's IL is within twice the greedy one's
+ *	zkey		kc_zkey and kc_curve_key: both curves number the cells of a
+ *				sub-cube at the origin first and one to one, Morton as plain
+ *				bit interleaving, Hilbert with consecutive cells adjacent;
+ *				keys within 62 bits, equal for equal points, Morton's never
+ *				lower when one coordinate rises; clamping and origin
  *	nomem		allocations failing at every point give KC_ERR_NOMEM
  *
  * Output: one line per failure, a summary per part, and a last line
@@ -1510,6 +1515,189 @@ test_nomem(void)
 }
 
 /* ----------------------------------------------------------------
+ * Space-filling-curve keys
+ * ----------------------------------------------------------------
+ */
+
+/* A schema of n numeric dimensions of range 2^bits: x = c + 0.5 is cell c */
+static void
+cell_schema(KcSchema *s, int n, int *bits)
+{
+	*bits = 62 / n > 16 ? 16 : 62 / n;
+	memset(s, 0, sizeof(*s));
+	s->ndims = n;
+	s->k = 2;
+	s->method = KC_I3M;
+	s->candidates = 8;
+	for (int d = 0; d < n; d++)
+	{
+		s->dims[d].kind = KC_NUMERIC;
+		s->dims[d].range = (double) (UINT64_C(1) << *bits);
+	}
+}
+
+/*
+ * Every cell of the sub-cube [0, 2^j)^n: both curves must number them
+ * 0 .. 2^(n j) - 1 (the curves fill that sub-cube first), Morton by plain
+ * interleaving and Hilbert with consecutive cells adjacent in one
+ * dimension by one step.
+ */
+static void
+zkey_subcube(int n, int j, KcCurve curve)
+{
+	KcSchema	s;
+	int			bits;
+	int64_t		ncells = INT64_C(1) << (n * j);
+	int		   *cell_of = xmalloc((size_t) ncells * sizeof(int) * (size_t) n);
+	char	   *seen = calloc((size_t) ncells, 1);
+
+	case_begin("zkey subcube n=%d j=%d %s", n, j,
+			   curve == KC_CURVE_HILBERT ? "hilbert" : "morton");
+	cell_schema(&s, n, &bits);
+	if (seen == NULL)
+	{
+		fprintf(stderr, "kc_test: out of memory\n");
+		exit(2);
+	}
+	for (int64_t c = 0; c < ncells; c++)
+	{
+		double		x[KC_MAX_DIMS];
+		int			q[KC_MAX_DIMS];
+		uint64_t	key;
+		uint64_t	morton = 0;
+
+		for (int d = 0; d < n; d++)
+		{
+			q[d] = (int) ((c >> (d * j)) & ((INT64_C(1) << j) - 1));
+			x[d] = q[d] + 0.5;
+		}
+		key = kc_curve_key(&s, NULL, x, curve);
+		if (key >= (uint64_t) ncells)
+		{
+			fail("cell %lld: key %llu beyond the sub-cube's %lld",
+				 (long long) c, (unsigned long long) key, (long long) ncells);
+			continue;
+		}
+		if (seen[key]++)
+			fail("key %llu given twice", (unsigned long long) key);
+		memcpy(cell_of + key * n, q, sizeof(int) * (size_t) n);
+		for (int b = j - 1; b >= 0; b--)
+			for (int d = 0; d < n; d++)
+				morton = (morton << 1) | (uint64_t) ((q[d] >> b) & 1);
+		if (curve == KC_CURVE_MORTON && key != morton)
+			fail("cell %lld: Morton key %llu, expected %llu", (long long) c,
+				 (unsigned long long) key, (unsigned long long) morton);
+		if (curve == KC_CURVE_MORTON && key != kc_zkey(&s, x))
+			fail("kc_zkey differs from kc_curve_key");
+	}
+	if (curve == KC_CURVE_HILBERT && case_failures == 0)
+	{
+		if (ncells > 0)
+			for (int d = 0; d < n; d++)
+				if (cell_of[d] != 0)
+					fail("the curve does not start at the origin");
+		for (int64_t key = 1; key < ncells; key++)
+		{
+			int			dist = 0;
+
+			for (int d = 0; d < n; d++)
+				dist += abs(cell_of[key * n + d] - cell_of[(key - 1) * n + d]);
+			if (dist != 1)
+				fail("keys %lld and %lld are cells %d steps apart",
+					 (long long) key - 1, (long long) key, dist);
+		}
+	}
+	free(cell_of);
+	free(seen);
+	case_end();
+}
+
+/* kc_zkey and kc_curve_key: range, equality, monotony, clamping, origin */
+static void
+test_zkey(void)
+{
+	static const int sub[][2] = {{1, 10}, {2, 5}, {3, 3}, {4, 2}, {6, 2}, {8, 1}, {12, 1}};
+	int			before = cases_failed;
+
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
+	{
+		zkey_subcube(sub[i][0], sub[i][1], KC_CURVE_MORTON);
+		zkey_subcube(sub[i][0], sub[i][1], KC_CURVE_HILBERT);
+	}
+
+	/* random schemas of 1 to 64 dimensions */
+	rng_seed(4242);
+	case_begin("zkey random");
+	for (int trial = 0; trial < 400; trial++)
+	{
+		KcSchema	s;
+		int			n = 1 + (int) rng_below(KC_MAX_DIMS);
+		int			bits = n > 62 ? 1 : (62 / n > 16 ? 16 : 62 / n);
+		int			used = n > 62 ? 62 : n;
+		double		x[KC_MAX_DIMS];
+		double		y[KC_MAX_DIMS];
+
+		random_schema(&s, n, KC_I3M, 2);
+		random_row(&s, x);
+		memcpy(y, x, sizeof(double) * (size_t) n);
+		for (int c = 0; c < 2; c++)
+		{
+			KcCurve		curve = c == 0 ? KC_CURVE_MORTON : KC_CURVE_HILBERT;
+			uint64_t	kx = kc_curve_key(&s, NULL, x, curve);
+
+			if (kx >> 62 != 0 || kx >> (used * bits) != 0)
+				fail("%d dims: key %llx beyond %d bits", n, (unsigned long long) kx,
+					 used * bits);
+			if (kc_curve_key(&s, NULL, y, curve) != kx)
+				fail("%d dims: equal points, different keys", n);
+		}
+		/* Morton: raising any one coordinate never lowers the key */
+		for (int step = 0; step < 8; step++)
+		{
+			int			d = (int) rng_below(n);
+			uint64_t	k0 = kc_zkey(&s, y);
+			uint64_t	k1;
+
+			if (s.dims[d].kind == KC_NUMERIC)
+				y[d] += s.dims[d].range * rng_unit() * 0.5;
+			else if (y[d] + 1 < s.dims[d].h->nleaves)
+				y[d] += 1 + rng_below(s.dims[d].h->nleaves - 1 - (int) y[d]);
+			k1 = kc_zkey(&s, y);
+			if (k1 < k0)
+				fail("%d dims: raising dimension %d lowers the key %llx to %llx", n, d,
+					 (unsigned long long) k0, (unsigned long long) k1);
+		}
+		/* far out of range and NaN clamp */
+		for (int d = 0; d < n; d++)
+			y[d] = (rng_below(3) == 0) ? NAN : (rng_below(2) ? -1e300 : 1e300);
+		if (kc_zkey(&s, y) >> 62 != 0 || kc_curve_key(&s, NULL, y, KC_CURVE_HILBERT) >> 62 != 0)
+			fail("%d dims: clamped key beyond 62 bits", n);
+	}
+	{
+		KcSchema	s;
+		int			bits;
+		double		lo[2] = {0.0, 0.0};
+		double		hi[2] = {1e9, 1e9};
+		double		x[2] = {1000.5, 2000.25};
+		double		o[2] = {1000.0, 2000.0};
+		double		z[2] = {0.5, 0.25};
+
+		cell_schema(&s, 2, &bits);
+		if (kc_zkey(&s, lo) != 0 || kc_zkey(&s, hi) != (UINT64_C(1) << (2 * bits)) - 1)
+			fail("corners: %llx, %llx", (unsigned long long) kc_zkey(&s, lo),
+				 (unsigned long long) kc_zkey(&s, hi));
+		if (kc_curve_key(&s, o, x, KC_CURVE_MORTON) != kc_zkey(&s, z) ||
+			kc_curve_key(&s, o, x, KC_CURVE_HILBERT) != kc_curve_key(&s, NULL, z, KC_CURVE_HILBERT))
+			fail("an origin does not shift the coordinates");
+		if (kc_zkey(NULL, x) != 0)
+			fail("no schema, key not 0");
+	}
+	case_end();
+	printf("zkey: Morton and Hilbert keys checked%s\n",
+		   cases_failed > before ? " (with failures)" : "");
+}
+
+/* ----------------------------------------------------------------
  * Main
  * ----------------------------------------------------------------
  */
@@ -1529,6 +1717,7 @@ main(int argc, char **argv)
 	test_split(600);
 	test_random(nseq);
 	test_build();
+	test_zkey();
 	test_nomem();
 	printf("%d passed, %d failed\n", cases_passed, cases_failed);
 	return cases_failed > 0 ? 1 : 0;
