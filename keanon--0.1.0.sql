@@ -156,12 +156,13 @@ CREATE TABLE keanon.watches (
 	generalize integer,
 	qi_method text,
 	qi_ranges float8[],
+	qi_origins float8[],
 	qi_hierarchy regclass,
 	qi_groups regclass,
 	qi_members regclass
 );
 COMMENT ON TABLE keanon.watches IS
-'one row per watched table: its (k,e) parameters, its generalization (the groups'' k, the method, the numeric quasi-identifiers'' spans, its hierarchy, groups and members tables) and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); written by keanon alone, each owner sees the rows of its own tables';
+'one row per watched table: its (k,e) parameters, its generalization (the groups'' k, the method, the numeric quasi-identifiers'' spans and least values, its hierarchy, groups and members tables) and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); written by keanon alone, each owner sees the rows of its own tables';
 SELECT pg_catalog.pg_extension_config_dump('keanon.watches', '');
 ALTER TABLE keanon.watches ENABLE ROW LEVEL SECURITY;
 CREATE POLICY watches_owner ON keanon.watches
@@ -681,7 +682,7 @@ BEGIN
 		PERFORM keanon.register_generalization(tab, generalize, qi_method, gen.ranges,
 			format('%I.%I', nsp, gen.hier_name)::regclass,
 			format('%I.%I', nsp, gen.groups_name)::regclass,
-			format('%I.%I', nsp, gen.members_name)::regclass);
+			format('%I.%I', nsp, gen.members_name)::regclass, gen.origins);
 	END IF;
 
 	-- the rows, written once and placed, then the rows table's indexes
@@ -1259,7 +1260,8 @@ COMMENT ON FUNCTION keanon.watch_check_generalized(regclass, name[], integer, js
 -- tables
 CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_identifiers name[],
 	keys name[], generalize integer, hierarchies jsonb, rows_name text, view_name text,
-	OUT hier_name text, OUT groups_name text, OUT members_name text, OUT ranges float8[])
+	OUT hier_name text, OUT groups_name text, OUT members_name text, OUT ranges float8[],
+	OUT origins float8[])
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
@@ -1279,6 +1281,7 @@ DECLARE
 	typ regtype;
 	hrel regclass;
 	span float8;
+	least_value float8;
 	pubcols text := '';
 	keycols text;
 	keyeq text;
@@ -1302,6 +1305,7 @@ BEGIN
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, hier_name,
 				   format('keanon: the generalization hierarchies of %s, numbered depth first', tab));
 	ranges := '{}';
+	origins := '{}';
 	FOREACH q IN ARRAY quasi_identifiers LOOP
 		i := i + 1;
 		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
@@ -1326,10 +1330,13 @@ BEGIN
 				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
 				hrel, nsp, hier_name, i);
 			ranges := ranges || NULL::float8;
+			origins := origins || 0::float8;
 		ELSE
-			EXECUTE format('SELECT max(%1$s) - min(%1$s) FROM %2$s',
-						   keanon.qi_coordinate(typ, format('%I', q)), tab) INTO span;
+			EXECUTE format('SELECT max(%1$s) - min(%1$s), min(%1$s) FROM %2$s',
+						   keanon.qi_coordinate(typ, format('%I', q)), tab) INTO span, least_value;
 			ranges := ranges || CASE WHEN span IS NULL OR span <= 0 OR span = 'Infinity' THEN 1 ELSE span END;
+			origins := origins || CASE WHEN least_value IS NULL OR least_value IN ('Infinity', '-Infinity')
+				THEN 0 ELSE least_value END;
 		END IF;
 		pubcols := pubcols || format(', %I %s', q, coalesce(CASE WHEN hierarchies ? q THEN NULL
 			ELSE keanon.qi_range_type(typ) END, 'text'));
@@ -1340,9 +1347,10 @@ BEGIN
 	-- published generalized tuple
 	EXECUTE format('CREATE %sTABLE %I.%I (keanon_group bigint PRIMARY KEY, keanon_n bigint NOT NULL, '
 				   'keanon_lo float8[] NOT NULL, keanon_hi float8[] NOT NULL, keanon_sum float8[] NOT NULL, '
-				   'keanon_place %I.cube NOT NULL%s) WITH (fillfactor = 70)',
+				   'keanon_place %I.cube NOT NULL, keanon_key bigint NOT NULL%s) WITH (fillfactor = 70)',
 				   persistence, nsp, groups_name, cube_nsp, pubcols);
 	EXECUTE format('CREATE INDEX ON %I.%I USING gist (keanon_place)', nsp, groups_name);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_key)', nsp, groups_name);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, groups_name,
 				   format('keanon: the k-anonymous groups of %s with their generalized quasi-identifiers', tab));
 	SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
@@ -1381,7 +1389,7 @@ BEGIN
 END;
 $watch_generalized$;
 COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text) IS
-'part of keanon.watch with generalize: make the hierarchy, groups and members tables and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans';
+'part of keanon.watch with generalize: make the hierarchy, groups and members tables and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans and least values';
 
 -- The default btree equality of a column's type, schema-qualified
 CREATE FUNCTION keanon.key_equality(tab regclass, col name)
@@ -1401,11 +1409,11 @@ COMMENT ON FUNCTION keanon.key_equality(regclass, name) IS
 'the schema-qualified equality operator of a column''s type''s default btree class (pg_catalog.= when its type borrows another''s class)';
 
 CREATE FUNCTION keanon.register_generalization(tab regclass, generalize integer, qi_method text,
-	ranges float8[], hierarchy regclass, groups regclass, members regclass)
+	ranges float8[], hierarchy regclass, groups regclass, members regclass, origins float8[])
 RETURNS void
 AS 'MODULE_PATHNAME', 'keanon_register_generalization'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION keanon.register_generalization(regclass, integer, text, float8[], regclass, regclass, regclass) IS
+COMMENT ON FUNCTION keanon.register_generalization(regclass, integer, text, float8[], regclass, regclass, regclass, float8[]) IS
 'part of keanon.watch with generalize: record a watch''s generalization and its internal tables in keanon.watches, after checking that the caller owns the table and that each table is the owner''s, in its schema, and no part of another watch';
 
 CREATE FUNCTION keanon.regeneralize(tab regclass)

@@ -79,7 +79,7 @@ SELECT * FROM keanon.qi_members('ga') LIMIT 1;
 SELECT * FROM keanon.qi_groups('ga') LIMIT 1;
 SELECT keanon.regeneralize('ga');
 SELECT keanon.optimize('ga');
-SELECT keanon.register_generalization('ga', 2, 'i3m', '{1}', 'ga_keanon_hier', 'ga_keanon_groups', 'ga_keanon_members');
+SELECT keanon.register_generalization('ga', 2, 'i3m', '{1}', 'ga_keanon_hier', 'ga_keanon_groups', 'ga_keanon_members', '{0}');
 -- bound answers work for the reader, over rows certain and perhaps selected
 SELECT keanon.count_bounds(keanon_pid, age <@ int4range(1000, 2000, '[]'), NULL, NULL) IS NOT NULL AS bounds
 FROM ga_anon WHERE age && int4range(1000, 2000, '[]');

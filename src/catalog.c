@@ -429,7 +429,7 @@ keanon_schedule_releases(PG_FUNCTION_ARGS)
 
 /*
  * keanon.register_generalization(tab, generalize, method, ranges,
- * hierarchy, groups, members): part of keanon.watch with generalize,
+ * hierarchy, groups, members, origins): part of keanon.watch with generalize,
  * record a watch's generalization and its internal tables (after checking,
  * as register_watch does, that each is a table of the table's owner in its
  * schema, not yet part of any watch)
@@ -441,11 +441,12 @@ keanon_register_generalization(PG_FUNCTION_ARGS)
 	Oid			owner;
 	Oid			nsp;
 	KeanonOwnerScope cat;
-	Oid			types[7] = {OIDOID, INT4OID, TEXTOID, FLOAT8ARRAYOID, OIDOID, OIDOID, OIDOID};
-	Datum		values[7];
+	Oid			types[8] = {OIDOID, INT4OID, TEXTOID, FLOAT8ARRAYOID, OIDOID, OIDOID, OIDOID,
+	FLOAT8ARRAYOID};
+	Datum		values[8];
 	const char *what[3] = {"hierarchy table", "groups table", "members table"};
 
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 	{
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
@@ -465,7 +466,7 @@ keanon_register_generalization(PG_FUNCTION_ARGS)
 							  "ARRAY[w.relid, w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table, "
 							  "w.qi_hierarchy, w.qi_groups, w.qi_members]::pg_catalog.oid[] "
 							  "OPERATOR(pg_catalog.&&) ARRAY[$5, $6, $7]::pg_catalog.oid[]",
-							  7, types, values, NULL, false, 0) != SPI_OK_SELECT)
+							  8, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed > 0)
 		ereport(ERROR,
@@ -474,10 +475,11 @@ keanon_register_generalization(PG_FUNCTION_ARGS)
 						get_rel_name(relid))));
 	if (SPI_execute_with_args("UPDATE keanon.watches SET generalize = $2, qi_method = $3, "
 							  "qi_ranges = $4, qi_hierarchy = $5::pg_catalog.regclass, "
-							  "qi_groups = $6::pg_catalog.regclass, qi_members = $7::pg_catalog.regclass "
+							  "qi_groups = $6::pg_catalog.regclass, qi_members = $7::pg_catalog.regclass, "
+							  "qi_origins = $8 "
 							  "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
 							  "AND generalize IS NULL",
-							  7, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+							  8, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "keanon: could not record the generalization of %s", get_rel_name(relid));
 	if (SPI_processed != 1)
 		ereport(ERROR,

@@ -6,12 +6,18 @@
  * One store serves one operation (a statement's change, a flush, a
  * build).  Rows it hands to the core get handles that are indexes into
  * its own arrays of keys and coordinates, valid for the operation alone.
- * The groups nearest a point come from the GiST index over keanon_place
- * (cube's KNN ordering): for I3M the group's box, for the similar-B-tree
- * its centre, both in coordinates scaled by kc_weight.  The groups whose
- * published tuple covers a point (IL_Optimization) are those whose box
- * holds it in every numeric dimension, found by the same index, then
- * tested against their published ancestors.  Every group the
+ * The groups nearest a point are found through a btree over each group's
+ * Hilbert-curve key (kc_curve_key of its box's centre for I3M, of its
+ * centre for the similar-B-tree, in coordinates scaled by kc_weight from
+ * the columns' least values when watched): the GEN_WINDOW groups on each
+ * side of the point's key are read, ranked by their true distance (to the
+ * box, or to the centre), and the nearest handed to the core.  A fixed
+ * number of index entries per choice, whatever the number of groups: a
+ * GiST KNN search over the boxes, exact, visited a growing share of its
+ * pages in 8 dimensions (docs/benchmarks-generalization.md).  The groups
+ * whose published tuple covers a point (IL_Optimization) come from the
+ * GiST index over keanon_place, the box: those whose box holds it in
+ * every numeric dimension, then tested against their published ancestors.  Every group the
  * operation writes is remembered, and at its end the numeric ranges of
  * those groups are published again from their members' true values in
  * the rows table: exact, whatever the coordinates' precision.  Integers
@@ -111,39 +117,114 @@ float8_array(const double *v, int n)
 										   TYPALIGN_DOUBLE));
 }
 
-/* Groups by a query of the point, a limit and a group to skip */
-static KcStatus
-groups_near(GenStore *gs, const char *order_or_filter, const double *x, int max, int64_t except,
-			KcGroup *out, int *found)
-{
-	Oid			types[3] = {FLOAT8ARRAYOID, INT4OID, INT8OID};
-	Datum		values[3];
-	double	   *sx = palloc(sizeof(double) * gs->g->ndims);
+/* The window of groups read on each side of a row's curve key */
+#define GEN_WINDOW 32
 
-	for (int d = 0; d < gs->g->ndims; d++)
-		sx[d] = x[d] * kc_weight(&gs->g->schema, d);
-	values[0] = float8_array(sx, gs->g->ndims);
-	values[1] = Int32GetDatum(max);
-	values[2] = Int64GetDatum(except);
-	if (KeanonSpiExec(gs->w->relid,
-					  psprintf("SELECT %s FROM %s WHERE keanon_group OPERATOR(pg_catalog.<>) $3 %s LIMIT $2",
-							   gs->sql_summary, gs->g->groups, order_or_filter),
-					  3, types, values, NULL, false) != SPI_OK_SELECT)
-		elog(ERROR, "keanon: could not search %s", gs->g->groups);
-	*found = (int) Min(SPI_processed, (uint64) max);
-	for (int i = 0; i < *found; i++)
-		read_summary(gs, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, &out[i]);
-	SPI_freetuptable(SPI_tuptable);
-	return KC_OK;
+/* A group's place for the distance: its box (I3M) or centre (sbtree) */
+static double
+group_distance(const KeanonGen *g, const KcGroup *grp, const double *x)
+{
+	double		sum = 0;
+
+	for (int d = 0; d < g->ndims; d++)
+	{
+		double		gap;
+
+		if (g->schema.method == KC_SBTREE)
+			gap = grp->n > 0 ? x[d] - grp->sum[d] / (double) grp->n : 0;
+		else
+			gap = x[d] < grp->lo[d] ? grp->lo[d] - x[d] : x[d] > grp->hi[d] ? x[d] - grp->hi[d] : 0;
+		gap *= kc_weight(&g->schema, d);
+		sum += gap * gap;
+	}
+	return sum;
 }
 
+/* The curve key of a point: the index's order of groups */
+static int64
+curve_key(const KeanonGen *g, const double *x)
+{
+	return (int64) kc_curve_key(&g->schema, g->origin, x, KC_CURVE_HILBERT);
+}
+
+/* A group's key: that of its box's centre (I3M) or its centre (sbtree) */
+static int64
+group_key(const KeanonGen *g, const KcGroup *grp)
+{
+	double	   *c = palloc(sizeof(double) * g->ndims);
+	int64		key;
+
+	for (int d = 0; d < g->ndims; d++)
+		c[d] = g->schema.method == KC_SBTREE ?
+			(grp->n > 0 ? grp->sum[d] / (double) grp->n : 0) : (grp->lo[d] + grp->hi[d]) / 2;
+	key = curve_key(g, c);
+	pfree(c);
+	return key;
+}
+
+typedef struct Candidate
+{
+	double		dist;
+	int64		gid;
+	int			row;
+} Candidate;
+
+static int
+candidate_cmp(const void *a, const void *b)
+{
+	const Candidate *x = a;
+	const Candidate *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return (x->gid > y->gid) - (x->gid < y->gid);
+}
+
+/*
+ * The up to max groups nearest x among the GEN_WINDOW on each side of its
+ * curve key in the btree over keanon_key, nearest first: a fixed number
+ * of index entries read whatever the number of groups
+ */
 static KcStatus
 st_nearest(void *arg, const double *x, int max, int64_t except, KcGroup *out, int *found)
 {
 	GenStore   *gs = arg;
+	KeanonGen  *g = gs->g;
+	Oid			types[3] = {INT8OID, INT4OID, INT8OID};
+	Datum		values[3];
+	Candidate  *cand;
+	KcGroup		tmp;
+	int			n;
 
-	return groups_near(gs, psprintf("ORDER BY keanon_place OPERATOR(%s.<->) %s.cube($1)",
-									gs->g->cube, gs->g->cube), x, max, except, out, found);
+	values[0] = Int64GetDatum(curve_key(g, x));
+	values[1] = Int32GetDatum(GEN_WINDOW);
+	values[2] = Int64GetDatum(except);
+	if (KeanonSpiExec(gs->w->relid,
+					  psprintf("(SELECT %1$s FROM %2$s WHERE keanon_key OPERATOR(pg_catalog.>=) $1 "
+							   "AND keanon_group OPERATOR(pg_catalog.<>) $3 ORDER BY keanon_key LIMIT $2) "
+							   "UNION ALL (SELECT %1$s FROM %2$s WHERE keanon_key OPERATOR(pg_catalog.<) $1 "
+							   "AND keanon_group OPERATOR(pg_catalog.<>) $3 ORDER BY keanon_key DESC LIMIT $2)",
+							   gs->sql_summary, g->groups),
+					  3, types, values, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not search %s", g->groups);
+	n = (int) SPI_processed;
+	cand = palloc(sizeof(Candidate) * Max(n, 1));
+	tmp.lo = palloc(sizeof(double) * g->ndims);
+	tmp.hi = palloc(sizeof(double) * g->ndims);
+	tmp.sum = palloc(sizeof(double) * g->ndims);
+	for (int i = 0; i < n; i++)
+	{
+		read_summary(gs, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, &tmp);
+		cand[i].dist = group_distance(g, &tmp, x);
+		cand[i].gid = tmp.gid;
+		cand[i].row = i;
+	}
+	qsort(cand, n, sizeof(Candidate), candidate_cmp);
+	*found = Min(n, max);
+	for (int i = 0; i < *found; i++)
+		read_summary(gs, SPI_tuptable->vals[cand[i].row], SPI_tuptable->tupdesc, &out[i]);
+	SPI_freetuptable(SPI_tuptable);
+	return KC_OK;
 }
 
 /*
@@ -379,9 +460,9 @@ st_put(void *arg, const KcGroup *grp)
 {
 	GenStore   *gs = arg;
 	KeanonGen  *g = gs->g;
-	Oid			types[8] = {INT8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-	FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID};
-	Datum		values[8];
+	Oid			types[9] = {INT8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID, INT8OID};
+	Datum		values[9];
 	double	   *plo = palloc(sizeof(double) * g->ndims);
 	double	   *phi = palloc(sizeof(double) * g->ndims);
 	bool		any;
@@ -409,6 +490,7 @@ st_put(void *arg, const KcGroup *grp)
 	values[5] = float8_array(plo, g->ndims);
 	values[6] = float8_array(phi, g->ndims);
 	values[7] = categorical_values(gs, grp, &any);
+	values[8] = Int64GetDatum(group_key(g, grp));
 	initStringInfo(&cats);
 	initStringInfo(&cols);
 	initStringInfo(&vals);
@@ -425,12 +507,13 @@ st_put(void *arg, const KcGroup *grp)
 	}
 	KeanonSpiRun(gs->w->relid,
 				 psprintf("INSERT INTO %s AS g (keanon_group, keanon_n, keanon_lo, keanon_hi, keanon_sum, "
-						  "keanon_place%s) VALUES ($1, $2, $3, $4, $5, %s.cube($6, $7)%s) "
+						  "keanon_place, keanon_key%s) VALUES ($1, $2, $3, $4, $5, %s.cube($6, $7), $9%s) "
 						  "ON CONFLICT (keanon_group) DO UPDATE SET keanon_n = EXCLUDED.keanon_n, "
 						  "keanon_lo = EXCLUDED.keanon_lo, keanon_hi = EXCLUDED.keanon_hi, "
-						  "keanon_sum = EXCLUDED.keanon_sum, keanon_place = EXCLUDED.keanon_place%s",
+						  "keanon_sum = EXCLUDED.keanon_sum, keanon_place = EXCLUDED.keanon_place, "
+						  "keanon_key = EXCLUDED.keanon_key%s",
 						  g->groups, cols.data, g->cube, vals.data, cats.data),
-				 8, types, values, NULL, SPI_OK_INSERT);
+				 9, types, values, NULL, SPI_OK_INSERT);
 	KeanonGenStoreTouch(gs, grp->gid);
 	return KC_OK;
 }

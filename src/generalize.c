@@ -269,6 +269,24 @@ load_dims(Watch *w, KeanonGen *g, Datum ranges)
 	}
 }
 
+/* The least values the curve keys count from: 0 where none is recorded */
+static void
+load_origins(KeanonGen *g, Datum origins)
+{
+	g->origin = palloc0(sizeof(double) * Max(g->ndims, 1));
+	if (origins != (Datum) 0)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		KeanonArrayElements(DatumGetArrayTypeP(origins), FLOAT8OID, &elems, &nulls, &n);
+		for (int d = 0; d < g->ndims && d < n; d++)
+			if (!nulls[d] && isfinite(DatumGetFloat8(elems[d])))
+				g->origin[d] = DatumGetFloat8(elems[d]);
+	}
+}
+
 /* Read the generalization of watch w (SPI connected, as the table's owner) */
 static void
 load_generalization(Watch *w, KeanonGen *g)
@@ -280,6 +298,7 @@ load_generalization(Watch *w, KeanonGen *g)
 	bool		isnull[8];
 	char	   *method;
 	Datum		ranges;
+	Datum		origins;
 
 	memset(g, 0, sizeof(*g));
 	g->relid = w->relid;
@@ -287,7 +306,7 @@ load_generalization(Watch *w, KeanonGen *g)
 					  "qi_groups::pg_catalog.oid, qi_members::pg_catalog.oid, "
 					  "(SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
 					  " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
-					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube') "
+					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube'), qi_origins "
 					  "FROM keanon.watches WHERE relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
 					  1, types, values, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not read the generalization of %s", get_rel_name(w->relid));
@@ -322,7 +341,11 @@ load_generalization(Watch *w, KeanonGen *g)
 	g->k = g->schema.k = g->k;
 	g->schema.method = strcmp(method, "sbtree") == 0 ? KC_SBTREE : KC_I3M;
 	g->schema.candidates = 8;
+	origins = SPI_getbinval(tup, desc, 8, &isnull[7]);
+	if (!isnull[7])
+		origins = datumCopy(origins, false, -1);
 	load_dims(w, g, datumCopy(ranges, false, -1));
+	load_origins(g, isnull[7] ? (Datum) 0 : origins);
 	load_hierarchies(g);
 	KeanonGeneralizeCheckStatus(kc_schema_check(&g->schema), "loading the generalization");
 	g->nkeys = list_length(w->keys);
@@ -438,6 +461,8 @@ gen_copy(const KeanonGen *from, KeanonGen *to)
 	memcpy(to->dim_types, from->dim_types, sizeof(Oid) * nd);
 	to->categorical = palloc(sizeof(bool) * nd);
 	memcpy(to->categorical, from->categorical, sizeof(bool) * nd);
+	to->origin = palloc(sizeof(double) * Max(nd, 1));
+	memcpy(to->origin, from->origin, sizeof(double) * nd);
 	to->range_type = palloc0(sizeof(char *) * nd);
 	to->h = palloc0(sizeof(KcHierarchy) * nd);
 	to->node_value = palloc0(sizeof(char **) * nd);

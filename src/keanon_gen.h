@@ -47,6 +47,7 @@ typedef struct KeanonGen
 	Oid		   *dim_types;
 	bool	   *categorical;
 	char	  **range_type;		/* numeric: the published range type */
+	double	   *origin;			/* [ndims] least values when watched (0: categorical) */
 	Oid			hier_oid;		/* the internal tables */
 	Oid			groups_oid;
 	Oid			members_oid;
