@@ -168,6 +168,15 @@ SELECT keanon.anonymize('an_people', '{age,work}', 'disease', '{"work": "an_work
 RESET ROLE;
 DROP ROLE keanon_an_role;
 
+-- the core called directly writes only into a table of the caller in the
+-- anonymized table's schema, and only the types keanon publishes
+CREATE TABLE an_target (age int4range, disease text);
+SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'pg_catalog.pg_class', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
+SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target', 'optimal', 0, true, false, '{"pg_catalog.int4range); DROP TABLE an_people; --"}', NULL);
+SELECT count(*) AS still_there FROM an_people;
+
 -- PostgreSQL Anonymizer's helpers
 SELECT keanon.generalize_int4range(42, 10), keanon.generalize_int4range(-3, 10),
 	keanon.generalize_int8range(1234567890123, 1000), keanon.generalize_numrange(4.2, 5),

@@ -29,7 +29,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
+#include "catalog/pg_class.h"
 #include "utils/memutils.h"
 
 #include "fd_anon.h"
@@ -692,6 +694,41 @@ read_params(AnonArgs *a, FunctionCallInfo fcinfo)
 }
 
 /*
+ * The target table named by keanon.anonymize: an existing table in the
+ * anonymized table's schema, which the caller owns, named as SQL says it
+ */
+static char *
+target_table(Oid relid, const char *name)
+{
+	Oid			target = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
+
+	if (get_rel_relkind(target) != RELKIND_RELATION ||
+		get_rel_namespace(target) != get_rel_namespace(relid) ||
+		!pg_class_ownercheck(target, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" cannot be the target of keanon.anonymize", name),
+				 errdetail("The target is a table of the caller in the anonymized table's schema.")));
+	return KeanonQualifiedName(target);
+}
+
+/* A published column's type, one of those keanon.anonymize writes */
+static char *
+output_type(char *t)
+{
+	static const char *const allowed[] = {"pg_catalog.text", "pg_catalog.int4range", "pg_catalog.int8range",
+	"pg_catalog.numrange", "pg_catalog.daterange"};
+
+	for (int i = 0; i < lengthof(allowed); i++)
+		if (strcmp(t, allowed[i]) == 0)
+			return t;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("\"%s\" is not a type keanon.anonymize publishes", t)));
+	return NULL;				/* not reached */
+}
+
+/*
  * PrivacyFrost2's pre-sampling: the rows of groups of fewer than kprime
  * rows at two levels below each hierarchy's top (the paper's "level 2",
  * counted from the root) are left out of the search and the result
@@ -754,7 +791,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	a.relid = PG_GETARG_OID(0);
 	a.sensitive = pstrdup(quote_identifier(NameStr(*PG_GETARG_NAME(2))));
 	a.sens_type = get_atttype(a.relid, get_attnum(a.relid, NameStr(*PG_GETARG_NAME(2))));
-	a.target = text_to_cstring(PG_GETARG_TEXT_PP(10));
+	a.target = target_table(a.relid, text_to_cstring(PG_GETARG_TEXT_PP(10)));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	read_qis(&a, PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_ARRAYTYPE_P(3));
@@ -769,7 +806,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 			elog(ERROR, "keanon: anonymize_core needs one output type per quasi-identifier");
 		a.out_types = palloc(sizeof(char *) * no);
 		for (int i = 0; i < no; i++)
-			a.out_types[i] = TextDatumGetCString(od[i]);
+			a.out_types[i] = output_type(TextDatumGetCString(od[i]));
 	}
 	ereport(NOTICE, (errmsg("keanon: reading %s", get_rel_name(a.relid))));
 	fh = palloc0(sizeof(FdHierarchy) * a.nqi);
