@@ -890,6 +890,14 @@ BEGIN
 					IF w.release_table IS NOT NULL THEN
 						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.release_table, cols[i], newname);
 					END IF;
+					-- a generalized watch: the groups publish the quasi-identifiers
+					-- under their names, the members carry the key
+					IF w.qi_groups IS NOT NULL AND cols[i] = ANY (w.quasi_identifiers) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.qi_groups, cols[i], newname);
+					END IF;
+					IF w.qi_members IS NOT NULL AND cols[i] = ANY (w.key_columns) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.qi_members, cols[i], newname);
+					END IF;
 					PERFORM keanon.rename_watched_column(w.relid, cols[i], newname);
 				END IF;
 			END LOOP;

@@ -222,6 +222,16 @@ SELECT gen_bounds_violations('staff', 'staff_anon');
 SELECT (SELECT keanon.sum_bounds(keanon_pid, true) FROM staff2_anon WHERE age && '[30,50]')
 	 = (SELECT keanon.sum_bounds(keanon_pid) FROM staff2_anon WHERE age && '[30,50]') AS same_as_plain;
 
+-- renaming a generalized quasi-identifier or the key follows into the
+-- groups, the members and the view
+ALTER TABLE staff2 RENAME COLUMN age TO years;
+ALTER TABLE staff2 RENAME COLUMN id TO staff_id;
+INSERT INTO staff2 VALUES (900, 33, 'inc', '2010-10-10', 50500), (901, 34, 'inc', '2010-10-11', 50600);
+UPDATE staff2 SET years = years + 1 WHERE staff_id % 5 = 0;
+SELECT keanon.flush('staff2') > 0 AS flushed;
+SELECT keanon.check('staff2');
+SELECT min(c) >= 4 AS k_anonymous FROM (SELECT count(*) c FROM staff2_anon GROUP BY years, work, joined) s;
+
 -- unwatch drops every internal table
 SELECT keanon.unwatch('staff2');
 SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 'staff2_keanon%';
