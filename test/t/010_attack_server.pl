@@ -42,6 +42,7 @@ $node->start;
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION keanon;
+CREATE EXTENSION cube;
 CREATE ROLE alice LOGIN;
 CREATE ROLE bob LOGIN;
 GRANT CREATE ON SCHEMA public TO alice, bob;
@@ -205,6 +206,52 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM storm_keanon_rows'),
 	'21', '2: every row written through the storm is published');
 $node->safe_psql('postgres', q{SET ROLE alice; SELECT keanon.check('storm')});
 pass('2: keanon.check holds after the storm');
+
+# 2b. The same storm under a generalized watch: the writer has loaded its
+# watch and its generalization (both cached, shallow copies of their
+# entries) when it blocks on the members table; invalidations of the
+# watched table itself retire both entries while it waits
+$node->safe_psql(
+	'postgres', q{
+SET ROLE alice;
+CREATE TABLE gkind (value text, parent text);
+INSERT INTO gkind VALUES ('*', NULL), ('a', '*'), ('b', '*');
+CREATE TABLE gstorm (id int PRIMARY KEY, age int NOT NULL, kind text NOT NULL, salary numeric NOT NULL);
+INSERT INTO gstorm SELECT i, 20 + i % 40, (ARRAY['a', 'b'])[1 + i % 2], 80000 + i * 100 FROM generate_series(1, 40) i;
+SELECT keanon.watch('gstorm', 'salary', ARRAY['age', 'kind'], 3, 0, generalize => 3,
+	hierarchies => '{"kind": "gkind"}');});
+for my $round (1 .. 3)
+{
+	my $holder = $node->background_psql('postgres');
+	my $writer = $node->background_psql('postgres');
+	my $pid = $writer->query_safe('SELECT pg_backend_pid()');
+	# the generalization cached in the writer first
+	$writer->query_safe("SET ROLE alice; INSERT INTO gstorm VALUES (1000 + $round, 30, 'a', 1);");
+	$holder->query_safe(
+		q{SET ROLE alice; BEGIN; LOCK TABLE gstorm_keanon_members IN SHARE MODE;});
+	$writer->query_until(qr/go/, qq{
+\\echo go
+INSERT INTO gstorm SELECT 100 * $round + i, 20 + i, 'b', 90000 + i FROM generate_series(1, 5) i;
+});
+	$node->poll_query_until('postgres',
+		"SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid")
+	  or die "the writer did not wait";
+	for my $i (1 .. 10)
+	{
+		$node->safe_psql('postgres',
+			"GRANT SELECT ON gstorm TO bob; REVOKE SELECT ON gstorm FROM bob; "
+			  . "GRANT SELECT ON unrelated TO bob; REVOKE SELECT ON unrelated FROM bob;");
+	}
+	$holder->query_safe('COMMIT');
+	$writer->query_safe('SELECT 1');
+	$writer->quit;
+	$holder->quit;
+	alive("2b (round $round)");
+}
+is($node->safe_psql('postgres', 'SELECT count(*) FROM gstorm_keanon_members'),
+	'58', '2b: every row written through the storm is a member of a group');
+$node->safe_psql('postgres', q{SET ROLE alice; SELECT keanon.check('gstorm')});
+pass('2b: keanon.check holds after the storm, groups included');
 
 # ----------------------------------------------------------------
 # 3. DDL of a plain role with row_security off
