@@ -762,6 +762,17 @@ int64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* With no row certainly selected, the selection may be any one row */
+static void
+no_certain_row(Bounds *b)
+{
+	if (!b->certain_any)
+	{
+		b->min_hi = b->min_hi_maybe;
+		b->max_lo = b->max_lo_maybe;
+	}
+}
+
 /*
  * Compute the bounds over every partition hit: per watch, check the
  * caller may read its view, then read the hit partitions' summaries.
@@ -885,12 +896,7 @@ compute_bounds(HitState *st, Bounds *b)
 		SPI_finish();
 		KeanonOwnerEnd(&os);
 	}
-	/* no row certainly selected: the selection may be any one row */
-	if (!b->certain_any)
-	{
-		b->min_hi = b->min_hi_maybe;
-		b->max_lo = b->max_lo_maybe;
-	}
+	no_certain_row(b);
 	return true;
 }
 
