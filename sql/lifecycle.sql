@@ -341,7 +341,9 @@ SELECT keanon.watch('ckd', 'v', '{grp}', 3, 20, mode => 'deferred');
 INSERT INTO ckd SELECT 'm' || i, i % 3, i * 7 FROM generate_series(1, 20) i;
 UPDATE ckd SET v = v + 1 WHERE grp = 1;
 DELETE FROM ckd WHERE v > 250;
-SELECT keanon.flush('ckd') > 0 AS flushed;
+-- the explicit flush and the worker's may share the work: none is left
+SELECT keanon.flush('ckd') IS NOT NULL AS flushed;
+SELECT pending AS left_pending FROM keanon.status('ckd');
 SELECT keanon.check('ckd');
 CREATE TABLE ckr (name citext PRIMARY KEY, grp integer, v integer);
 INSERT INTO ckr SELECT 'n' || i, i % 3, i * 10 FROM generate_series(1, 30) i;

@@ -756,6 +756,83 @@ KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
 }
 
 /*
+ * Record the numeric quasi-identifiers' spans and least values over the
+ * rows now published, when they differ from the watch's (a watch made on
+ * an empty table starts with span 1 and least value 0), as keanon's role,
+ * and use them in g from here on; nothing changes for an empty table
+ */
+static void
+refresh_spans(Watch *w, KeanonGen *g)
+{
+	StringInfoData sql;
+	Datum	   *spans = palloc(sizeof(Datum) * g->ndims);
+	Datum	   *least = palloc(sizeof(Datum) * g->ndims);
+	bool	   *span_null = palloc0(sizeof(bool) * g->ndims);
+	double	   *origin = palloc(sizeof(double) * g->ndims);
+	bool		changed = false;
+	KeanonOwnerScope cat;
+	Oid			types[3] = {OIDOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	Datum		values[3];
+	int			dims[1] = {g->ndims};
+	int			lbs[1] = {1};
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT pg_catalog.count(*)");
+	for (int d = 0; d < g->ndims; d++)
+		if (!g->categorical[d])
+			appendStringInfo(&sql, ", pg_catalog.min(%1$s), pg_catalog.max(%1$s)", coordinate_sql(g, d, "x."));
+	appendStringInfo(&sql, " FROM %s x", w->rows);
+	if (KeanonSpiExec(w->relid, sql.data, 0, NULL, NULL, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "keanon: could not measure the quasi-identifiers of %s", get_rel_name(w->relid));
+	for (int d = 0, col = 2; d < g->ndims; d++)
+	{
+		bool		n1,
+					n2;
+		double		lo,
+					hi;
+
+		origin[d] = g->origin[d];
+		spans[d] = Float8GetDatum(g->schema.dims[d].range);
+		least[d] = Float8GetDatum(g->origin[d]);
+		span_null[d] = g->categorical[d];
+		if (g->categorical[d])
+			continue;
+		lo = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col++, &n1));
+		hi = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col++, &n2));
+		if (n1 || n2 || !isfinite(lo) || !isfinite(hi))
+			continue;
+		if (hi - lo > 0 && hi - lo != g->schema.dims[d].range)
+		{
+			g->schema.dims[d].range = hi - lo;
+			spans[d] = Float8GetDatum(hi - lo);
+			changed = true;
+		}
+		if (lo != g->origin[d])
+		{
+			origin[d] = lo;
+			least[d] = Float8GetDatum(lo);
+			changed = true;
+		}
+	}
+	g->origin = origin;
+	if (!changed)
+		return;
+	values[0] = ObjectIdGetDatum(w->relid);
+	values[1] = PointerGetDatum(construct_md_array(spans, span_null, 1, dims, lbs, FLOAT8OID, sizeof(float8),
+												   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_array(least, g->ndims, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+	KeanonCatalogBegin(&cat);
+	if (SPI_execute_with_args("UPDATE keanon.watches SET qi_ranges = $2, qi_origins = $3 "
+							  "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "keanon: could not record the spans of %s", get_rel_name(w->relid));
+	KeanonOwnerEnd(&cat);
+	/* every backend's cached generalization of the table is forgotten */
+	CacheInvalidateRelcacheByRelid(w->relid);
+}
+
+/*
  * Cluster every row of the rows table anew (SPI connected, as the owner,
  * under the writers' lock): the static clustering of a new watch and of
  * keanon.regeneralize; returns the number of groups
@@ -770,6 +847,7 @@ KeanonGeneralizeBuild(Watch *w)
 	bool		isnull;
 
 	KeanonGenLoad(w, &g);
+	refresh_spans(w, &g);
 	KeanonSpiRun(w->relid, psprintf("TRUNCATE %s, %s", g.members, g.groups), 0, NULL, NULL, NULL,
 				 SPI_OK_UTILITY);
 	gs = KeanonGenStoreBegin(w, &g, &st);
