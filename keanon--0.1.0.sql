@@ -1189,10 +1189,6 @@ DECLARE
 	typ regtype;
 	h text;
 	hrel regclass;
-	nroots bigint;
-	nnodes bigint;
-	nreached bigint;
-	bad text;
 	has_null boolean;
 BEGIN
 	IF generalize IS NULL THEN

@@ -67,7 +67,6 @@ typedef struct AnonQi
 	double		vmin;			/* automatic */
 	double	   *width;			/* automatic: [level] */
 	bool		integral;		/* automatic: integer or date values */
-	FdHierarchy fh;
 	uint32	   *codes;			/* [nrows] */
 	Datum	  **labels;			/* [level][code] published text, 0 unmade */
 } AnonQi;
@@ -342,7 +341,7 @@ typedef struct AnonArgs
 
 /* The codes of every row: one query, leaves by value */
 static int
-read_rows(AnonArgs *a, uint32 **sens, int *nsens, double **sens_values, bool *numeric)
+read_rows(AnonArgs *a, uint32 **sens, int *nsens, bool *numeric)
 {
 	StringInfoData sql;
 	int			n;
@@ -375,7 +374,6 @@ read_rows(AnonArgs *a, uint32 **sens, int *nsens, double **sens_values, bool *nu
 				 errmsg("table %s has too many rows to anonymize in memory", get_rel_name(a->relid))));
 	*sens = palloc(sizeof(uint32) * Max(n, 1));
 	*nsens = 0;
-	*sens_values = NULL;
 	return n;
 }
 
@@ -465,7 +463,7 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, Datum *
 	int			nsens;
 	double	   *sv;
 	bool		numeric;
-	int			n = read_rows(a, &sens, &nsens, &sv, &numeric);
+	int			n = read_rows(a, &sens, &nsens, &numeric);
 
 	Datum	   *vals = palloc(sizeof(Datum) * (2 * a->nqi + 3));
 	bool	   *nulls = palloc(sizeof(bool) * (2 * a->nqi + 3));

@@ -62,6 +62,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "keanon_gen.h"
 #include "maintain_int.h"
 
 PG_FUNCTION_INFO_V1(keanon_note_change);
@@ -80,6 +81,7 @@ typedef struct NoteState
 	int			nkeys;
 	AttrNumber	s_attnum;		/* the sensitive column */
 	KeanonValueType vt;			/* how the keanon index keeps its values */
+	struct KeanonGen *gen;		/* a generalized watch's, or NULL */
 	int			nwatched;
 	AttrNumber	attnums[FLEXIBLE_ARRAY_MEMBER];
 } NoteState;
@@ -91,7 +93,7 @@ note_state(FunctionCallInfo fcinfo, Oid relid)
 	Watch		w;
 	NoteState  *st;
 	KeanonOwnerScope os;
-	bool		loaded = !KeanonWatchCached(relid, &w);
+	bool		loaded = !KeanonWatchCached(relid, &w) || w.generalize > 0;
 
 	/* loading checks the watch's objects, the pending list's shape too */
 	if (loaded)
@@ -115,6 +117,19 @@ note_state(FunctionCallInfo fcinfo, Oid relid)
 	st->nwatched = w.nwatched;
 	st->s_attnum = w.s_attnum;
 	KeanonIndexValueType(w.index_oid, &st->vt);
+	st->gen = NULL;
+	if (w.generalize > 0)
+	{
+		KeanonGen	g;
+		MemoryContext old;
+
+		/* what the row check needs, kept with the statement's trigger */
+		KeanonGenLoad(&w, &g);
+		old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		st->gen = palloc(sizeof(KeanonGen));
+		KeanonGenCopy(&g, st->gen);
+		MemoryContextSwitchTo(old);
+	}
 	if (loaded)
 	{
 		SPI_finish();
@@ -223,7 +238,13 @@ keanon_note_change(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 
 	if (!TRIGGER_FIRED_BY_DELETE(td->tg_event))
-		check_publishable(st, TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newslot : td->tg_trigslot);
+	{
+		TupleTableSlot *slot = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newslot : td->tg_trigslot;
+
+		check_publishable(st, slot);
+		if (st->gen != NULL)
+			KeanonGenCheckRow(st->gen, slot, st->s_attnum);
+	}
 
 	/* no privilege on the list is asked of the writer: keanon writes it */
 	pending = table_open(st->pending_oid, RowExclusiveLock);

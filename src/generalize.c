@@ -21,12 +21,16 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/date.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+#include "parser/parse_coerce.h"
+#include "executor/tuptable.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/syscache.h"
-#include "access/xact.h"
 
 #include "keanon_gen.h"
 #include "maintain_int.h"
@@ -219,24 +223,29 @@ load_hierarchies(KeanonGen *g)
 
 /* The quasi-identifiers, their types and spans */
 static void
-load_dims(Watch *w, KeanonGen *g, Datum ranges)
+load_dims(Watch *w, KeanonGen *g, Datum ranges, Datum qinames)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(ranges);
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
+	Datum	   *names;
+	bool	   *name_nulls;
+	int			nnames;
 	ListCell   *lc;
 	int			d = 0;
 
 	KeanonArrayElements(arr, FLOAT8OID, &elems, &nulls, &n);
+	KeanonArrayElements(DatumGetArrayTypeP(qinames), NAMEOID, &names, &name_nulls, &nnames);
 	g->ndims = list_length(w->qis);
-	if (n != g->ndims || g->ndims > KC_MAX_DIMS)
+	if (n != g->ndims || nnames != g->ndims || g->ndims > KC_MAX_DIMS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("the generalization of %s does not match its quasi-identifiers",
 						get_rel_name(w->relid))));
 	g->dim_names = palloc(sizeof(char *) * g->ndims);
 	g->dim_types = palloc(sizeof(Oid) * g->ndims);
+	g->dim_attnums = palloc(sizeof(AttrNumber) * g->ndims);
 	g->categorical = palloc(sizeof(bool) * g->ndims);
 	g->range_type = palloc0(sizeof(char *) * g->ndims);
 	g->h = palloc0(sizeof(KcHierarchy) * g->ndims);
@@ -246,8 +255,15 @@ load_dims(Watch *w, KeanonGen *g, Datum ranges)
 	g->schema.ndims = g->ndims;
 	foreach(lc, w->qis)
 	{
-		/* the quasi-identifiers follow the key among the watched columns */
-		AttrNumber	att = w->watched_attnums[list_length(w->keys) + d];
+		/* by name: a quasi-identifier may also be a key column */
+		AttrNumber	att = name_nulls[d] ? InvalidAttrNumber :
+			get_attnum(w->relid, NameStr(*DatumGetName(names[d])));
+
+		if (att == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("a quasi-identifier of %s is missing", get_rel_name(w->relid))));
+		g->dim_attnums[d] = att;
 
 		g->dim_names[d] = pstrdup((char *) lfirst(lc));
 		g->dim_types[d] = get_atttype(w->relid, att);
@@ -306,7 +322,7 @@ load_generalization(Watch *w, KeanonGen *g)
 					  "qi_groups::pg_catalog.oid, qi_members::pg_catalog.oid, "
 					  "(SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
 					  " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
-					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube'), qi_origins "
+					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube'), qi_origins, quasi_identifiers "
 					  "FROM keanon.watches WHERE relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
 					  1, types, values, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not read the generalization of %s", get_rel_name(w->relid));
@@ -344,7 +360,8 @@ load_generalization(Watch *w, KeanonGen *g)
 	origins = SPI_getbinval(tup, desc, 8, &isnull[7]);
 	if (!isnull[7])
 		origins = datumCopy(origins, false, -1);
-	load_dims(w, g, datumCopy(ranges, false, -1));
+	load_dims(w, g, datumCopy(ranges, false, -1),
+			  datumCopy(SPI_getbinval(tup, desc, 9, &isnull[1]), false, -1));
 	load_origins(g, isnull[7] ? (Datum) 0 : origins);
 	load_hierarchies(g);
 	KeanonGeneralizeCheckStatus(kc_schema_check(&g->schema), "loading the generalization");
@@ -359,7 +376,7 @@ load_generalization(Watch *w, KeanonGen *g)
  * The generalizations loaded, by watched table, each in its own memory.  A
  * loaded generalization is a shallow copy of its entry, so an entry that
  * an invalidation forgets keeps its memory to the end of the transaction
- * (as watch_cache.c does for watches).  An entry depends on the watched
+ * (KeanonRetireMemory, watch_cache.c's, which does the same for watches).  An entry depends on the watched
  * table (every change keanon.watches records for it is an invalidation of
  * it), its three internal tables, and the schemas in the qualified names;
  * the owner's DML on the hierarchy table changes nothing here: keanon.check
@@ -374,7 +391,6 @@ typedef struct GenCacheEntry
 
 static HTAB *gen_cache = NULL;
 static MemoryContext gen_cache_cxt = NULL;
-static MemoryContext gen_cache_retired = NULL;
 
 /* Forget the entries that depend on relid (all for InvalidOid) */
 static void
@@ -390,10 +406,7 @@ gen_cache_inval(Datum arg, Oid relid)
 		if (!OidIsValid(relid) || relid == e->relid || relid == e->g.hier_oid ||
 			relid == e->g.groups_oid || relid == e->g.members_oid)
 		{
-			if (gen_cache_retired == NULL)
-				gen_cache_retired = AllocSetContextCreate(TopMemoryContext, "keanon retired generalizations",
-														  ALLOCSET_SMALL_SIZES);
-			MemoryContextSetParent(e->cxt, gen_cache_retired);
+			KeanonRetireMemory(e->cxt);
 			(void) hash_search(gen_cache, &e->relid, HASH_REMOVE, NULL);
 		}
 }
@@ -405,24 +418,12 @@ gen_cache_nsp_inval(Datum arg, int cacheid, uint32 hashvalue)
 	gen_cache_inval(arg, InvalidOid);
 }
 
-/* At the end of a transaction no loaded copy is in use any more */
-static void
-gen_cache_xact(XactEvent event, void *arg)
-{
-	if (gen_cache_retired != NULL &&
-		(event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		 event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
-		 event == XACT_EVENT_PARALLEL_ABORT))
-		MemoryContextReset(gen_cache_retired);
-}
-
 /* Register the cache's invalidations (from _PG_init) */
 void
 KeanonGenCacheInit(void)
 {
 	CacheRegisterRelcacheCallback(gen_cache_inval, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, gen_cache_nsp_inval, (Datum) 0);
-	RegisterXactCallback(gen_cache_xact, NULL);
 }
 
 /* A copy of int array a of n in the current context */
@@ -450,8 +451,8 @@ copy_strings(char **a, int n)
  * A deep copy of a generalization into the current context: what SPI
  * allocated for the load goes with SPI's memory
  */
-static void
-gen_copy(const KeanonGen *from, KeanonGen *to)
+void
+KeanonGenCopy(const KeanonGen *from, KeanonGen *to)
 {
 	int			nd = from->ndims;
 
@@ -459,6 +460,8 @@ gen_copy(const KeanonGen *from, KeanonGen *to)
 	to->dim_names = copy_strings(from->dim_names, nd);
 	to->dim_types = palloc(sizeof(Oid) * nd);
 	memcpy(to->dim_types, from->dim_types, sizeof(Oid) * nd);
+	to->dim_attnums = palloc(sizeof(AttrNumber) * nd);
+	memcpy(to->dim_attnums, from->dim_attnums, sizeof(AttrNumber) * nd);
 	to->categorical = palloc(sizeof(bool) * nd);
 	memcpy(to->categorical, from->categorical, sizeof(bool) * nd);
 	to->origin = palloc(sizeof(double) * Max(nd, 1));
@@ -530,7 +533,7 @@ KeanonGenLoad(Watch *w, KeanonGen *g)
 	load_generalization(w, g);
 	cxt = AllocSetContextCreate(gen_cache_cxt, "keanon generalization", ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	gen_copy(g, &copy);
+	KeanonGenCopy(g, &copy);
 	MemoryContextSwitchTo(old);
 	/* a load nested in this one cached its own copy: keep the newer */
 	e = hash_search(gen_cache, &w->relid, HASH_ENTER, &found);
@@ -597,6 +600,84 @@ row_coordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int first, do
 	}
 }
 
+/* The text a value casts to, as SQL's ::text does (the flush's lookup) */
+static char *
+value_text(Oid typid, Datum d)
+{
+	Oid			funcid;
+	Oid			out;
+	bool		isvarlena;
+
+	switch (find_coercion_pathway(TEXTOID, typid, COERCION_EXPLICIT, &funcid))
+	{
+		case COERCION_PATH_FUNC:
+			if (get_func_nargs(funcid) == 3)
+				return TextDatumGetCString(OidFunctionCall3(funcid, d, Int32GetDatum(-1),
+															BoolGetDatum(true)));
+			return TextDatumGetCString(OidFunctionCall1(funcid, d));
+		case COERCION_PATH_RELABELTYPE:
+			return TextDatumGetCString(d);
+		default:
+			getTypeOutputInfo(typid, &out, &isvarlena);
+			return OidOutputFunctionCall(out, d);
+	}
+}
+
+/* Whether a numeric quasi-identifier's value has a finite coordinate */
+static bool
+value_finite(Oid typid, Datum d)
+{
+	switch (typid)
+	{
+		case FLOAT4OID:
+			return isfinite(DatumGetFloat4(d));
+		case FLOAT8OID:
+			return isfinite(DatumGetFloat8(d));
+		case NUMERICOID:
+			return !numeric_is_nan(DatumGetNumeric(d)) && !numeric_is_inf(DatumGetNumeric(d));
+		case DATEOID:
+			return !DATE_NOT_FINITE(DatumGetDateADT(d));
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return !TIMESTAMP_NOT_FINITE(DatumGetTimestamp(d));
+	}
+	return true;
+}
+
+/*
+ * Refuse, in a deferred writer's own statement, a row the flush could not
+ * place in a group (a NULL quasi-identifier, one not finite, a category
+ * not a leaf of its hierarchy): noted and refused only by the flush, it
+ * would stop every flush of the watch.  A row without a sensitive value
+ * joins no group.
+ */
+void
+KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
+{
+	bool		isnull;
+
+	(void) slot_getattr(slot, s_attnum, &isnull);
+	if (isnull)
+		return;
+	for (int d = 0; d < g->ndims; d++)
+	{
+		Datum		v = slot_getattr(slot, g->dim_attnums[d], &isnull);
+
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("generalized quasi-identifier %s of %s cannot be NULL",
+							g->dim_names[d], get_rel_name(g->relid))));
+		if (g->categorical[d])
+			(void) leaf_of(g, d, value_text(g->dim_types[d], v));
+		else if (!value_finite(g->dim_types[d], v))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("generalized quasi-identifier %s of %s must be finite",
+							g->dim_names[d], get_rel_name(g->relid))));
+	}
+}
+
 /* The SQL list of the keys and coordinates of relation x */
 static char *
 keys_and_coordinates(Watch *w, const KeanonGen *g, const char *px)
@@ -652,6 +733,22 @@ insert_rows_of(Watch *w, KeanonGen *g, GenStore *gs, const KcSchema *s, const Kc
 	return n;
 }
 
+/* A group a departing row left, and the row's place in the SPI result */
+typedef struct GroupLeft
+{
+	int64		gid;
+	int64		row;
+} GroupLeft;
+
+static int
+group_left_cmp(const void *a, const void *b)
+{
+	int64		x = ((const GroupLeft *) a)->gid;
+	int64		y = ((const GroupLeft *) b)->gid;
+
+	return (x > y) - (x < y);
+}
+
 /*
  * The rows that leave their groups: gone from the rows table, or with a
  * new key or new quasi-identifiers; each group they left is settled once
@@ -660,8 +757,9 @@ static void
 remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
 				  const char *oldrel, const char *newrel)
 {
-	char	   *cols = psprintf("%s, %s", KeanonNameList(w->keys, ""), KeanonNameList(w->qis, ""));
+	char	   *cols = KeanonNameList(KeanonUnionNames(w->keys, w->qis), "");
 	char	   *gone;
+	GroupLeft  *left;
 	int64	   *gids;
 	double	  **xs;
 	int64		n;
@@ -677,34 +775,37 @@ remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
 										 g->members, gone, g->m_eq_x),
 					  0, NULL, NULL, NULL, false) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "keanon: could not remove the rows that left their groups");
+	/* the groups left, each once: sorted, so a large statement stays O(n log n) */
 	n = (int64) SPI_processed;
+	left = palloc(sizeof(GroupLeft) * Max(n, 1));
+	for (int64 r = 0; r < n; r++)
+	{
+		bool		isnull;
+
+		left[r].gid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		left[r].row = r;
+	}
+	qsort(left, n, sizeof(GroupLeft), group_left_cmp);
 	gids = palloc(sizeof(int64) * Max(n, 1));
 	xs = palloc(sizeof(double *) * Max(n, 1));
 	for (int64 r = 0; r < n; r++)
 	{
 		bool		isnull;
-		int64		gid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1,
-													  &isnull));
-		bool		seen = false;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nx;
 
-		for (int64 i = 0; i < ngids && !seen; i++)
-			seen = gids[i] == gid;
-		if (!seen)
-		{
-			ArrayType  *arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[r],
-															   SPI_tuptable->tupdesc, 2, &isnull));
-			Datum	   *elems;
-			bool	   *nulls;
-			int			nx;
-
-			KeanonArrayElements(arr, FLOAT8OID, &elems, &nulls, &nx);
-			if (nx != g->ndims)
-				KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a member's coordinates");
-			xs[ngids] = palloc(sizeof(double) * g->ndims);
-			for (int d = 0; d < g->ndims; d++)
-				xs[ngids][d] = DatumGetFloat8(elems[d]);
-			gids[ngids++] = gid;
-		}
+		if (ngids > 0 && gids[ngids - 1] == left[r].gid)
+			continue;
+		KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[left[r].row],
+															 SPI_tuptable->tupdesc, 2, &isnull)),
+							FLOAT8OID, &elems, &nulls, &nx);
+		if (nx != g->ndims)
+			KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a member's coordinates");
+		xs[ngids] = palloc(sizeof(double) * g->ndims);
+		for (int d = 0; d < g->ndims; d++)
+			xs[ngids][d] = DatumGetFloat8(elems[d]);
+		gids[ngids++] = left[r].gid;
 	}
 	SPI_freetuptable(SPI_tuptable);
 	for (int64 i = 0; i < ngids; i++)

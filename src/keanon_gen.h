@@ -45,6 +45,7 @@ typedef struct KeanonGen
 	int			ndims;
 	char	  **dim_names;		/* quoted quasi-identifiers */
 	Oid		   *dim_types;
+	AttrNumber *dim_attnums;	/* in the watched table */
 	bool	   *categorical;
 	char	  **range_type;		/* numeric: the published range type */
 	double	   *origin;			/* [ndims] least values when watched (0: categorical) */
@@ -78,6 +79,8 @@ extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 /* generalize.c */
 extern void KeanonGenCacheInit(void);
 extern void KeanonGenLoad(Watch *w, KeanonGen *g);
+extern void KeanonGenCopy(const KeanonGen *from, KeanonGen *to);
+extern void KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum);
 extern void KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
 								  const char *oldrel, const char *newrel);
 extern int64 KeanonGeneralizeBuild(Watch *w);

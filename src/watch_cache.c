@@ -164,9 +164,12 @@ static MemoryContext watch_cache_cxt = NULL;
 static MemoryContext watch_cache_retired = NULL;
 static bool watch_cache_xact_cb = false;
 
-/* Keep an entry's memory until the transaction ends */
-static void
-watch_cache_retire_memory(MemoryContext cxt)
+/*
+ * Keep a forgotten cache entry's memory until the transaction ends (also
+ * the generalizations' cache, generalize.c)
+ */
+void
+KeanonRetireMemory(MemoryContext cxt)
 {
 	if (watch_cache_retired == NULL)
 		watch_cache_retired = AllocSetContextCreate(TopMemoryContext, "keanon retired watches",
@@ -178,7 +181,7 @@ watch_cache_retire_memory(MemoryContext cxt)
 static void
 watch_cache_retire(WatchCacheEntry *e)
 {
-	watch_cache_retire_memory(e->cxt);
+	KeanonRetireMemory(e->cxt);
 	(void) hash_search(watch_cache, &e->relid, HASH_REMOVE, NULL);
 }
 
@@ -295,7 +298,7 @@ watch_cache_put(const Watch *w)
 	cxt = AllocSetContextCreate(watch_cache_cxt, "keanon watch", ALLOCSET_SMALL_SIZES);
 	e = hash_search(watch_cache, &w->relid, HASH_ENTER, &found);
 	if (found)
-		watch_cache_retire_memory(e->cxt);
+		KeanonRetireMemory(e->cxt);
 	e->cxt = cxt;
 	e->w = *w;
 	e->w.s = MemoryContextStrdup(cxt, w->s);
