@@ -122,6 +122,23 @@ SELECT smallest_group >= 3 AS log_ok FROM keanon.anonymize('an_people', '{age,wo
 	'{"work": "an_work_h"}', 3, scoring => 'log', priorities => '{"age": 2}', target => 'an_log');
 SELECT keanon.k_anonymity('an_eta', '{age,work}') >= 3 AND keanon.k_anonymity('an_log', '{age,work}') >= 3 AS both_k_anonymous;
 
+-- a date quasi-identifier and a numeric sensitive value whose equal values
+-- are written differently (1 and 1.00): the codes follow the type's
+-- equality, as SQL counts distinct values
+CREATE TABLE an_pay (born date NOT NULL, pay numeric NOT NULL);
+INSERT INTO an_pay SELECT DATE '1990-01-01' + (i * 37) % 400,
+	CASE WHEN i % 2 = 0 THEN (i % 5)::numeric ELSE round((i % 5)::numeric, 2) END
+FROM generate_series(1, 40) i;
+CREATE TEMP TABLE an_pay_r AS SELECT * FROM keanon.anonymize('an_pay', '{born}', 'pay', NULL, 4, l => 5);
+SELECT r.least_l = (SELECT min(d) FROM (SELECT count(DISTINCT pay) d FROM an_pay_generalized GROUP BY born) g)
+		AS least_l_as_sql_counts,
+	r.least_l >= 5 AS l_ok, keanon.k_anonymity('an_pay_generalized', '{born}') >= 4 AS k_ok,
+	(SELECT count(*) FROM an_pay_generalized) = 40 AS every_row,
+	NOT EXISTS (SELECT 1 FROM an_pay p WHERE (SELECT count(*) FROM an_pay_generalized g WHERE g.born @> p.born) = 0)
+		AS every_date_published
+FROM an_pay_r r;
+DROP TABLE an_pay, an_pay_generalized, an_pay_r;
+
 -- pre-sampling: rows of small groups two levels below the top are left
 -- out before the search, and counted
 SELECT rows_written + presampled_out = 60 AS all_counted, smallest_group >= 4 AS k_ok
@@ -176,6 +193,37 @@ SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NU
 SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
 	'public.an_target', 'optimal', 0, true, false, '{"pg_catalog.int4range); DROP TABLE an_people; --"}', NULL);
 SELECT count(*) AS still_there FROM an_people;
+-- rows go to the table access method directly, so the target must be the
+-- bare table keanon.anonymize makes: a trigger, an index, a check or a
+-- column of another type is refused, and nothing is written
+CREATE FUNCTION an_spy() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'trigger saw %', NEW.disease; RETURN NEW; END $$;
+CREATE TRIGGER an_spy BEFORE INSERT ON an_target FOR EACH ROW EXECUTE FUNCTION an_spy();
+SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
+DROP TRIGGER an_spy ON an_target;
+CREATE INDEX ON an_target (disease);
+SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
+DROP INDEX an_target_disease_idx;
+ALTER TABLE an_target ADD CHECK (disease <> 'flu');
+SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
+CREATE TABLE an_target2 (age int4range, disease varchar(3));
+SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target2', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
+SELECT (SELECT count(*) FROM an_target) + (SELECT count(*) FROM an_target2) AS rows_written;
+-- the bare table with a dropped column takes the rows, each exactly a row
+-- of the input generalized to the level chosen
+CREATE TABLE an_target3 (junk integer, age int4range, disease text);
+ALTER TABLE an_target3 DROP COLUMN junk;
+SELECT ((keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target3', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL)).levels)[1] AS age_level \gset
+SELECT (SELECT count(*) FROM an_target3) = (SELECT count(*) FROM an_people) AS every_row,
+	NOT EXISTS (SELECT age, disease FROM an_target3 EXCEPT ALL SELECT an_age(age, :age_level), disease FROM an_people)
+	AS rows_are_the_inputs_generalized;
+DROP TABLE an_target, an_target2, an_target3;
+DROP FUNCTION an_spy();
 
 -- PostgreSQL Anonymizer's helpers
 SELECT keanon.generalize_int4range(42, 10), keanon.generalize_int4range(-3, 10),

@@ -10,18 +10,28 @@
  * when the path is shorter); each numeric one without a hierarchy as its
  * distinct values, whose level l groups them into intervals of doubling
  * width aligned at the least value (level 0 is the value itself, the top
- * level one interval over all).  The sensitive column is coded by its
- * values' order.  The search runs on those codes; the answer is written
- * into a new table with one statement, every generalized value as text
- * cast to the published column's type.  Everything runs with the
- * caller's rights and the search_path keanon.anonymize pins.
+ * level one interval over all).  Numeric quasi-identifiers and the
+ * sensitive column are coded by their values' order, sorted here with the
+ * type's default ordering and the column's collation (what dense_rank()
+ * over ORDER BY gives, without sorting whole rows).  The search runs on
+ * those codes.  The answer goes into the new table keanon.anonymize made,
+ * checked first to be as it was made (the published columns only, and
+ * nothing an INSERT would run or check), in batches through the table
+ * access method as COPY writes: each published value is made once from
+ * its text by its type's input function, the sensitive values are copied
+ * as read.  Everything runs with the caller's rights and the search_path
+ * keanon.anonymize pins.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -33,6 +43,9 @@
 #include "utils/lsyscache.h"
 #include "catalog/pg_class.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/sortsupport.h"
+#include "utils/typcache.h"
 
 #include "fd_anon.h"
 #include "keanon_watch.h"
@@ -41,6 +54,9 @@ PG_FUNCTION_INFO_V1(keanon_anonymize_core);
 
 /* the most levels an automatic numeric hierarchy gets above the values */
 #define ANON_AUTO_LEVELS 10
+
+/* rows handed to the table access method at once */
+#define ANON_INSERT_BATCH 1000
 
 /* One quasi-identifier as the search sees it */
 typedef struct AnonQi
@@ -68,7 +84,12 @@ typedef struct AnonQi
 	double	   *width;			/* automatic: [level] */
 	bool		integral;		/* automatic: integer or date values */
 	uint32	   *codes;			/* [nrows] */
-	Datum	  **labels;			/* [level][code] published text, 0 unmade */
+	Datum	   *raw;			/* automatic: [nrows] the values read */
+	double	   *rawf;			/* automatic: [nrows] as float8 */
+	Oid			out_type;		/* the published column's type */
+	FmgrInfo	out_in;			/* its input function (a range type) */
+	Oid			out_ioparam;
+	Datum	  **labels;			/* [level][code] published value, 0 unmade */
 } AnonQi;
 
 /* strcmp of the len bytes at v (no terminator) with c */
@@ -333,98 +354,19 @@ typedef struct AnonArgs
 	AnonQi	   *qis;
 	char	   *sensitive;		/* quoted */
 	Oid			sens_type;
+	int32		sens_typmod;
 	FdParams	params;
 	FdSearchOpts opts;
-	char	   *target;			/* qualified, quoted */
-	char	  **out_types;		/* [nqi] the published columns' types */
+	Oid			target;
 } AnonArgs;
 
-/* The codes of every row: one query, leaves by value */
-static int
-read_rows(AnonArgs *a, uint32 **sens, int *nsens, bool *numeric)
+/* What encode_table read: the rows, and the sensitive values as read */
+typedef struct AnonRead
 {
-	StringInfoData sql;
-	int			n;
-
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT ");
-	for (int i = 0; i < a->nqi; i++)
-	{
-		AnonQi	   *q = &a->qis[i];
-
-		if (q->automatic)
-			appendStringInfo(&sql, "(pg_catalog.dense_rank() OVER (ORDER BY %s) OPERATOR(pg_catalog.-) 1)::pg_catalog.int4, %s, ",
-							 q->name, q->typid == DATEOID ?
-							 psprintf("(%s OPERATOR(pg_catalog.-) DATE '2000-01-01')::pg_catalog.float8", q->name) :
-							 psprintf("%s::pg_catalog.float8", q->name));
-		else
-			appendStringInfo(&sql, "%s::pg_catalog.text, NULL::pg_catalog.float8, ", q->name);
-	}
-	*numeric = a->sens_type == INT2OID || a->sens_type == INT4OID || a->sens_type == INT8OID ||
-		a->sens_type == NUMERICOID || a->sens_type == FLOAT4OID || a->sens_type == FLOAT8OID;
-	appendStringInfo(&sql, "(pg_catalog.dense_rank() OVER (ORDER BY %s) OPERATOR(pg_catalog.-) 1)::pg_catalog.int4, %s, %s::pg_catalog.text FROM %s",
-					 a->sensitive, *numeric ? psprintf("%s::pg_catalog.float8", a->sensitive) : "NULL::pg_catalog.float8",
-					 a->sensitive, KeanonQualifiedName(a->relid));
-	if (SPI_execute(sql.data, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "keanon: could not read %s", get_rel_name(a->relid));
-	n = (int) SPI_processed;
-	if (SPI_processed > INT_MAX / 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("table %s has too many rows to anonymize in memory", get_rel_name(a->relid))));
-	*sens = palloc(sizeof(uint32) * Max(n, 1));
-	*nsens = 0;
-	return n;
-}
-
-/* Code row r's quasi-identifiers and sensitive value from the SPI result */
-static void
-code_row(AnonArgs *a, int r, Datum *vals, bool *nulls, uint32 *sens, int *nsens, double *sv,
-		 Datum *stext)
-{
-	heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, vals, nulls);
-	/* a NULL quasi-identifier or sensitive value: named, never shown */
-	for (int i = 0; i <= a->nqi; i++)
-	{
-		int			col = i == a->nqi ? 2 * i + 2 : a->qis[i].automatic ? 2 * i + 1 : 2 * i;
-
-		if (nulls[col])
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("column %s of table %s has NULL values",
-							i < a->nqi ? a->qis[i].name : a->sensitive, get_rel_name(a->relid)),
-					 errhint("Anonymize a view or a copy without them.")));
-	}
-	for (int i = 0; i < a->nqi; i++)
-	{
-		AnonQi	   *q = &a->qis[i];
-
-		if (q->automatic)
-		{
-			int			f = DatumGetInt32(vals[2 * i]);
-
-			q->codes[r] = (uint32) f;
-			q->leaf_value[f] = DatumGetFloat8(vals[2 * i + 1]);
-			q->nleaves = Max(q->nleaves, f + 1);
-		}
-		else
-		{
-			int			node = text_index(q, vals[2 * i]);
-			int			f = node >= 0 ? q->leaf_of_node[node] : -1;
-
-			if (f < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("a value of column %s is not a leaf of its hierarchy", q->name)));
-			q->codes[r] = (uint32) f;
-		}
-	}
-	sens[r] = (uint32) DatumGetInt32(vals[2 * a->nqi]);
-	*nsens = Max(*nsens, (int) sens[r] + 1);
-	if (sv != NULL)
-		sv[sens[r]] = DatumGetFloat8(vals[2 * a->nqi + 1]);
-	stext[r] = vals[2 * a->nqi + 2];
-}
+	int			nrows;
+	Datum	   *sens_raw;		/* [nrows] in the column's type */
+	double	   *sens_f;			/* [nrows] as float8, when numeric */
+} AnonRead;
 
 /* An error for a search status other than FD_OK */
 static void
@@ -455,38 +397,173 @@ fd_check_status(FdStatus st, const FdError *err, const AnonArgs *a)
 			 : errmsg("cannot anonymize %s: %s", get_rel_name(a->relid), err->message)));
 }
 
-/* Read the table into codes and the search's table t */
-static void
-encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, Datum **stext)
+/* The row set of every row: one query, as the caller */
+static int
+read_rows(AnonArgs *a, bool *numeric)
 {
-	uint32	   *sens;
-	int			nsens;
-	double	   *sv;
-	bool		numeric;
-	int			n = read_rows(a, &sens, &nsens, &numeric);
+	StringInfoData sql;
 
-	Datum	   *vals = palloc(sizeof(Datum) * (2 * a->nqi + 3));
-	bool	   *nulls = palloc(sizeof(bool) * (2 * a->nqi + 3));
-
-	sv = numeric ? palloc(sizeof(double) * Max(n, 1)) : NULL;
-	*stext = palloc(sizeof(Datum) * Max(n, 1));
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
 	for (int i = 0; i < a->nqi; i++)
 	{
-		a->qis[i].codes = palloc(sizeof(uint32) * Max(n, 1));
-		if (a->qis[i].automatic)
-		{
-			a->qis[i].leaf_value = palloc(sizeof(double) * Max(n, 1));
-			a->qis[i].nleaves = 0;
-		}
+		AnonQi	   *q = &a->qis[i];
+
+		if (q->automatic)
+			appendStringInfo(&sql, "%s, %s, ", q->name, q->typid == DATEOID ?
+							 psprintf("(%s OPERATOR(pg_catalog.-) DATE '2000-01-01')::pg_catalog.float8", q->name) :
+							 psprintf("%s::pg_catalog.float8", q->name));
+		else
+			appendStringInfo(&sql, "%s::pg_catalog.text, NULL::pg_catalog.float8, ", q->name);
 	}
-	for (int r = 0; r < n; r++)
-		code_row(a, r, vals, nulls, sens, &nsens, sv, *stext);
+	*numeric = a->sens_type == INT2OID || a->sens_type == INT4OID || a->sens_type == INT8OID ||
+		a->sens_type == NUMERICOID || a->sens_type == FLOAT4OID || a->sens_type == FLOAT8OID;
+	appendStringInfo(&sql, "%s, %s FROM %s", a->sensitive,
+					 *numeric ? psprintf("%s::pg_catalog.float8", a->sensitive) : "NULL::pg_catalog.float8",
+					 KeanonQualifiedName(a->relid));
+	if (SPI_execute(sql.data, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read %s", get_rel_name(a->relid));
+	if (SPI_processed > INT_MAX / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("table %s has too many rows to anonymize in memory", get_rel_name(a->relid))));
+	return (int) SPI_processed;
+}
+
+/* Code row r's hierarchy values; keep its other values as read */
+static void
+code_row(AnonArgs *a, int r, Datum *vals, bool *nulls, AnonRead *rd)
+{
+	heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, vals, nulls);
+	/* a NULL quasi-identifier or sensitive value: named, never shown */
+	for (int i = 0; i <= a->nqi; i++)
+	{
+		if (nulls[2 * i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("column %s of table %s has NULL values",
+							i < a->nqi ? a->qis[i].name : a->sensitive, get_rel_name(a->relid)),
+					 errhint("Anonymize a view or a copy without them.")));
+	}
 	for (int i = 0; i < a->nqi; i++)
 	{
 		AnonQi	   *q = &a->qis[i];
 
 		if (q->automatic)
 		{
+			q->raw[r] = vals[2 * i];
+			q->rawf[r] = DatumGetFloat8(vals[2 * i + 1]);
+		}
+		else
+		{
+			int			node = text_index(q, vals[2 * i]);
+			int			f = node >= 0 ? q->leaf_of_node[node] : -1;
+
+			if (f < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("a value of column %s is not a leaf of its hierarchy", q->name)));
+			q->codes[r] = (uint32) f;
+		}
+	}
+	rd->sens_raw[r] = vals[2 * a->nqi];
+	if (rd->sens_f != NULL)
+		rd->sens_f[r] = DatumGetFloat8(vals[2 * a->nqi + 1]);
+}
+
+/* What the row order comparator sees */
+typedef struct RankSort
+{
+	const Datum *values;
+	SortSupport ssup;
+} RankSort;
+
+/* Order of two row numbers by their values */
+static int
+rank_cmp(const void *x, const void *y, void *arg)
+{
+	const RankSort *rs = arg;
+
+	return ApplySortComparator(rs->values[*(const int *) x], false,
+							   rs->values[*(const int *) y], false, rs->ssup);
+}
+
+/*
+ * Code n values of a type by their order under its default ordering and
+ * the collation (as dense_rank() over ORDER BY would): codes[r] from 0,
+ * rep[c] one row holding code c; returns the number of distinct values
+ */
+static int
+rank_values(const Datum *values, int n, Oid typid, Oid collation, uint32 *codes, int *rep)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_LT_OPR);
+	SortSupportData ssup;
+	RankSort	rs;
+	int		   *order = palloc(sizeof(int) * Max(n, 1));
+	int			ncodes = 0;
+
+	if (!OidIsValid(tc->lt_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an ordering operator for type %s", format_type_be(typid))));
+	memset(&ssup, 0, sizeof(ssup));
+	ssup.ssup_cxt = CurrentMemoryContext;
+	ssup.ssup_collation = collation;
+	PrepareSortSupportFromOrderingOp(tc->lt_opr, &ssup);
+	rs.values = values;
+	rs.ssup = &ssup;
+	for (int r = 0; r < n; r++)
+		order[r] = r;
+	qsort_arg(order, n, sizeof(int), rank_cmp, &rs);
+	for (int i = 0; i < n; i++)
+	{
+		if (i == 0 || rank_cmp(&order[i - 1], &order[i], &rs) != 0)
+			rep[ncodes++] = order[i];
+		codes[order[i]] = (uint32) (ncodes - 1);
+	}
+	pfree(order);
+	return ncodes;
+}
+
+/* Read the table into codes and the search's table t */
+static void
+encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, AnonRead *rd)
+{
+	bool		numeric;
+	int			n = read_rows(a, &numeric);
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	Datum	   *vals = palloc(sizeof(Datum) * (2 * a->nqi + 2));
+	bool	   *nulls = palloc(sizeof(bool) * (2 * a->nqi + 2));
+	int		   *rep = palloc(sizeof(int) * Max(n, 1));
+	uint32	   *sens = palloc(sizeof(uint32) * Max(n, 1));
+	int			nsens;
+	double	   *sv = NULL;
+
+	rd->nrows = n;
+	rd->sens_raw = palloc(sizeof(Datum) * Max(n, 1));
+	rd->sens_f = numeric ? palloc(sizeof(double) * Max(n, 1)) : NULL;
+	for (int i = 0; i < a->nqi; i++)
+	{
+		a->qis[i].codes = palloc(sizeof(uint32) * Max(n, 1));
+		if (a->qis[i].automatic)
+		{
+			a->qis[i].raw = palloc(sizeof(Datum) * Max(n, 1));
+			a->qis[i].rawf = palloc(sizeof(double) * Max(n, 1));
+		}
+	}
+	for (int r = 0; r < n; r++)
+		code_row(a, r, vals, nulls, rd);
+	for (int i = 0; i < a->nqi; i++)
+	{
+		AnonQi	   *q = &a->qis[i];
+
+		if (q->automatic)
+		{
+			q->nleaves = rank_values(q->raw, n, q->typid, TupleDescAttr(desc, 2 * i)->attcollation,
+									 q->codes, rep);
+			q->leaf_value = palloc(sizeof(double) * Max(q->nleaves, 1));
+			for (int f = 0; f < q->nleaves; f++)
+				q->leaf_value[f] = q->rawf[rep[f]];
 			q->vmin = q->nleaves > 0 ? q->leaf_value[0] : 0;
 			automatic_levels(q);
 		}
@@ -495,6 +572,14 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, Datum *
 		fh[i].map = (const uint32_t *const *) q->map;
 		fh[i].ncodes = q->ncodes;
 		qicodes[i] = q->codes;
+	}
+	nsens = rank_values(rd->sens_raw, n, a->sens_type, TupleDescAttr(desc, 2 * a->nqi)->attcollation,
+						sens, rep);
+	if (numeric)
+	{
+		sv = palloc(sizeof(double) * Max(nsens, 1));
+		for (int s = 0; s < nsens; s++)
+			sv[s] = rd->sens_f[rep[s]];
 	}
 	memset(t, 0, sizeof(*t));
 	t->nrows = n;
@@ -507,62 +592,128 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, Datum *
 	t->sens_values = sv;
 }
 
-/* Write the published rows into the target table, one statement */
-static int64
-write_target(AnonArgs *a, const FdResult *res, Datum *stext)
+/*
+ * Lock the target until the end of the transaction (no ALTER, index or
+ * trigger comes between this check and the writes) and check that it is
+ * still the bare table keanon.anonymize made:
+ * one column per quasi-identifier of its published type and the
+ * sensitive column of its own, and nothing that an INSERT would run or
+ * check (indexes, triggers, rules, constraints, row security, a
+ * partition's bound), since rows are handed to the table access method
+ * directly
+ */
+static void
+lock_target(const AnonArgs *a)
 {
-	int			nargs = a->nqi + 1;
-	Oid		   *types = palloc(sizeof(Oid) * nargs);
-	Datum	   *values = palloc(sizeof(Datum) * nargs);
-	Datum	  **cols = palloc(sizeof(Datum *) * nargs);
-	int			n = 0;
-	StringInfoData sql;
+	Relation	rel = table_open(a->target, RowExclusiveLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			col = 0;
+	bool		ok = rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition &&
+		!rel->rd_rel->relhasrules && !rel->rd_rel->relrowsecurity && rel->trigdesc == NULL &&
+		RelationGetIndexList(rel) == NIL &&
+		(desc->constr == NULL || (desc->constr->num_check == 0 && !desc->constr->has_generated_stored));
 
-	for (int i = 0; i < nargs; i++)
+	for (int i = 0; ok && i < desc->natts; i++)
 	{
-		types[i] = TEXTARRAYOID;
-		cols[i] = palloc(sizeof(Datum) * Max(res->nrows, 1));
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		if (col < a->nqi)
+			ok = att->atttypid == a->qis[col].out_type;
+		else
+			ok = col == a->nqi && att->atttypid == a->sens_type && att->atttypmod == a->sens_typmod;
+		col++;
 	}
+	if (!ok || col != a->nqi + 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("target table %s is not as keanon.anonymize made it", RelationGetRelationName(rel)),
+				 errdetail("It must hold only the published columns, without indexes, triggers, rules, constraints or row security.")));
+	table_close(rel, NoLock);
+}
+
+/* The published value of code c at level l of q, made once */
+static Datum
+published(AnonQi *q, int l, uint32 c)
+{
+	if (q->labels[l][c] == (Datum) 0)
+	{
+		char	   *v = label(q, l, c);
+
+		q->labels[l][c] = q->out_type == TEXTOID ? CStringGetTextDatum(v) :
+			InputFunctionCall(&q->out_in, v, q->out_ioparam, -1);
+	}
+	return q->labels[l][c];
+}
+
+/* Fill slot with published row r of class c */
+static void
+fill_row(AnonArgs *a, const FdResult *res, const AnonRead *rd, int r, int c, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			col = 0;
+
+	ExecClearTuple(slot);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		slot->tts_isnull[i] = TupleDescAttr(desc, i)->attisdropped;
+		if (slot->tts_isnull[i])
+			continue;
+		if (col < a->nqi)
+			slot->tts_values[i] = published(&a->qis[col], res->class_levels[c * a->nqi + col],
+											res->class_codes[c * a->nqi + col]);
+		else
+			slot->tts_values[i] = rd->sens_raw[r];
+		col++;
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/*
+ * Write the published rows into the target table (checked by
+ * lock_target, and locked since) in batches through the table access
+ * method, as COPY does
+ */
+static int64
+write_target(AnonArgs *a, const FdResult *res, const AnonRead *rd)
+{
+	Relation	rel = table_open(a->target, RowExclusiveLock);
+	CommandId	cid = GetCurrentCommandId(true);
+	BulkInsertState bistate;
+	TupleTableSlot **batch = palloc0(sizeof(TupleTableSlot *) * ANON_INSERT_BATCH);
+	int			nbatch = 0;
+	int64		n = 0;
+
 	for (int i = 0; i < a->nqi; i++)
 	{
 		a->qis[i].labels = palloc(sizeof(Datum *) * a->qis[i].nlevels);
 		for (int l = 0; l < a->qis[i].nlevels; l++)
 			a->qis[i].labels[l] = palloc0(sizeof(Datum) * Max(a->qis[i].ncodes[l], 1));
 	}
+	bistate = GetBulkInsertState();
 	for (int r = 0; r < res->nrows; r++)
 	{
-		int			c = res->row_class[r];
-
-		if (c < 0)
-			continue;			/* suppressed or left out */
-		for (int i = 0; i < a->nqi; i++)
+		if (res->row_class[r] >= 0)		/* not suppressed nor left out */
 		{
-			AnonQi	   *q = &a->qis[i];
-			int			l = res->class_levels[c * a->nqi + i];
-			uint32		code = res->class_codes[c * a->nqi + i];
-
-			if (q->labels[l][code] == (Datum) 0)
-				q->labels[l][code] = CStringGetTextDatum(label(q, l, code));
-			cols[i][n] = q->labels[l][code];
+			if (batch[nbatch] == NULL)
+				batch[nbatch] = table_slot_create(rel, NULL);
+			fill_row(a, res, rd, r, res->row_class[r], batch[nbatch++]);
+			n++;
 		}
-		cols[a->nqi][n] = stext[r];
-		n++;
+		if (nbatch > 0 && (nbatch == ANON_INSERT_BATCH || r == res->nrows - 1))
+		{
+			table_multi_insert(rel, batch, nbatch, cid, 0, bistate);
+			nbatch = 0;
+		}
+		CHECK_FOR_INTERRUPTS();
 	}
-	for (int i = 0; i < nargs; i++)
-		values[i] = PointerGetDatum(construct_array(cols[i], n, TEXTOID, -1, false, TYPALIGN_INT));
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s SELECT ", a->target);
-	for (int i = 0; i < a->nqi; i++)
-		appendStringInfo(&sql, "u.c%d::%s, ", i, a->out_types[i]);
-	appendStringInfo(&sql, "u.s::%s FROM ROWS FROM (", format_type_be(a->sens_type));
-	for (int i = 0; i < nargs; i++)
-		appendStringInfo(&sql, "%spg_catalog.unnest($%d)", i > 0 ? ", " : "", i + 1);
-	appendStringInfoString(&sql, ") AS u(");
-	for (int i = 0; i < a->nqi; i++)
-		appendStringInfo(&sql, "c%d, ", i);
-	appendStringInfoString(&sql, "s)");
-	if (SPI_execute_with_args(sql.data, nargs, types, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "keanon: could not write %s", a->target);
+	for (int i = 0; i < ANON_INSERT_BATCH && batch[i] != NULL; i++)
+		ExecDropSingleTupleTableSlot(batch[i]);
+	FreeBulkInsertState(bistate);
+	table_finish_bulk_insert(rel, 0);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
 	return n;
 }
 
@@ -695,7 +846,7 @@ read_params(AnonArgs *a, FunctionCallInfo fcinfo)
  * The target table named by keanon.anonymize: an existing table in the
  * anonymized table's schema, which the caller owns, named as SQL says it
  */
-static char *
+static Oid
 target_table(Oid relid, const char *name)
 {
 	Oid			target = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
@@ -707,23 +858,29 @@ target_table(Oid relid, const char *name)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" cannot be the target of keanon.anonymize", name),
 				 errdetail("The target is a table of the caller in the anonymized table's schema.")));
-	return KeanonQualifiedName(target);
+	return target;
 }
 
-/* A published column's type, one of those keanon.anonymize writes */
-static char *
-output_type(char *t)
+/* Set q's published type, one of those keanon.anonymize writes, from its name */
+static void
+output_type(AnonQi *q, const char *t)
 {
 	static const char *const allowed[] = {"pg_catalog.text", "pg_catalog.int4range", "pg_catalog.int8range",
 	"pg_catalog.numrange", "pg_catalog.daterange"};
+	static const Oid oids[] = {TEXTOID, INT4RANGEOID, INT8RANGEOID, NUMRANGEOID, DATERANGEOID};
+	Oid			infunc;
 
 	for (int i = 0; i < lengthof(allowed); i++)
 		if (strcmp(t, allowed[i]) == 0)
-			return t;
+		{
+			q->out_type = oids[i];
+			getTypeInputInfo(q->out_type, &infunc, &q->out_ioparam);
+			fmgr_info(infunc, &q->out_in);
+			return;
+		}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("\"%s\" is not a type keanon.anonymize publishes", t)));
-	return NULL;				/* not reached */
 }
 
 /*
@@ -761,7 +918,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	FdTable		t;
 	FdHierarchy *fh;
 	uint32	  **qicodes;
-	Datum	   *stext;
+	AnonRead	rd;
 	FdContext  *ctx;
 	FdResult   *res;
 	FdError		err;
@@ -777,6 +934,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	int			least_l;
 	double		largest_emd;
 	int			removed = 0;
+	Oid			sens_coll;
 
 	for (int i = 0; i < 16; i++)
 		if (PG_ARGISNULL(i) && i != 5 && i != 6 && i != 7 && i != 9 && i != 16)
@@ -788,7 +946,8 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	memset(&a, 0, sizeof(a));
 	a.relid = PG_GETARG_OID(0);
 	a.sensitive = pstrdup(quote_identifier(NameStr(*PG_GETARG_NAME(2))));
-	a.sens_type = get_atttype(a.relid, get_attnum(a.relid, NameStr(*PG_GETARG_NAME(2))));
+	get_atttypetypmodcoll(a.relid, get_attnum(a.relid, NameStr(*PG_GETARG_NAME(2))),
+						  &a.sens_type, &a.sens_typmod, &sens_coll);
 	a.target = target_table(a.relid, text_to_cstring(PG_GETARG_TEXT_PP(10)));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
@@ -802,14 +961,14 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 		KeanonArrayElements(PG_GETARG_ARRAYTYPE_P(15), TEXTOID, &od, &on, &no);
 		if (no != a.nqi)
 			elog(ERROR, "keanon: anonymize_core needs one output type per quasi-identifier");
-		a.out_types = palloc(sizeof(char *) * no);
 		for (int i = 0; i < no; i++)
-			a.out_types[i] = output_type(TextDatumGetCString(od[i]));
+			output_type(&a.qis[i], TextDatumGetCString(od[i]));
 	}
+	lock_target(&a);
 	ereport(NOTICE, (errmsg("keanon: reading %s", get_rel_name(a.relid))));
 	fh = palloc0(sizeof(FdHierarchy) * a.nqi);
 	qicodes = palloc(sizeof(uint32 *) * a.nqi);
-	encode_table(&a, &t, fh, qicodes, &stext);
+	encode_table(&a, &t, fh, qicodes, &rd);
 
 	if (!PG_ARGISNULL(16))
 		presample(&a, &t, PG_GETARG_INT32(16), &removed);
@@ -819,8 +978,8 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	fd_check_status(fd_search(ctx, &a.opts, &res, &err), &err, &a);
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
-	ereport(NOTICE, (errmsg("keanon: writing %s", a.target)));
-	written = write_target(&a, res, stext);
+	ereport(NOTICE, (errmsg("keanon: writing %s", KeanonQualifiedName(a.target))));
+	written = write_target(&a, res, &rd);
 	class_diversity(&t, res, &least_l, &largest_emd);
 
 	/* what goes back lives past SPI's memory */
