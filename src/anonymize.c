@@ -29,6 +29,8 @@
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/pg_collation.h"
+#include "common/hashfn.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -68,6 +70,8 @@ typedef struct AnonQi
 	int			nnodes;
 	char	  **value;			/* sorted */
 	int		   *value_len;		/* their lengths */
+	int		   *hash_slot;		/* [hash_mask + 1] a value's index, or -1 */
+	uint32		hash_mask;
 	int		   *parent;
 	int		   *depth;
 	/* leaves */
@@ -92,36 +96,41 @@ typedef struct AnonQi
 	Datum	  **labels;			/* [level][code] published value, 0 unmade */
 } AnonQi;
 
-/* strcmp of the len bytes at v (no terminator) with c */
-static int
-bytes_cmp(const char *v, int len, const char *c, int clen)
+/* Hash q's values into an open-addressed table for text_index */
+static void
+hash_values(AnonQi *q)
 {
-	int			r = memcmp(v, c, Min(len, clen));
+	q->hash_mask = 1;
+	while (q->hash_mask < 2 * (uint32) q->nnodes)
+		q->hash_mask <<= 1;
+	q->hash_slot = palloc(sizeof(int) * q->hash_mask);
+	q->hash_mask--;
+	memset(q->hash_slot, -1, sizeof(int) * (q->hash_mask + 1));
+	for (int i = 0; i < q->nnodes; i++)
+	{
+		uint32		h = hash_bytes((const unsigned char *) q->value[i], q->value_len[i]) & q->hash_mask;
 
-	return r != 0 ? r : (len > clen) - (len < clen);
+		while (q->hash_slot[h] >= 0)
+			h = (h + 1) & q->hash_mask;
+		q->hash_slot[h] = i;
+	}
 }
 
-/* The index of the text datum's value among the sorted values, or -1 */
+/* The index of the text datum's value among the values, or -1 */
 static int
 text_index(AnonQi *q, Datum d)
 {
 	text	   *t = DatumGetTextPP(d);
 	const char *v = VARDATA_ANY(t);
 	int			len = VARSIZE_ANY_EXHDR(t);
-	int			lo = 0,
-				hi = q->nnodes - 1;
+	uint32		h = hash_bytes((const unsigned char *) v, len) & q->hash_mask;
 
-	while (lo <= hi)
+	for (; q->hash_slot[h] >= 0; h = (h + 1) & q->hash_mask)
 	{
-		int			mid = lo + (hi - lo) / 2;
-		int			c = bytes_cmp(v, len, q->value[mid], q->value_len[mid]);
+		int			i = q->hash_slot[h];
 
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
+		if (q->value_len[i] == len && memcmp(v, q->value[i], len) == 0)
+			return i;
 	}
 	return -1;
 }
@@ -196,6 +205,7 @@ read_tree(AnonQi *q, Oid hrel)
 	q->value_len = palloc(sizeof(int) * Max(q->nnodes, 1));
 	for (int i = 0; i < q->nnodes; i++)
 		q->value_len[i] = (int) strlen(q->value[i]);
+	hash_values(q);
 }
 
 /* Each node's depth below the root (the tree has no cycle) */
@@ -525,6 +535,19 @@ rank_values(const Datum *values, int n, Oid typid, Oid collation, uint32 *codes,
 	return ncodes;
 }
 
+/*
+ * The collation that codes the sensitive values: a categorical value's
+ * code needs only equality, which a deterministic collation draws as "C"
+ * does, and "C" compares bytes without the locale's cost
+ */
+static Oid
+sensitive_collation(Oid collation, bool numeric)
+{
+	if (numeric || !OidIsValid(collation) || !get_collation_isdeterministic(collation))
+		return collation;
+	return C_COLLATION_OID;
+}
+
 /* Read the table into codes and the search's table t */
 static void
 encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, AnonRead *rd)
@@ -573,7 +596,7 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, AnonRea
 		fh[i].ncodes = q->ncodes;
 		qicodes[i] = q->codes;
 	}
-	nsens = rank_values(rd->sens_raw, n, a->sens_type, TupleDescAttr(desc, 2 * a->nqi)->attcollation,
+	nsens = rank_values(rd->sens_raw, n, a->sens_type, sensitive_collation(TupleDescAttr(desc, 2 * a->nqi)->attcollation, numeric),
 						sens, rep);
 	if (numeric)
 	{
