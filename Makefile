@@ -39,6 +39,7 @@ OBJS = \
 	src/watch.o \
 	src/privacy.o \
 	src/generalize.o \
+	src/gen_release.o \
 	src/gen_store.o \
 	src/anonymize.o \
 	src/cluster/kc_cluster.o \

@@ -444,19 +444,23 @@ keanon_register_generalization(PG_FUNCTION_ARGS)
 	Oid			types[8] = {OIDOID, INT4OID, TEXTOID, FLOAT8ARRAYOID, OIDOID, OIDOID, OIDOID,
 	FLOAT8ARRAYOID};
 	Datum		values[8];
+	char		nulls[8];
 	const char *what[3] = {"hierarchy table", "groups table", "members table"};
+	/* a release-mode watch has no members table: its release table says */
+	int			ntables = PG_ARGISNULL(6) ? 2 : 3;
 
 	for (int i = 0; i < 8; i++)
 	{
-		if (PG_ARGISNULL(i))
+		if (PG_ARGISNULL(i) && i != 6)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("keanon.register_generalization needs every argument")));
-		values[i] = PG_GETARG_DATUM(i);
+					 errmsg("keanon.register_generalization needs every argument but the members table")));
+		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
 	}
 	relid = PG_GETARG_OID(0);
 	check_register_table(relid, &owner, &nsp);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < ntables; i++)
 		check_internal_object(PG_GETARG_OID(4 + i), RELKIND_RELATION, nsp, owner, what[i]);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -466,7 +470,7 @@ keanon_register_generalization(PG_FUNCTION_ARGS)
 							  "ARRAY[w.relid, w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table, "
 							  "w.qi_hierarchy, w.qi_groups, w.qi_members]::pg_catalog.oid[] "
 							  "OPERATOR(pg_catalog.&&) ARRAY[$5, $6, $7]::pg_catalog.oid[]",
-							  8, types, values, NULL, false, 0) != SPI_OK_SELECT)
+							  8, types, values, nulls, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed > 0)
 		ereport(ERROR,
@@ -478,16 +482,17 @@ keanon_register_generalization(PG_FUNCTION_ARGS)
 							  "qi_groups = $6::pg_catalog.regclass, qi_members = $7::pg_catalog.regclass, "
 							  "qi_origins = $8 "
 							  "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
-							  "AND generalize IS NULL",
-							  8, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+							  "AND generalize IS NULL AND ($7 IS NULL) = (release_table IS NOT NULL)",
+							  8, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "keanon: could not record the generalization of %s", get_rel_name(relid));
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table %s is not watched, or already generalized", get_rel_name(relid))));
+				 errmsg("table %s is not watched, or already generalized", get_rel_name(relid)),
+				 errdetail("A watch in release mode is generalized without a members table, any other with one.")));
 	KeanonOwnerEnd(&cat);
 	SPI_finish();
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < ntables; i++)
 		depend_on_table(PG_GETARG_OID(4 + i), relid);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();

@@ -394,9 +394,8 @@ st_create(void *arg, int64_t *gid)
 
 /* The published value of each categorical dimension of box lo .. hi */
 static Datum
-categorical_values(GenStore *gs, const KcGroup *grp, bool *any)
+categorical_values(const KeanonGen *g, const KcGroup *grp, bool *any)
 {
-	KeanonGen  *g = gs->g;
 	Datum	   *elems = palloc(sizeof(Datum) * g->ndims);
 	bool	   *nulls = palloc(sizeof(bool) * g->ndims);
 	int			dims[1] = {g->ndims};
@@ -455,11 +454,15 @@ KeanonGenStoreTouch(GenStore *gs, int64 gid)
 	gs->touched[gs->ntouched++] = gid;
 }
 
-static KcStatus
-st_put(void *arg, const KcGroup *grp)
+/*
+ * Write group grp's row of the groups table: its summary, its place and
+ * key, and the published values its box gives (categorical ones, and
+ * numeric ones exact in double; the others are KeanonGenStoreEnd's or the
+ * release's to publish from the true values)
+ */
+void
+KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp)
 {
-	GenStore   *gs = arg;
-	KeanonGen  *g = gs->g;
 	Oid			types[9] = {INT8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
 	FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID, INT8OID};
 	Datum		values[9];
@@ -489,7 +492,7 @@ st_put(void *arg, const KcGroup *grp)
 	values[4] = float8_array(grp->sum, g->ndims);
 	values[5] = float8_array(plo, g->ndims);
 	values[6] = float8_array(phi, g->ndims);
-	values[7] = categorical_values(gs, grp, &any);
+	values[7] = categorical_values(g, grp, &any);
 	values[8] = Int64GetDatum(group_key(g, grp));
 	initStringInfo(&cats);
 	initStringInfo(&cols);
@@ -505,7 +508,7 @@ st_put(void *arg, const KcGroup *grp)
 		appendStringInfo(&cols, ", %s", g->dim_names[d]);
 		appendStringInfo(&cats, ", %s = EXCLUDED.%s", g->dim_names[d], g->dim_names[d]);
 	}
-	KeanonSpiRun(gs->w->relid,
+	KeanonSpiRun(w->relid,
 				 psprintf("INSERT INTO %s AS g (keanon_group, keanon_n, keanon_lo, keanon_hi, keanon_sum, "
 						  "keanon_place, keanon_key%s) VALUES ($1, $2, $3, $4, $5, %s.cube($6, $7), $9%s) "
 						  "ON CONFLICT (keanon_group) DO UPDATE SET keanon_n = EXCLUDED.keanon_n, "
@@ -514,6 +517,14 @@ st_put(void *arg, const KcGroup *grp)
 						  "keanon_key = EXCLUDED.keanon_key%s",
 						  g->groups, cols.data, g->cube, vals.data, cats.data),
 				 9, types, values, NULL, SPI_OK_INSERT);
+}
+
+static KcStatus
+st_put(void *arg, const KcGroup *grp)
+{
+	GenStore   *gs = arg;
+
+	KeanonGenWriteGroup(gs->w, gs->g, grp);
 	KeanonGenStoreTouch(gs, grp->gid);
 	return KC_OK;
 }
@@ -690,13 +701,14 @@ KeanonGenStoreRowX(GenStore *gs, int64 handle)
 }
 
 /*
- * Publish the numeric ranges of every group written, from their members'
- * true values in the rows table, and close the store
+ * Publish the numeric ranges of groups gids[0 .. n - 1] (those whose
+ * coordinates are not exactly their values) from the true values of
+ * their member rows: src is the SQL of those rows, r their true values
+ * and m.keanon_group their group
  */
 void
-KeanonGenStoreEnd(GenStore *gs)
+KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src, const int64 *gids, int64 n)
 {
-	KeanonGen  *g = gs->g;
 	StringInfoData set;
 	StringInfoData sel;
 	Datum	   *elems;
@@ -718,21 +730,32 @@ KeanonGenStoreEnd(GenStore *gs)
 						 g->range_type[d], g->dim_names[d], cast, g->dim_names[d], cast,
 						 g->dim_names[d]);
 	}
-	if (set.len > 0 && gs->ntouched > 0)
-	{
-		elems = palloc(sizeof(Datum) * gs->ntouched);
-		for (int64 i = 0; i < gs->ntouched; i++)
-			elems[i] = Int64GetDatum(gs->touched[i]);
-		values[0] = PointerGetDatum(construct_array(elems, (int) gs->ntouched, INT8OID, sizeof(int64),
-													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		KeanonSpiRun(gs->w->relid,
-					 psprintf("UPDATE %s g SET %s FROM pg_catalog.unnest($1) AS t(keanon_gid), "
-							  "LATERAL (SELECT NULL%s FROM %s m JOIN %s r ON %s "
-							  "WHERE m.keanon_group OPERATOR(pg_catalog.=) t.keanon_gid) s "
-							  "WHERE g.keanon_group OPERATOR(pg_catalog.=) t.keanon_gid",
-							  g->groups, set.data, sel.data, g->members, gs->w->rows,
-							  KeanonKeysEqual(gs->w, "m.", "r.")),
-					 1, types, values, NULL, SPI_OK_UPDATE);
-	}
+	if (set.len == 0 || n == 0)
+		return;
+	elems = palloc(sizeof(Datum) * n);
+	for (int64 i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(gids[i]);
+	values[0] = PointerGetDatum(construct_array(elems, (int) n, INT8OID, sizeof(int64),
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	KeanonSpiRun(w->relid,
+				 psprintf("UPDATE %s g SET %s FROM pg_catalog.unnest($1) AS t(keanon_gid), "
+						  "LATERAL (SELECT NULL%s FROM %s "
+						  "WHERE m.keanon_group OPERATOR(pg_catalog.=) t.keanon_gid) s "
+						  "WHERE g.keanon_group OPERATOR(pg_catalog.=) t.keanon_gid",
+						  g->groups, set.data, sel.data, src),
+				 1, types, values, NULL, SPI_OK_UPDATE);
+}
+
+/*
+ * Publish the numeric ranges of every group written, from their members'
+ * true values in the rows table, and close the store
+ */
+void
+KeanonGenStoreEnd(GenStore *gs)
+{
+	KeanonGenPublishRanges(gs->w, gs->g,
+						   psprintf("%s m JOIN %s r ON %s", gs->g->members, gs->w->rows,
+									KeanonKeysEqual(gs->w, "m.", "r.")),
+						   gs->touched, gs->ntouched);
 	MemoryContextDelete(gs->cxt);
 }

@@ -49,8 +49,8 @@ gen_table(Watch *w, Oid oid, bool isnull, const char *what)
 }
 
 /* The SQL of dimension d's coordinate over the relation prefixed px */
-static char *
-coordinate_sql(const KeanonGen *g, int d, const char *px)
+char *
+KeanonGenCoordinateSql(const KeanonGen *g, int d, const char *px)
 {
 	const char *col = psprintf("%s%s", px, g->dim_names[d]);
 
@@ -339,7 +339,8 @@ load_generalization(Watch *w, KeanonGen *g)
 		for (int i = 0; i < 3; i++)
 		{
 			oids[i] = DatumGetObjectId(SPI_getbinval(tup, desc, 4 + i, &isnull[3 + i]));
-			names[i] = gen_table(w, oids[i], isnull[3 + i], what[i]);
+			/* in release mode the release table holds each row's group */
+			names[i] = i == 2 && w->release_mode ? NULL : gen_table(w, oids[i], isnull[3 + i], what[i]);
 		}
 		g->hier = names[0];
 		g->groups = names[1];
@@ -492,7 +493,7 @@ KeanonGenCopy(const KeanonGen *from, KeanonGen *to)
 	}
 	to->hier = pstrdup(from->hier);
 	to->groups = pstrdup(from->groups);
-	to->members = pstrdup(from->members);
+	to->members = from->members ? pstrdup(from->members) : NULL;
 	to->cube = pstrdup(from->cube);
 	to->key_types = palloc(sizeof(Oid) * Max(from->nkeys, 1));
 	memcpy(to->key_types, from->key_types, sizeof(Oid) * from->nkeys);
@@ -573,8 +574,8 @@ leaf_of(const KeanonGen *g, int d, const char *value)
 }
 
 /* The coordinates of the current SPI row, its columns from first on */
-static void
-row_coordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int first, double *x)
+void
+KeanonGenRowCoordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int first, double *x)
 {
 	for (int d = 0; d < g->ndims; d++)
 	{
@@ -687,7 +688,7 @@ keys_and_coordinates(Watch *w, const KeanonGen *g, const char *px)
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, KeanonNameList(w->keys, px));
 	for (int d = 0; d < g->ndims; d++)
-		appendStringInfo(&buf, ", %s", coordinate_sql(g, d, px));
+		appendStringInfo(&buf, ", %s", KeanonGenCoordinateSql(g, d, px));
 	return buf.data;
 }
 
@@ -718,7 +719,7 @@ insert_rows_of(Watch *w, KeanonGen *g, GenStore *gs, const KcSchema *s, const Kc
 
 		for (int i = 0; i < g->nkeys; i++)
 			keys[i] = SPI_getbinval(tup, SPI_tuptable->tupdesc, i + 1, &isnull);
-		row_coordinates(g, tup, SPI_tuptable->tupdesc, g->nkeys + 1, x);
+		KeanonGenRowCoordinates(g, tup, SPI_tuptable->tupdesc, g->nkeys + 1, x);
 		rows[r].handle = KeanonGenStoreAddRow(gs, keys, x, false);
 		rows[r].x = KeanonGenStoreRowX(gs, rows[r].handle);
 		if (first < 0)
@@ -731,6 +732,22 @@ insert_rows_of(Watch *w, KeanonGen *g, GenStore *gs, const KcSchema *s, const Kc
 		for (int64 r = 0; r < n; r++)
 			KeanonGeneralizeCheckStatus(kc_insert(s, st, &rows[r]), "adding a row to its group");
 	return n;
+}
+
+/*
+ * Read the rows a query returns (keys, then coordinates) only to refuse a
+ * row that no group could take (row_coordinates raises the error)
+ */
+static void
+check_rows_of(Watch *w, const KeanonGen *g, const char *sql)
+{
+	double	   *x = palloc(sizeof(double) * g->ndims);
+
+	if (KeanonSpiExec(w->relid, sql, 0, NULL, NULL, NULL, false) != SPI_OK_SELECT)
+		elog(ERROR, "keanon: could not read the rows to generalize");
+	for (uint64 r = 0; r < SPI_processed; r++)
+		KeanonGenRowCoordinates(g, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, g->nkeys + 1, x);
+	SPI_freetuptable(SPI_tuptable);
 }
 
 /* A group a departing row left, and the row's place in the SPI result */
@@ -838,6 +855,14 @@ KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
 	GenStore   *gs;
 
 	KeanonGenLoad(w, &g);
+	if (w->release_mode)
+	{
+		/* the groups are made at keanon.release: refuse what it could not place */
+		if (by_insert || by_update)
+			check_rows_of(w, &g, psprintf("SELECT %s FROM %s x WHERE x.%s IS NOT NULL",
+										  keys_and_coordinates(w, &g, "x."), newrel, w->s));
+		return;
+	}
 	gs = KeanonGenStoreBegin(w, &g, &st);
 	if (by_update || by_delete)
 		remove_departures(w, &g, &st, by_update, oldrel, newrel);
@@ -862,8 +887,8 @@ KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
  * an empty table starts with span 1 and least value 0), as keanon's role,
  * and use them in g from here on; nothing changes for an empty table
  */
-static void
-refresh_spans(Watch *w, KeanonGen *g)
+void
+KeanonGenRefreshSpans(Watch *w, KeanonGen *g)
 {
 	StringInfoData sql;
 	Datum	   *spans = palloc(sizeof(Datum) * g->ndims);
@@ -881,7 +906,7 @@ refresh_spans(Watch *w, KeanonGen *g)
 	appendStringInfoString(&sql, "SELECT pg_catalog.count(*)");
 	for (int d = 0; d < g->ndims; d++)
 		if (!g->categorical[d])
-			appendStringInfo(&sql, ", pg_catalog.min(%1$s), pg_catalog.max(%1$s)", coordinate_sql(g, d, "x."));
+			appendStringInfo(&sql, ", pg_catalog.min(%1$s), pg_catalog.max(%1$s)", KeanonGenCoordinateSql(g, d, "x."));
 	appendStringInfo(&sql, " FROM %s x", w->rows);
 	if (KeanonSpiExec(w->relid, sql.data, 0, NULL, NULL, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not measure the quasi-identifiers of %s", get_rel_name(w->relid));
@@ -948,7 +973,14 @@ KeanonGeneralizeBuild(Watch *w)
 	bool		isnull;
 
 	KeanonGenLoad(w, &g);
-	refresh_spans(w, &g);
+	KeanonGenRefreshSpans(w, &g);
+	if (w->release_mode)
+	{
+		/* the groups are made at keanon.release: refuse what it could not place */
+		check_rows_of(w, &g, psprintf("SELECT %s FROM %s x WHERE x.%s IS NOT NULL",
+									  keys_and_coordinates(w, &g, "x."), w->rows, w->s));
+		return 0;
+	}
 	KeanonSpiRun(w->relid, psprintf("TRUNCATE %s, %s", g.members, g.groups), 0, NULL, NULL, NULL,
 				 SPI_OK_UTILITY);
 	gs = KeanonGenStoreBegin(w, &g, &st);
@@ -991,6 +1023,11 @@ as_writer(Oid relid, int64 (*step) (Watch *w))
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the watch of %s does not generalize its quasi-identifiers", get_rel_name(relid)),
 				 errhint("Watch it with generalize => k.")));
+	if (w.release_mode)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the groups of %s are those of its releases", get_rel_name(relid)),
+				 errdetail("A released group never changes, so that no release reveals anything by subtraction from another.")));
 	KeanonBeginWrite(&w, true);
 	n = step(&w);
 	KeanonSaveWatch(&w);

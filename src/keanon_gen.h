@@ -74,6 +74,9 @@ extern int64 KeanonGenStoreAddRow(GenStore *gs, const Datum *keys, const double 
 extern const double *KeanonGenStoreRowX(GenStore *gs, int64 handle);
 extern void KeanonGenStoreTouch(GenStore *gs, int64 gid);
 extern void KeanonGenStoreEnd(GenStore *gs);
+extern void KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp);
+extern void KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src, const int64 *gids,
+								   int64 n);
 extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 
 /* generalize.c */
@@ -81,11 +84,18 @@ extern void KeanonGenCacheInit(void);
 extern void KeanonGenLoad(Watch *w, KeanonGen *g);
 extern void KeanonGenCopy(const KeanonGen *from, KeanonGen *to);
 extern void KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum);
+extern char *KeanonGenCoordinateSql(const KeanonGen *g, int d, const char *px);
+extern void KeanonGenRowCoordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int first,
+									double *x);
+extern void KeanonGenRefreshSpans(Watch *w, KeanonGen *g);
 extern void KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
 								  const char *oldrel, const char *newrel);
 extern int64 KeanonGeneralizeBuild(Watch *w);
 extern int64 KeanonGeneralizeOptimize(Watch *w);
 extern int64 KeanonRegeneralize(Oid relid);
 extern int64 KeanonOptimizeGroups(Oid relid);
+
+/* gen_release.c */
+extern int64 KeanonGeneralizeRelease(Watch *w);
 
 #endif							/* KEANON_GEN_H */

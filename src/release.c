@@ -21,7 +21,9 @@
  * partition, an empty or (k,e)-anonymous set, and none leave.  The release
  * is written into the release table in a random order within each
  * partition, with values permuted afresh, and recorded in keanon.releases
- * (as keanon's own role) with the rows withheld and retained.
+ * (as keanon's own role) with the rows withheld and retained.  A
+ * generalized watch's release then groups the rows it added among
+ * themselves, and its released rows keep their groups (gen_release.c).
  */
 #include "postgres.h"
 
@@ -43,6 +45,7 @@
 #include "catalog/pg_class.h"
 #include "access/htup_details.h"
 
+#include "keanon_gen.h"
 #include "maintain_int.h"
 
 /* Partitions from the end flags of a DP over runs (see ke_constrained_dp) */
@@ -289,6 +292,8 @@ first_release(Watch *wp, KeNum unconstrained, KeanonRunArrays *rap)
 								   "ORDER BY keanon_pid, keanon_slot",
 								   w.release, release_columns(&w, ""), release_columns(&w, ""), w.rows),
 			0, NULL, NULL, NULL, SPI_OK_INSERT);
+	if (w.generalize > 0)
+		(void) KeanonGeneralizeRelease(&w);
 	release_no = record_release(&w, nrows, &np, E[ra.n - 1], unconstrained, 0, 0);
 	*wp = w;
 	return release_no;
@@ -663,14 +668,17 @@ write_release(Watch *w, LaterRelease *lr, int64 release_no)
 	values[3] = PointerGetDatum(construct_array(lr->pub, (int) lr->nout, vt->typid, typlen, typbyval,
 												typalign));
 	values[4] = Int64GetDatum(release_no);
+	/* a generalized release: a released row keeps its group, an arrival has none yet */
 	KeanonSpiRun(w->relid,
-				 psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since) "
-						  "SELECT %su.pub, u.pid, CASE WHEN u.src = 0 THEN $5 ELSE r.keanon_since END "
+				 psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since%s) "
+						  "SELECT %su.pub, u.pid, CASE WHEN u.src = 0 THEN $5 ELSE r.keanon_since END%s "
 						  "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
 						  "pg_catalog.unnest($4)) WITH ORDINALITY u(src, t, pid, pub, o) "
 						  "LEFT JOIN %s x ON u.src = 0 AND x.ctid = u.t "
 						  "LEFT JOIN %s r ON u.src = 1 AND r.ctid = u.t ORDER BY u.o",
-						  w->release, release_columns(w, ""), pick.data, w->rows, w->release),
+						  w->release, release_columns(w, ""), w->generalize > 0 ? ", keanon_group" : "",
+						  pick.data, w->generalize > 0 ? ", CASE WHEN u.src = 1 THEN r.keanon_group END" : "",
+						  w->rows, w->release),
 				 5, types, values, NULL, SPI_OK_INSERT);
 	if ((int64) SPI_processed != lr->nout)
 		elog(ERROR, "keanon: the release of %s wrote %lld rows of %lld",
@@ -716,6 +724,8 @@ later_release(Watch *w, KeNum unconstrained, int64 release_no)
 	plan_release(w, &lr);
 	arrange_release(w, &lr);
 	write_release(w, &lr, release_no);
+	if (w->generalize > 0)
+		(void) KeanonGeneralizeRelease(w);
 	rebuild_release_parts(w);
 	return record_release(w, lr.nout, &lr.np, lr.sum_error, unconstrained, lr.withheld,
 						  lr.retained);
