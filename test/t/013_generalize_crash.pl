@@ -10,6 +10,7 @@
 # 2. A transaction that moved groups is open at the crash: it leaves no
 #    trace.
 # 3. A standby built from a base backup replays the same groups.
+# (each step also for a release-mode watch and its last release)
 # 4. pg_dump and restore into a new database: the watch, its groups and
 #    the generalized view come back and take further writes.
 
@@ -36,7 +37,16 @@ INSERT INTO people SELECT i, 18 + (i * 37) % 63, (ARRAY['a1', 'a2', 'b1'])[1 + i
 FROM generate_series(1, 3000) i;
 SELECT keanon.watch('people', 'salary', '{age,kind}', 3, 0, generalize => 4,
 	hierarchies => '{"kind": "kinds"}');
+-- the same rows in release mode, released once
+CREATE TABLE rpeople AS SELECT * FROM people;
+ALTER TABLE rpeople ADD PRIMARY KEY (id);
+SELECT keanon.watch('rpeople', 'salary', '{age,kind}', 3, 0, mode => 'release', generalize => 3,
+	hierarchies => '{"kind": "kinds"}');
+SELECT keanon.release('rpeople');
 });
+# the last release as a reader keeps it
+my $release_sql = q{SELECT md5(string_agg(format('%s %s %s %s', age, kind, salary, keanon_pid), ',' ORDER BY age, kind, salary, keanon_pid))
+FROM rpeople_anon};
 
 # the groups as the owner sees them: a fingerprint of every group's tuple
 my $groups_sql = q{SELECT md5(string_agg(format('%s %s %s', group_id, size, generalized), ',' ORDER BY group_id))
@@ -49,22 +59,36 @@ INSERT INTO people SELECT 5000 + i, 20 + i % 50, 'a2', 50000 + i FROM generate_s
 DELETE FROM people WHERE id % 7 = 0;
 UPDATE people SET age = age + 3, kind = 'b1' WHERE id % 11 = 0;
 });
+$node->safe_psql(
+	'postgres', q{
+INSERT INTO rpeople SELECT 5000 + i, 20 + i % 50, 'a2', 50000 + i FROM generate_series(1, 200) i;
+DELETE FROM rpeople WHERE id % 7 = 0;
+UPDATE rpeople SET age = age + 3, kind = 'b1' WHERE id % 11 = 0;
+SELECT keanon.release('rpeople');
+});
 my $before = $node->safe_psql('postgres', $groups_sql);
+my $release_before = $node->safe_psql('postgres', $release_sql);
 $node->stop('immediate');
 $node->start;
 is($node->safe_psql('postgres', $groups_sql), $before, 'the groups of the last commit come back');
 is($node->safe_psql('postgres', q{SELECT keanon.check('people')}), 't', 'check holds after the crash');
+is($node->safe_psql('postgres', $release_sql), $release_before, 'the last release comes back');
+is($node->safe_psql('postgres', q{SELECT keanon.check('rpeople')}), 't', 'the release checks after the crash');
 
 # 2. a transaction open at the crash leaves no trace
 my $bg = $node->background_psql('postgres');
 $bg->query_safe(q{BEGIN});
 $bg->query_safe(q{DELETE FROM people WHERE id < 1500});
 $bg->query_safe(q{INSERT INTO people SELECT 9000 + i, 70, 'a1', 1 + i FROM generate_series(1, 100) i});
+$bg->query_safe(q{INSERT INTO rpeople SELECT 9000 + i, 70, 'a1', 1 + i FROM generate_series(1, 100) i});
+$bg->query_safe(q{SELECT keanon.release('rpeople')});
 $node->stop('immediate');
 eval { $bg->quit; };
 $node->start;
 is($node->safe_psql('postgres', $groups_sql), $before, 'an open transaction moved no group');
 is($node->safe_psql('postgres', q{SELECT keanon.check('people')}), 't', 'check holds after the second crash');
+is($node->safe_psql('postgres', $release_sql), $release_before, 'a release open at the crash left no trace');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM keanon.releases('rpeople')}), '2', 'and no record');
 
 # 3. a standby replays the groups
 $node->backup('b1');
@@ -91,6 +115,11 @@ $node->safe_psql('restored', q{INSERT INTO people VALUES (99999, 44, 'a1', 4444)
 is($node->safe_psql('restored', q{SELECT keanon.check('people')}), 't', 'the restored watch takes writes and checks');
 is($node->safe_psql('restored', q{SELECT min(c) >= 4 FROM (SELECT count(*) c FROM people_anon GROUP BY age, kind) s}),
 	't', 'every published combination is shared by 4 rows');
+is($node->safe_psql('restored', $release_sql), $node->safe_psql('postgres', $release_sql),
+	'the restored database shows the same release');
+$node->safe_psql('restored', q{INSERT INTO rpeople VALUES (99999, 44, 'a1', 4444); DELETE FROM rpeople WHERE id < 100;
+SELECT keanon.release('rpeople')});
+is($node->safe_psql('restored', q{SELECT keanon.check('rpeople')}), 't', 'the restored release watch releases and checks');
 
 $node->stop;
 done_testing();
