@@ -659,7 +659,7 @@ BEGIN
 	keys := keanon.watch_check(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
 							   release_every);
 	PERFORM keanon.watch_check_generalized(tab, quasi_identifiers, generalize, hierarchies,
-										   qi_method, mode, k);
+										   qi_method, mode);
 	nsp := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.oid = tab);
 	-- no writer may slip in between reading the rows and the triggers
@@ -670,8 +670,7 @@ BEGIN
 								 nm.pending_name, nm.view_name);
 	IF generalize IS NOT NULL THEN
 		gen := keanon.watch_generalized(tab, sensitive, quasi_identifiers, keys, generalize, hierarchies,
-										nm.rows_name, nm.view_name,
-										CASE WHEN mode = 'release' THEN nm.release_name END);
+										nm.rows_name, nm.view_name);
 	END IF;
 	PERFORM keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
 		format('%I.%I', nsp, nm.view_name)::regclass,
@@ -683,8 +682,7 @@ BEGIN
 		PERFORM keanon.register_generalization(tab, generalize, qi_method, gen.ranges,
 			format('%I.%I', nsp, gen.hier_name)::regclass,
 			format('%I.%I', nsp, gen.groups_name)::regclass,
-			CASE WHEN gen.members_name IS NOT NULL THEN format('%I.%I', nsp, gen.members_name)::regclass END,
-			gen.origins);
+			format('%I.%I', nsp, gen.members_name)::regclass, gen.origins);
 	END IF;
 
 	-- the rows, written once and placed, then the rows table's indexes
@@ -1180,7 +1178,7 @@ COMMENT ON FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean) IS
 
 -- Refuse, with nothing made, what cannot be generalized
 CREATE FUNCTION keanon.watch_check_generalized(tab regclass, quasi_identifiers name[],
-	generalize integer, hierarchies jsonb, qi_method text, mode text, k integer)
+	generalize integer, hierarchies jsonb, qi_method text, mode text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -1207,11 +1205,10 @@ BEGIN
 		RAISE EXCEPTION 'unknown qi_method "%"', qi_method USING ERRCODE = 'invalid_parameter_value',
 			HINT = 'Use qi_method => ''i3m'' or qi_method => ''sbtree''.';
 	END IF;
-	IF mode = 'release' AND generalize > k THEN
-		RAISE EXCEPTION 'in release mode generalize cannot exceed k' USING ERRCODE = 'invalid_parameter_value',
-			DETAIL = format('generalize = %s, k = %s: a release groups only the rows that join in it, and those are none or at least k.',
-							generalize, k),
-			HINT = 'Use generalize => k or less, or mode => ''live''.';
+	IF mode = 'release' THEN
+		RAISE EXCEPTION 'generalization is not available in release mode' USING ERRCODE = 'feature_not_supported',
+			DETAIL = 'A release keeps the rows of the last release as released, and their groups could not keep k rows each.',
+			HINT = 'Use mode => ''live'' or mode => ''deferred''.';
 	END IF;
 	IF cardinality(quasi_identifiers) > 64 THEN
 		RAISE EXCEPTION 'at most 64 quasi-identifiers can be generalized' USING ERRCODE = 'program_limit_exceeded';
@@ -1259,14 +1256,14 @@ BEGIN
 	END LOOP;
 END;
 $watch_check_generalized$;
-COMMENT ON FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text, integer) IS
+COMMENT ON FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text) IS
 'part of keanon.watch: refuse, with nothing made, a generalization that cannot be: k out of range, an unknown method, release mode, no cube extension, a quasi-identifier neither numeric nor given a hierarchy, a hierarchy that is not one tree of unique values, a stored value that is not a leaf';
 
 -- The internal objects of a generalized watch, and its view in place of
 -- the plain one: returns the names of the hierarchy, groups and members
 -- tables
 CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_identifiers name[],
-	keys name[], generalize integer, hierarchies jsonb, rows_name text, view_name text, release_name text,
+	keys name[], generalize integer, hierarchies jsonb, rows_name text, view_name text,
 	OUT hier_name text, OUT groups_name text, OUT members_name text, OUT ranges float8[],
 	OUT origins float8[])
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -1360,58 +1357,43 @@ BEGIN
 	EXECUTE format('CREATE INDEX ON %I.%I (keanon_key)', nsp, groups_name);
 	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, groups_name,
 				   format('keanon: the k-anonymous groups of %s with their generalized quasi-identifiers', tab));
+	SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+	INTO keycols FROM unnest(keys) WITH ORDINALITY u(c, o);
+	EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_group bigint NOT NULL, keanon_x float8[] NOT NULL, '
+				   'PRIMARY KEY (%s))', persistence, nsp, members_name, keycols,
+				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(keys) WITH ORDINALITY u(c, o)));
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, members_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, members_name,
+				   format('keanon: the group of each row of %s and its coordinates; private, never grant it', tab));
+
+	-- the view: each row's group's tuple, its published value and
+	-- partition, in an order of published values alone
+	SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+	INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
 	SELECT string_agg(format('g.%I', c), ', ' ORDER BY o) INTO viewcols
 	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
 	EXECUTE format('DROP VIEW %I.%I', nsp, view_name);
-	IF release_name IS NOT NULL THEN
-		-- release mode: each released row keeps the group it was released
-		-- in, made at its release from the rows that joined with it
-		members_name := NULL;
-		EXECUTE format('ALTER TABLE %I.%I ADD COLUMN keanon_group bigint', nsp, release_name);
-		EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, release_name);
-		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
-					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r '
-					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) r.keanon_group '
-					   'WHERE g.keanon_n OPERATOR(pg_catalog.>=) %s '
-					   'ORDER BY r.keanon_group, r.keanon_pid, r.keanon_pub',
-					   nsp, view_name, viewcols, sensitive, nsp, release_name, nsp, groups_name, generalize);
-	ELSE
-		SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
-			FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
-		INTO keycols FROM unnest(keys) WITH ORDINALITY u(c, o);
-		EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_group bigint NOT NULL, keanon_x float8[] NOT NULL, '
-					   'PRIMARY KEY (%s))', persistence, nsp, members_name, keycols,
-					   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(keys) WITH ORDINALITY u(c, o)));
-		EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, members_name);
-		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, members_name,
-					   format('keanon: the group of each row of %s and its coordinates; private, never grant it', tab));
-		-- the view: each row's group's tuple, its published value and
-		-- partition, in an order of published values alone
-		SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
-		INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
-		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
-					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
-					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
-					   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
-					   'ORDER BY m.keanon_group, r.keanon_pid, r.keanon_pub',
-					   nsp, view_name, viewcols, sensitive, nsp, rows_name, nsp, members_name, keyeq,
-					   nsp, groups_name, generalize);
-	END IF;
+	EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+				   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
+				   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
+				   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
+				   'ORDER BY m.keanon_group, r.keanon_pid, r.keanon_pub',
+				   nsp, view_name, viewcols, sensitive, nsp, rows_name, nsp, members_name, keyeq,
+				   nsp, groups_name, generalize);
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s with its quasi-identifiers generalized into groups of at least %s rows and %I permuted within each partition keanon_pid',
 						  tab, generalize, sensitive));
 	IF current_user <> owner_name THEN
 		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, hier_name, owner_name);
 		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, groups_name, owner_name);
-		IF members_name IS NOT NULL THEN
-			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, members_name, owner_name);
-		END IF;
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, members_name, owner_name);
 		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
 	END IF;
 END;
 $watch_generalized$;
-COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text, text) IS
-'part of keanon.watch with generalize: make the hierarchy, groups and members tables (in release mode, release_name given, a group column of the release table instead of members) and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans and least values';
+COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text) IS
+'part of keanon.watch with generalize: make the hierarchy, groups and members tables and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans and least values';
 
 -- The default btree equality of a column's type, schema-qualified
 CREATE FUNCTION keanon.key_equality(tab regclass, col name)
@@ -1456,7 +1438,7 @@ COMMENT ON FUNCTION keanon.optimize(regclass) IS
 CREATE FUNCTION keanon.generalization_of(tab regclass,
 	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
 	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
-	OUT rows_table regclass, OUT release_table regclass)
+	OUT rows_table regclass)
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
@@ -1466,8 +1448,8 @@ BEGIN
 		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
 	END IF;
 	SELECT w.generalize, w.quasi_identifiers, w.key_columns, w.qi_ranges, w.qi_hierarchy, w.qi_groups,
-		   w.qi_members, w.rows_table, w.release_table
-	INTO generalize, quasi_identifiers, key_columns, ranges, hier, groups, members, rows_table, release_table
+		   w.qi_members, w.rows_table
+	INTO generalize, quasi_identifiers, key_columns, ranges, hier, groups, members, rows_table
 	FROM keanon.watches w WHERE w.relid = tab;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
@@ -1479,7 +1461,7 @@ BEGIN
 END;
 $generalization_of$;
 COMMENT ON FUNCTION keanon.generalization_of(regclass) IS
-'the table''s owner: the generalization of a watch as keanon.watches records it (members NULL in release mode, where the release table holds each row''s group); an error when the table is not watched with generalize';
+'the table''s owner: the generalization of a watch as keanon.watches records it; an error when the table is not watched with generalize';
 
 -- Each group's information loss (I3M, Definition 4) from its members:
 -- numeric spans over the whole publication's span, categorical heights
@@ -1497,7 +1479,8 @@ BEGIN
 	g := keanon.generalization_of(tab);
 	RETURN QUERY EXECUTE format($q$
 		WITH dims AS (SELECT d::integer AS d, $1[d] IS NULL AS cat FROM generate_subscripts($1, 1) d),
-		box AS (%1$s),
+		box AS (SELECT m.keanon_group AS gid, x.d, min(m.keanon_x[x.d]) AS lo, max(m.keanon_x[x.d]) AS hi
+				FROM %1$s m, dims x GROUP BY 1, 2),
 		span AS (SELECT d, max(hi) - min(lo) AS span FROM box GROUP BY d),
 		cost AS (SELECT b.gid, sum(CASE WHEN x.cat THEN
 					coalesce((SELECT h.height FROM %2$s h WHERE h.dim = b.d AND h.leaf_lo <= b.lo
@@ -1507,17 +1490,11 @@ BEGIN
 				 FROM box b JOIN dims x USING (d) JOIN span s USING (d) GROUP BY b.gid),
 		out AS (SELECT g.keanon_group AS group_id, g.keanon_n AS size,
 					   to_jsonb(g.*) - ARRAY['keanon_group', 'keanon_n', 'keanon_lo', 'keanon_hi', 'keanon_sum',
-											 'keanon_place', 'keanon_key'] AS generalized,
+											 'keanon_place'] AS generalized,
 					   c.per_row * g.keanon_n AS il
 				FROM %3$s g JOIN cost c ON c.gid = g.keanon_group)
 		SELECT o.group_id, o.size, o.generalized, o.il, sum(o.il) OVER () FROM out o ORDER BY o.group_id$q$,
-		CASE WHEN g.members IS NULL
-			-- release mode: the box each group was made with, which never changes
-			THEN format('SELECT y.keanon_group AS gid, x.d, y.keanon_lo[x.d] AS lo, y.keanon_hi[x.d] AS hi '
-						'FROM %s y, dims x', g.groups)
-			ELSE format('SELECT m.keanon_group AS gid, x.d, min(m.keanon_x[x.d]) AS lo, max(m.keanon_x[x.d]) AS hi '
-						'FROM %s m, dims x GROUP BY 1, 2', g.members) END,
-		g.hier, g.groups) USING g.ranges;
+		g.members, g.hier, g.groups) USING g.ranges;
 END;
 $qi_groups$;
 COMMENT ON FUNCTION keanon.qi_groups(regclass) IS
@@ -1535,11 +1512,11 @@ BEGIN
 	g := keanon.generalization_of(tab);
 	RETURN QUERY EXECUTE format('SELECT jsonb_build_object(%s), m.keanon_group FROM %s m ORDER BY 2, 1',
 		(SELECT string_agg(format('%L, m.%I', c, c), ', ' ORDER BY o) FROM unnest(g.key_columns) WITH ORDINALITY u(c, o)),
-		coalesce(g.members, g.release_table));
+		g.members);
 END;
 $qi_members$;
 COMMENT ON FUNCTION keanon.qi_members(regclass) IS
-'the table''s owner, for audits: the key of each published row of a generalized watch and its group (in release mode, of each row of the last release: a row retained beside its new version appears twice)';
+'the table''s owner, for audits: the key of each published row of a generalized watch and its group';
 
 -- The groups recomputed from the true values, independently of the C code
 CREATE FUNCTION keanon.check_groups(tab regclass)
@@ -1551,55 +1528,75 @@ AS $check_groups$
 DECLARE
 	g record;
 	keyeq text;
+	coords text := '';
 	bad bigint;
 	ngroups bigint;
 	q name;
 	i integer := 0;
 	typ regtype;
-	src text;
 BEGIN
 	g := keanon.generalization_of(tab);
-	IF g.members IS NULL THEN
-		-- release mode: each row of the last release names its group
-		src := format('%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m', g.release_table);
-	ELSE
-		SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
-		INTO keyeq FROM unnest(g.key_columns) WITH ORDINALITY u(c, o);
-		src := format('%s m JOIN %s r ON %s', g.members, g.rows_table, keyeq);
-		PERFORM keanon.check_members(tab, g.members, g.rows_table, g.quasi_identifiers, g.ranges, g.hier, keyeq);
+	SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+	INTO keyeq FROM unnest(g.key_columns) WITH ORDINALITY u(c, o);
+	-- 1. one member per published row, none else
+	EXECUTE format('SELECT (SELECT count(*) FROM %1$s m WHERE NOT EXISTS (SELECT 1 FROM %2$s r WHERE %3$s)) '
+				   '+ (SELECT count(*) FROM %2$s r WHERE NOT EXISTS (SELECT 1 FROM %1$s m WHERE %3$s))',
+				   g.members, g.rows_table, keyeq) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % rows of % are not members of exactly the published rows', bad, tab
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 2. each member's coordinates are its true values'
+	FOREACH q IN ARRAY g.quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
+		IF g.ranges[i] IS NULL THEN
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM (SELECT h.leaf_lo::float8 FROM %s h '
+									   'WHERE h.dim = %s AND h.height = 0 AND h.value = r.%I::text)', i, g.hier, i, q);
+		ELSE
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM %s', i,
+									   keanon.qi_coordinate(typ, format('r.%I', q)));
+		END IF;
+	END LOOP;
+	EXECUTE format('SELECT count(*) FROM %s m JOIN %s r ON %s WHERE cardinality(m.keanon_x) <> %s %s',
+				   g.members, g.rows_table, keyeq, cardinality(g.quasi_identifiers), coords) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % members of % have coordinates other than their true values''', bad, tab
+			USING ERRCODE = 'data_corrupted';
 	END IF;
 	-- 3. sizes: counted, at least k and below 2k, but for a lone group
 	EXECUTE format('SELECT count(*) FROM %s', g.groups) INTO ngroups;
 	EXECUTE format('SELECT count(*) FROM %1$s x WHERE x.keanon_n IS DISTINCT FROM '
-				   '(SELECT count(*) FROM %2$s WHERE m.keanon_group = x.keanon_group) '
+				   '(SELECT count(*) FROM %2$s m WHERE m.keanon_group = x.keanon_group) '
 				   'OR x.keanon_n >= 2 * %3$s OR x.keanon_n < 1 OR (x.keanon_n < %3$s AND %4$s > 1)',
-				   g.groups, src, g.generalize, ngroups) INTO bad;
+				   g.groups, g.members, g.generalize, ngroups) INTO bad;
 	IF bad > 0 THEN
 		RAISE EXCEPTION 'keanon.check: % groups of % are not of % to % rows', bad, tab, g.generalize, 2 * g.generalize - 1
 			USING ERRCODE = 'data_corrupted';
 	END IF;
-	EXECUTE format('SELECT count(*) FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s x WHERE x.keanon_group = m.keanon_group)',
-				   src, g.groups) INTO bad;
+	EXECUTE format('SELECT count(*) FROM %s m WHERE NOT EXISTS (SELECT 1 FROM %s x WHERE x.keanon_group = m.keanon_group)',
+				   g.members, g.groups) INTO bad;
 	IF bad > 0 THEN
 		RAISE EXCEPTION 'keanon.check: % rows of % belong to no group', bad, tab USING ERRCODE = 'data_corrupted';
 	END IF;
 	-- 4. each group publishes the least general tuple of its members' true values
+	i := 0;
 	FOREACH q IN ARRAY g.quasi_identifiers LOOP
 		i := i + 1;
 		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
 		IF g.ranges[i] IS NULL THEN
 			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(h.leaf_lo) lo, max(h.leaf_lo) hi
-						   FROM %2$s JOIN %3$s h ON h.dim = %4$s AND h.height = 0 AND h.value = r.%5$I::text
+						   FROM %2$s m JOIN %3$s r ON %4$s JOIN %5$s h ON h.dim = %6$s AND h.height = 0 AND h.value = r.%7$I::text
 						   GROUP BY 1) s USING (keanon_group)
-						   WHERE x.%5$I IS DISTINCT FROM (SELECT a.value FROM %3$s a WHERE a.dim = %4$s
+						   WHERE x.%7$I IS DISTINCT FROM (SELECT a.value FROM %5$s a WHERE a.dim = %6$s
 							 AND a.leaf_lo <= s.lo AND a.leaf_hi >= s.hi ORDER BY a.height LIMIT 1)$c$,
-						   g.groups, src, g.hier, i, q) INTO bad;
+						   g.groups, g.members, g.rows_table, keyeq, g.hier, i, q) INTO bad;
 		ELSE
-			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(r.%3$I) lo, max(r.%3$I) hi
-						   FROM %2$s GROUP BY 1) s USING (keanon_group)
-						   WHERE x.%3$I IS DISTINCT FROM %4$s(s.lo%5$s, s.hi%5$s, '[]')
-							  OR x.keanon_lo[%6$s] IS DISTINCT FROM %7$s OR x.keanon_hi[%6$s] IS DISTINCT FROM %8$s$c$,
-						   g.groups, src, q, keanon.qi_range_type(typ),
+			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(r.%5$I) lo, max(r.%5$I) hi
+						   FROM %2$s m JOIN %3$s r ON %4$s GROUP BY 1) s USING (keanon_group)
+						   WHERE x.%5$I IS DISTINCT FROM %6$s(s.lo%7$s, s.hi%7$s, '[]')
+							  OR x.keanon_lo[%8$s] IS DISTINCT FROM %9$s OR x.keanon_hi[%8$s] IS DISTINCT FROM %10$s$c$,
+						   g.groups, g.members, g.rows_table, keyeq, q, keanon.qi_range_type(typ),
 						   CASE WHEN keanon.qi_range_type(typ) = 'pg_catalog.numrange' THEN '::numeric' ELSE '' END,
 						   i, keanon.qi_coordinate(typ, 's.lo'), keanon.qi_coordinate(typ, 's.hi')) INTO bad;
 		END IF;
@@ -1612,54 +1609,7 @@ BEGIN
 END;
 $check_groups$;
 COMMENT ON FUNCTION keanon.check_groups(regclass) IS
-'part of keanon.check for a generalized watch: every published row is a member of one group, with the coordinates of its true values (in release mode every row of the last release names its group); every group holds k to 2k - 1 rows (a lone group fewer) and publishes the least general tuple of its members'' true values (the range from least to greatest, the lowest common ancestor in the hierarchy); an error naming the difference otherwise';
-
--- Part of keanon.check_groups in live and deferred mode: the members
--- table holds one member per published row, with its true coordinates
-CREATE FUNCTION keanon.check_members(tab regclass, members regclass, rows_table regclass,
-	quasi_identifiers name[], ranges float8[], hier regclass, keyeq text)
-RETURNS void
-LANGUAGE plpgsql STABLE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-SET row_security = on
-AS $check_members$
-DECLARE
-	coords text := '';
-	bad bigint;
-	q name;
-	i integer := 0;
-	typ regtype;
-BEGIN
-	-- 1. one member per published row, none else
-	EXECUTE format('SELECT (SELECT count(*) FROM %1$s m WHERE NOT EXISTS (SELECT 1 FROM %2$s r WHERE %3$s)) '
-				   '+ (SELECT count(*) FROM %2$s r WHERE NOT EXISTS (SELECT 1 FROM %1$s m WHERE %3$s))',
-				   members, rows_table, keyeq) INTO bad;
-	IF bad > 0 THEN
-		RAISE EXCEPTION 'keanon.check: % rows of % are not members of exactly the published rows', bad, tab
-			USING ERRCODE = 'data_corrupted';
-	END IF;
-	-- 2. each member's coordinates are its true values'
-	FOREACH q IN ARRAY quasi_identifiers LOOP
-		i := i + 1;
-		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
-		IF ranges[i] IS NULL THEN
-			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM (SELECT h.leaf_lo::float8 FROM %s h '
-									   'WHERE h.dim = %s AND h.height = 0 AND h.value = r.%I::text)', i, hier, i, q);
-		ELSE
-			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM %s', i,
-									   keanon.qi_coordinate(typ, format('r.%I', q)));
-		END IF;
-	END LOOP;
-	EXECUTE format('SELECT count(*) FROM %s m JOIN %s r ON %s WHERE cardinality(m.keanon_x) <> %s %s',
-				   members, rows_table, keyeq, cardinality(quasi_identifiers), coords) INTO bad;
-	IF bad > 0 THEN
-		RAISE EXCEPTION 'keanon.check: % members of % have coordinates other than their true values''', bad, tab
-			USING ERRCODE = 'data_corrupted';
-	END IF;
-END;
-$check_members$;
-COMMENT ON FUNCTION keanon.check_members(regclass, regclass, regclass, name[], float8[], regclass, text) IS
-'part of keanon.check_groups in live and deferred mode: one member per published row and none else, each with the coordinates of its true values; an error naming the difference otherwise';
+'part of keanon.check for a generalized watch: every published row is a member of one group, with the coordinates of its true values; every group holds k to 2k - 1 rows (a lone group fewer) and publishes the least general tuple of its members'' true values (the range from least to greatest, the lowest common ancestor in the hierarchy); an error naming the difference otherwise';
 
 -- ----------------------------------------------------------------
 -- Full-domain anonymization (PrivacyFrost2), a one-off anonymous copy

@@ -1,0 +1,546 @@
+/* keanon--0.1.0--0.2.0.sql */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION keanon UPDATE TO '0.2.0'" to load this file. \quit
+
+-- 0.2.0: generalized quasi-identifiers in release mode (each release
+-- groups the rows it adds; the release table holds each row's group), and
+-- keanon.check_groups split in two.  Existing watches keep their objects:
+-- a live or deferred generalized watch is unchanged, and a release-mode
+-- watch could not be generalized before.  Every function below is as
+-- keanon--0.2.0.sql makes it.
+
+-- a new signature
+DROP FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text);
+CREATE FUNCTION keanon.watch_check_generalized(tab regclass, quasi_identifiers name[],
+	generalize integer, hierarchies jsonb, qi_method text, mode text, k integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_check_generalized$
+DECLARE
+	q name;
+	typ regtype;
+	h text;
+	hrel regclass;
+	has_null boolean;
+BEGIN
+	IF generalize IS NULL THEN
+		IF hierarchies IS NOT NULL THEN
+			RAISE EXCEPTION 'hierarchies need generalize => k' USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		RETURN;
+	END IF;
+	IF generalize < 2 OR generalize > 100000 THEN
+		RAISE EXCEPTION 'generalize must be between 2 and 100000' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('generalize = %s was given.', generalize);
+	END IF;
+	IF qi_method IS NULL OR qi_method NOT IN ('i3m', 'sbtree') THEN
+		RAISE EXCEPTION 'unknown qi_method "%"', qi_method USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use qi_method => ''i3m'' or qi_method => ''sbtree''.';
+	END IF;
+	IF mode = 'release' AND generalize > k THEN
+		RAISE EXCEPTION 'in release mode generalize cannot exceed k' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('generalize = %s, k = %s: a release groups only the rows that join in it, and those are none or at least k.',
+							generalize, k),
+			HINT = 'Use generalize => k or less, or mode => ''live''.';
+	END IF;
+	IF cardinality(quasi_identifiers) > 64 THEN
+		RAISE EXCEPTION 'at most 64 quasi-identifiers can be generalized' USING ERRCODE = 'program_limit_exceeded';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'cube') THEN
+		RAISE EXCEPTION 'generalization needs the extension cube' USING ERRCODE = 'object_not_in_prerequisite_state',
+			DETAIL = 'The groups are found through a GiST index over their boxes.',
+			HINT = 'CREATE EXTENSION cube;';
+	END IF;
+	IF hierarchies IS NOT NULL AND jsonb_typeof(hierarchies) <> 'object' THEN
+		RAISE EXCEPTION 'hierarchies must be a JSON object from column names to tables'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR h IN SELECT key FROM jsonb_object_keys(coalesce(hierarchies, '{}')) key LOOP
+		IF NOT h = ANY (quasi_identifiers) THEN
+			RAISE EXCEPTION 'hierarchy given for "%", which is not a quasi-identifier', h
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END LOOP;
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF hierarchies ? q THEN
+			IF jsonb_typeof(hierarchies -> q) <> 'string' THEN
+				RAISE EXCEPTION 'the hierarchy of "%" must be named by a string', q
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			IF hrel IS NULL THEN
+				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
+					USING ERRCODE = 'undefined_table';
+			END IF;
+			PERFORM keanon.check_hierarchy(tab, q, hrel);
+		ELSIF keanon.qi_range_type(typ) IS NULL THEN
+			RAISE EXCEPTION 'quasi-identifier "%" of type % needs a hierarchy', q, typ
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Name a (value, parent) table for it in hierarchies, or generalize a numeric, date or timestamp column.';
+		END IF;
+		EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', tab, q) INTO has_null;
+		IF has_null THEN
+			RAISE EXCEPTION 'generalized quasi-identifier "%" of table % has NULL values', q, tab
+				USING ERRCODE = 'not_null_violation',
+					  HINT = 'Every row needs a value of each generalized quasi-identifier.';
+		END IF;
+	END LOOP;
+END;
+$watch_check_generalized$;
+COMMENT ON FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text, integer) IS
+'part of keanon.watch: refuse, with nothing made, a generalization that cannot be: k out of range, an unknown method, release mode, no cube extension, a quasi-identifier neither numeric nor given a hierarchy, a hierarchy that is not one tree of unique values, a stored value that is not a leaf';
+
+
+-- a new signature
+DROP FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text);
+CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_identifiers name[],
+	keys name[], generalize integer, hierarchies jsonb, rows_name text, view_name text, release_name text,
+	OUT hier_name text, OUT groups_name text, OUT members_name text, OUT ranges float8[],
+	OUT origins float8[])
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_generalized$
+DECLARE
+	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				 WHERE c.oid = tab);
+	cube_nsp name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+					  WHERE e.extname = 'cube');
+	base text := left(rows_name, length(rows_name) - length('_keanon_rows'));
+	persistence text := CASE (SELECT relpersistence FROM pg_class WHERE oid = tab)
+		WHEN 'u' THEN 'UNLOGGED ' ELSE '' END;
+	owner_name name := (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+						WHERE c.oid = tab);
+	q name;
+	i integer := 0;
+	typ regtype;
+	hrel regclass;
+	span float8;
+	least_value float8;
+	pubcols text := '';
+	keycols text;
+	keyeq text;
+	viewcols text;
+	obj text;
+BEGIN
+	hier_name := base || '_keanon_hier';
+	groups_name := base || '_keanon_groups';
+	members_name := base || '_keanon_members';
+	FOREACH obj IN ARRAY ARRAY[hier_name, groups_name, members_name] LOOP
+		IF to_regclass(format('%I.%I', nsp, obj)) IS NOT NULL THEN
+			RAISE EXCEPTION 'relation "%" already exists in schema "%"', obj, nsp USING ERRCODE = 'duplicate_table';
+		END IF;
+	END LOOP;
+
+	-- each hierarchy copied, numbered in depth-first order: a node's
+	-- leaves are the interval leaf_lo .. leaf_hi
+	EXECUTE format('CREATE %sTABLE %I.%I (dim integer NOT NULL, node integer NOT NULL, value text NOT NULL, '
+				   'parent integer, height integer NOT NULL, leaf_lo integer NOT NULL, leaf_hi integer NOT NULL, '
+				   'PRIMARY KEY (dim, node), UNIQUE (dim, value))', persistence, nsp, hier_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, hier_name,
+				   format('keanon: the generalization hierarchies of %s, numbered depth first', tab));
+	ranges := '{}';
+	origins := '{}';
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF hierarchies ? q THEN
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			EXECUTE format($h$
+				WITH RECURSIVE t AS (
+					SELECT value::text AS v, ARRAY[value::text] AS path FROM %1$s WHERE parent IS NULL
+					UNION ALL
+					SELECT h.value::text, t.path || h.value::text FROM %1$s h JOIN t ON h.parent::text = t.v),
+				n AS (SELECT v, path, (row_number() OVER (ORDER BY path))::integer - 1 AS node,
+							 NOT EXISTS (SELECT 1 FROM %1$s c WHERE c.parent::text = t.v) AS leaf
+					  FROM t),
+				l AS (SELECT n.*, (count(*) FILTER (WHERE leaf) OVER (ORDER BY path))::integer - 1 AS leafno FROM n),
+				a AS (SELECT l.path[1:d] AS anc, min(l.leafno) AS lo, max(l.leafno) AS hi,
+							 max(cardinality(l.path)) AS deepest
+					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1)
+				INSERT INTO %2$I.%3$I (dim, node, value, parent, height, leaf_lo, leaf_hi)
+				SELECT %4$s, l.node, l.v, p.node, a.deepest - cardinality(l.path), a.lo, a.hi
+				FROM l JOIN a ON a.anc = l.path
+				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
+				hrel, nsp, hier_name, i);
+			ranges := ranges || NULL::float8;
+			origins := origins || 0::float8;
+		ELSE
+			EXECUTE format('SELECT max(%1$s) - min(%1$s), min(%1$s) FROM %2$s',
+						   keanon.qi_coordinate(typ, format('%I', q)), tab) INTO span, least_value;
+			ranges := ranges || CASE WHEN span IS NULL OR span <= 0 OR span = 'Infinity' THEN 1 ELSE span END;
+			origins := origins || CASE WHEN least_value IS NULL OR least_value IN ('Infinity', '-Infinity')
+				THEN 0 ELSE least_value END;
+		END IF;
+		pubcols := pubcols || format(', %I %s', q, coalesce(CASE WHEN hierarchies ? q THEN NULL
+			ELSE keanon.qi_range_type(typ) END, 'text'));
+	END LOOP;
+
+	-- the groups: size, box and sum of coordinates, place in the GiST
+	-- index (the box, or the centre for the similar-B-tree), and the
+	-- published generalized tuple
+	EXECUTE format('CREATE %sTABLE %I.%I (keanon_group bigint PRIMARY KEY, keanon_n bigint NOT NULL, '
+				   'keanon_lo float8[] NOT NULL, keanon_hi float8[] NOT NULL, keanon_sum float8[] NOT NULL, '
+				   'keanon_place %I.cube NOT NULL, keanon_key bigint NOT NULL%s) WITH (fillfactor = 70)',
+				   persistence, nsp, groups_name, cube_nsp, pubcols);
+	EXECUTE format('CREATE INDEX ON %I.%I USING gist (keanon_place)', nsp, groups_name);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_key)', nsp, groups_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, groups_name,
+				   format('keanon: the k-anonymous groups of %s with their generalized quasi-identifiers', tab));
+	SELECT string_agg(format('g.%I', c), ', ' ORDER BY o) INTO viewcols
+	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
+	EXECUTE format('DROP VIEW %I.%I', nsp, view_name);
+	IF release_name IS NOT NULL THEN
+		-- release mode: each released row keeps the group it was released
+		-- in, made at its release from the rows that joined with it
+		members_name := NULL;
+		EXECUTE format('ALTER TABLE %I.%I ADD COLUMN keanon_group bigint', nsp, release_name);
+		EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, release_name);
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r '
+					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) r.keanon_group '
+					   'WHERE g.keanon_n OPERATOR(pg_catalog.>=) %s '
+					   'ORDER BY r.keanon_group, r.keanon_pid, r.keanon_pub',
+					   nsp, view_name, viewcols, sensitive, nsp, release_name, nsp, groups_name, generalize);
+	ELSE
+		SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+			FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+		INTO keycols FROM unnest(keys) WITH ORDINALITY u(c, o);
+		EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_group bigint NOT NULL, keanon_x float8[] NOT NULL, '
+					   'PRIMARY KEY (%s))', persistence, nsp, members_name, keycols,
+					   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(keys) WITH ORDINALITY u(c, o)));
+		EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, members_name);
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, members_name,
+					   format('keanon: the group of each row of %s and its coordinates; private, never grant it', tab));
+		-- the view: each row's group's tuple, its published value and
+		-- partition, in an order of published values alone
+		SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
+					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
+					   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
+					   'ORDER BY m.keanon_group, r.keanon_pid, r.keanon_pub',
+					   nsp, view_name, viewcols, sensitive, nsp, rows_name, nsp, members_name, keyeq,
+					   nsp, groups_name, generalize);
+	END IF;
+	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+				   format('keanon: %s with its quasi-identifiers generalized into groups of at least %s rows and %I permuted within each partition keanon_pid',
+						  tab, generalize, sensitive));
+	IF current_user <> owner_name THEN
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, hier_name, owner_name);
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, groups_name, owner_name);
+		IF members_name IS NOT NULL THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, members_name, owner_name);
+		END IF;
+		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
+	END IF;
+END;
+$watch_generalized$;
+COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text, text) IS
+'part of keanon.watch with generalize: make the hierarchy, groups and members tables (in release mode, release_name given, a group column of the release table instead of members) and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans and least values';
+
+
+-- a new signature
+DROP FUNCTION keanon.generalization_of(regclass);
+CREATE FUNCTION keanon.generalization_of(tab regclass,
+	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
+	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
+	OUT rows_table regclass, OUT release_table regclass)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $generalization_of$
+BEGIN
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	SELECT w.generalize, w.quasi_identifiers, w.key_columns, w.qi_ranges, w.qi_hierarchy, w.qi_groups,
+		   w.qi_members, w.rows_table, w.release_table
+	INTO generalize, quasi_identifiers, key_columns, ranges, hier, groups, members, rows_table, release_table
+	FROM keanon.watches w WHERE w.relid = tab;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
+	END IF;
+	IF generalize IS NULL THEN
+		RAISE EXCEPTION 'the watch of % does not generalize its quasi-identifiers', tab
+			USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Watch it with generalize => k.';
+	END IF;
+END;
+$generalization_of$;
+COMMENT ON FUNCTION keanon.generalization_of(regclass) IS
+'the table''s owner: the generalization of a watch as keanon.watches records it (members NULL in release mode, where the release table holds each row''s group); an error when the table is not watched with generalize';
+
+
+CREATE OR REPLACE FUNCTION keanon.watch(
+	tab regclass,
+	sensitive name,
+	quasi_identifiers name[],
+	k integer,
+	e numeric,
+	publish_as name DEFAULT NULL,
+	mode text DEFAULT 'live',
+	release_every interval DEFAULT NULL,
+	generalize integer DEFAULT NULL,
+	hierarchies jsonb DEFAULT NULL,
+	qi_method text DEFAULT 'i3m')
+RETURNS regclass
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch$
+DECLARE
+	nsp name;
+	keys name[];
+	cols name[];
+	q name;
+	nm record;
+	gen record;
+	keylist text;
+BEGIN
+	keys := keanon.watch_check(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
+							   release_every);
+	PERFORM keanon.watch_check_generalized(tab, quasi_identifiers, generalize, hierarchies,
+										   qi_method, mode, k);
+	nsp := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.oid = tab);
+	-- no writer may slip in between reading the rows and the triggers
+	EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tab);
+	nm := keanon.watch_names(tab, publish_as);
+	PERFORM keanon.watch_objects(tab, sensitive, quasi_identifiers, keys, k, e, mode,
+								 nm.rows_name, nm.parts_name, nm.idx_name, nm.release_name,
+								 nm.pending_name, nm.view_name);
+	IF generalize IS NOT NULL THEN
+		gen := keanon.watch_generalized(tab, sensitive, quasi_identifiers, keys, generalize, hierarchies,
+										nm.rows_name, nm.view_name,
+										CASE WHEN mode = 'release' THEN nm.release_name END);
+	END IF;
+	PERFORM keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
+		format('%I.%I', nsp, nm.view_name)::regclass,
+		format('%I.%I', nsp, nm.rows_name)::regclass,
+		format('%I.%I', nsp, nm.parts_name)::regclass,
+		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, nm.release_name)::regclass END,
+		CASE WHEN mode = 'deferred' THEN format('%I.%I', nsp, nm.pending_name)::regclass END);
+	IF generalize IS NOT NULL THEN
+		PERFORM keanon.register_generalization(tab, generalize, qi_method, gen.ranges,
+			format('%I.%I', nsp, gen.hier_name)::regclass,
+			format('%I.%I', nsp, gen.groups_name)::regclass,
+			CASE WHEN gen.members_name IS NOT NULL THEN format('%I.%I', nsp, gen.members_name)::regclass END,
+			gen.origins);
+	END IF;
+
+	-- the rows, written once and placed, then the rows table's indexes
+	IF keanon.fill(tab) >= 100000 THEN
+		RAISE NOTICE 'keanon: wrote the rows of %; building their indexes and triggers', tab;
+	END IF;
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
+	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, nm.rows_name, keylist);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, nm.rows_name);
+	-- the rows showing a value, for a row leaving a large partition: only
+	-- slots from 32 up, so that a small partition's rows, found through the
+	-- (keanon_pid, keanon_slot) index, cost no entry here when they move
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub) WHERE keanon_slot >= 32',
+				   nsp, nm.rows_name);
+
+	-- the watched columns: the key, then the quasi-identifiers and the value
+	cols := keys;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		IF NOT q = ANY (cols) THEN
+			cols := cols || q;
+		END IF;
+	END LOOP;
+	PERFORM keanon.watch_triggers(tab, mode, cols);
+	IF release_every IS NOT NULL THEN
+		PERFORM keanon.schedule_releases(tab, release_every);
+	END IF;
+	RETURN format('%I.%I', nsp, nm.view_name)::regclass;
+END;
+$watch$;
+COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
+'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule; with generalize => k the quasi-identifiers are published generalized (numbers as ranges, categories as ancestors in hierarchies => {column: table of (value, parent)}) in groups of at least k rows kept current by qi_method i3m or sbtree';
+
+
+CREATE OR REPLACE FUNCTION keanon.qi_groups(tab regclass,
+	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $qi_groups$
+DECLARE
+	g record;
+BEGIN
+	g := keanon.generalization_of(tab);
+	RETURN QUERY EXECUTE format($q$
+		WITH dims AS (SELECT d::integer AS d, $1[d] IS NULL AS cat FROM generate_subscripts($1, 1) d),
+		box AS (%1$s),
+		span AS (SELECT d, max(hi) - min(lo) AS span FROM box GROUP BY d),
+		cost AS (SELECT b.gid, sum(CASE WHEN x.cat THEN
+					coalesce((SELECT h.height FROM %2$s h WHERE h.dim = b.d AND h.leaf_lo <= b.lo
+							  AND h.leaf_hi >= b.hi ORDER BY h.height LIMIT 1)::float8
+							 / nullif((SELECT h.height FROM %2$s h WHERE h.dim = b.d AND h.parent IS NULL), 0), 0)
+					ELSE coalesce((b.hi - b.lo) / nullif(s.span, 0), 0) END) AS per_row
+				 FROM box b JOIN dims x USING (d) JOIN span s USING (d) GROUP BY b.gid),
+		out AS (SELECT g.keanon_group AS group_id, g.keanon_n AS size,
+					   to_jsonb(g.*) - ARRAY['keanon_group', 'keanon_n', 'keanon_lo', 'keanon_hi', 'keanon_sum',
+											 'keanon_place', 'keanon_key'] AS generalized,
+					   c.per_row * g.keanon_n AS il
+				FROM %3$s g JOIN cost c ON c.gid = g.keanon_group)
+		SELECT o.group_id, o.size, o.generalized, o.il, sum(o.il) OVER () FROM out o ORDER BY o.group_id$q$,
+		CASE WHEN g.members IS NULL
+			-- release mode: the box each group was made with, which never changes
+			THEN format('SELECT y.keanon_group AS gid, x.d, y.keanon_lo[x.d] AS lo, y.keanon_hi[x.d] AS hi '
+						'FROM %s y, dims x', g.groups)
+			ELSE format('SELECT m.keanon_group AS gid, x.d, min(m.keanon_x[x.d]) AS lo, max(m.keanon_x[x.d]) AS hi '
+						'FROM %s m, dims x GROUP BY 1, 2', g.members) END,
+		g.hier, g.groups) USING g.ranges;
+END;
+$qi_groups$;
+COMMENT ON FUNCTION keanon.qi_groups(regclass) IS
+'the table''s owner: each group of a generalized watch: its id, size, generalized tuple and information loss IL = size * (sum over numeric quasi-identifiers of the group''s span / the publication''s span + sum over categorical ones of the height of the published node / the hierarchy''s height) (I3M, Definition 4), and the total IL over all groups';
+
+
+CREATE OR REPLACE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $qi_members$
+DECLARE
+	g record;
+BEGIN
+	g := keanon.generalization_of(tab);
+	RETURN QUERY EXECUTE format('SELECT jsonb_build_object(%s), m.keanon_group FROM %s m ORDER BY 2, 1',
+		(SELECT string_agg(format('%L, m.%I', c, c), ', ' ORDER BY o) FROM unnest(g.key_columns) WITH ORDINALITY u(c, o)),
+		coalesce(g.members, g.release_table));
+END;
+$qi_members$;
+COMMENT ON FUNCTION keanon.qi_members(regclass) IS
+'the table''s owner, for audits: the key of each published row of a generalized watch and its group (in release mode, of each row of the last release: a row retained beside its new version appears twice)';
+
+
+CREATE OR REPLACE FUNCTION keanon.check_groups(tab regclass)
+RETURNS boolean
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $check_groups$
+DECLARE
+	g record;
+	keyeq text;
+	bad bigint;
+	ngroups bigint;
+	q name;
+	i integer := 0;
+	typ regtype;
+	src text;
+BEGIN
+	g := keanon.generalization_of(tab);
+	IF g.members IS NULL THEN
+		-- release mode: each row of the last release names its group
+		src := format('%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m', g.release_table);
+	ELSE
+		SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		INTO keyeq FROM unnest(g.key_columns) WITH ORDINALITY u(c, o);
+		src := format('%s m JOIN %s r ON %s', g.members, g.rows_table, keyeq);
+		PERFORM keanon.check_members(tab, g.members, g.rows_table, g.quasi_identifiers, g.ranges, g.hier, keyeq);
+	END IF;
+	-- 3. sizes: counted, at least k and below 2k, but for a lone group
+	EXECUTE format('SELECT count(*) FROM %s', g.groups) INTO ngroups;
+	EXECUTE format('SELECT count(*) FROM %1$s x WHERE x.keanon_n IS DISTINCT FROM '
+				   '(SELECT count(*) FROM %2$s WHERE m.keanon_group = x.keanon_group) '
+				   'OR x.keanon_n >= 2 * %3$s OR x.keanon_n < 1 OR (x.keanon_n < %3$s AND %4$s > 1)',
+				   g.groups, src, g.generalize, ngroups) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % groups of % are not of % to % rows', bad, tab, g.generalize, 2 * g.generalize - 1
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	EXECUTE format('SELECT count(*) FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s x WHERE x.keanon_group = m.keanon_group)',
+				   src, g.groups) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % rows of % belong to no group', bad, tab USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 4. each group publishes the least general tuple of its members' true values
+	FOREACH q IN ARRAY g.quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
+		IF g.ranges[i] IS NULL THEN
+			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(h.leaf_lo) lo, max(h.leaf_lo) hi
+						   FROM %2$s JOIN %3$s h ON h.dim = %4$s AND h.height = 0 AND h.value = r.%5$I::text
+						   GROUP BY 1) s USING (keanon_group)
+						   WHERE x.%5$I IS DISTINCT FROM (SELECT a.value FROM %3$s a WHERE a.dim = %4$s
+							 AND a.leaf_lo <= s.lo AND a.leaf_hi >= s.hi ORDER BY a.height LIMIT 1)$c$,
+						   g.groups, src, g.hier, i, q) INTO bad;
+		ELSE
+			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(r.%3$I) lo, max(r.%3$I) hi
+						   FROM %2$s GROUP BY 1) s USING (keanon_group)
+						   WHERE x.%3$I IS DISTINCT FROM %4$s(s.lo%5$s, s.hi%5$s, '[]')
+							  OR x.keanon_lo[%6$s] IS DISTINCT FROM %7$s OR x.keanon_hi[%6$s] IS DISTINCT FROM %8$s$c$,
+						   g.groups, src, q, keanon.qi_range_type(typ),
+						   CASE WHEN keanon.qi_range_type(typ) = 'pg_catalog.numrange' THEN '::numeric' ELSE '' END,
+						   i, keanon.qi_coordinate(typ, 's.lo'), keanon.qi_coordinate(typ, 's.hi')) INTO bad;
+		END IF;
+		IF bad > 0 THEN
+			RAISE EXCEPTION 'keanon.check: % groups of % publish a value of % other than the least general one', bad, tab, q
+				USING ERRCODE = 'data_corrupted';
+		END IF;
+	END LOOP;
+	RETURN true;
+END;
+$check_groups$;
+COMMENT ON FUNCTION keanon.check_groups(regclass) IS
+'part of keanon.check for a generalized watch: every published row is a member of one group, with the coordinates of its true values (in release mode every row of the last release names its group); every group holds k to 2k - 1 rows (a lone group fewer) and publishes the least general tuple of its members'' true values (the range from least to greatest, the lowest common ancestor in the hierarchy); an error naming the difference otherwise';
+
+
+-- new
+CREATE FUNCTION keanon.check_members(tab regclass, members regclass, rows_table regclass,
+	quasi_identifiers name[], ranges float8[], hier regclass, keyeq text)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $check_members$
+DECLARE
+	coords text := '';
+	bad bigint;
+	q name;
+	i integer := 0;
+	typ regtype;
+BEGIN
+	-- 1. one member per published row, none else
+	EXECUTE format('SELECT (SELECT count(*) FROM %1$s m WHERE NOT EXISTS (SELECT 1 FROM %2$s r WHERE %3$s)) '
+				   '+ (SELECT count(*) FROM %2$s r WHERE NOT EXISTS (SELECT 1 FROM %1$s m WHERE %3$s))',
+				   members, rows_table, keyeq) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % rows of % are not members of exactly the published rows', bad, tab
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 2. each member's coordinates are its true values'
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
+		IF ranges[i] IS NULL THEN
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM (SELECT h.leaf_lo::float8 FROM %s h '
+									   'WHERE h.dim = %s AND h.height = 0 AND h.value = r.%I::text)', i, hier, i, q);
+		ELSE
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM %s', i,
+									   keanon.qi_coordinate(typ, format('r.%I', q)));
+		END IF;
+	END LOOP;
+	EXECUTE format('SELECT count(*) FROM %s m JOIN %s r ON %s WHERE cardinality(m.keanon_x) <> %s %s',
+				   members, rows_table, keyeq, cardinality(quasi_identifiers), coords) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % members of % have coordinates other than their true values''', bad, tab
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+END;
+$check_members$;
+COMMENT ON FUNCTION keanon.check_members(regclass, regclass, regclass, name[], float8[], regclass, text) IS
+'part of keanon.check_groups in live and deferred mode: one member per published row and none else, each with the coordinates of its true values; an error naming the difference otherwise';
+

@@ -1,0 +1,2075 @@
+/* keanon--0.2.0.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION keanon" to load this file. \quit
+
+-- The optimal (k,e)-partitioning of a multiset of numbers, computed in the
+-- backend by the same engine that will maintain watched tables.
+
+CREATE FUNCTION keanon.optimal_partitions(
+	vals bigint[],
+	k integer,
+	e bigint)
+RETURNS TABLE (
+	pid bigint,
+	n bigint,
+	distinct_values bigint,
+	min_value numeric,
+	max_value numeric,
+	error numeric)
+AS 'MODULE_PATHNAME', 'keanon_optimal_partitions_int8'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION keanon.optimal_partitions(bigint[], integer, bigint) IS
+'optimal (k,e)-partitioning of the non-null elements of an integer array: one row per partition in ascending order, with exact errors; no rows when no valid partitioning exists';
+
+CREATE FUNCTION keanon.optimal_partitions(
+	vals double precision[],
+	k integer,
+	e double precision)
+RETURNS TABLE (
+	pid bigint,
+	n bigint,
+	distinct_values bigint,
+	min_value numeric,
+	max_value numeric,
+	error numeric)
+AS 'MODULE_PATHNAME', 'keanon_optimal_partitions_float8'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION keanon.optimal_partitions(double precision[], integer, double precision) IS
+'optimal (k,e)-partitioning of the non-null elements of a double precision array: one row per partition in ascending order; errors are computed in double precision; no rows when no valid partitioning exists';
+
+-- Everyone may call keanon's read functions; each checks the caller's
+-- privileges on the objects it reads.
+GRANT USAGE ON SCHEMA keanon TO PUBLIC;
+
+-- ----------------------------------------------------------------
+-- The keanon index access method
+-- ----------------------------------------------------------------
+
+CREATE FUNCTION keanon.keanon_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'keanon_handler'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.keanon_handler(internal) IS
+'access method handler of keanon indexes';
+
+CREATE ACCESS METHOD keanon TYPE INDEX HANDLER keanon.keanon_handler;
+COMMENT ON ACCESS METHOD keanon IS
+'optimal (k,e)-partitioning of one numeric column, kept in crash-safe pages; never used for scans';
+
+CREATE OPERATOR CLASS keanon.keanon_int2_ops
+DEFAULT FOR TYPE smallint USING keanon AS
+	FUNCTION 1 btint2cmp(smallint, smallint),
+	FUNCTION 2 int2mi(smallint, smallint);
+COMMENT ON OPERATOR CLASS keanon.keanon_int2_ops USING keanon IS
+'keanon partitioning of smallint values';
+
+CREATE OPERATOR CLASS keanon.keanon_int4_ops
+DEFAULT FOR TYPE integer USING keanon AS
+	FUNCTION 1 btint4cmp(integer, integer),
+	FUNCTION 2 int4mi(integer, integer);
+COMMENT ON OPERATOR CLASS keanon.keanon_int4_ops USING keanon IS
+'keanon partitioning of integer values';
+
+CREATE OPERATOR CLASS keanon.keanon_int8_ops
+DEFAULT FOR TYPE bigint USING keanon AS
+	FUNCTION 1 btint8cmp(bigint, bigint),
+	FUNCTION 2 int8mi(bigint, bigint);
+COMMENT ON OPERATOR CLASS keanon.keanon_int8_ops USING keanon IS
+'keanon partitioning of bigint values';
+
+CREATE OPERATOR CLASS keanon.keanon_numeric_ops
+DEFAULT FOR TYPE numeric USING keanon AS
+	FUNCTION 1 numeric_cmp(numeric, numeric),
+	FUNCTION 2 numeric_sub(numeric, numeric);
+COMMENT ON OPERATOR CLASS keanon.keanon_numeric_ops USING keanon IS
+'keanon partitioning of numeric values (exact, at the column''s scale)';
+
+CREATE OPERATOR CLASS keanon.keanon_float4_ops
+DEFAULT FOR TYPE real USING keanon AS
+	FUNCTION 1 btfloat4cmp(real, real),
+	FUNCTION 2 float4mi(real, real);
+COMMENT ON OPERATOR CLASS keanon.keanon_float4_ops USING keanon IS
+'keanon partitioning of real values (sums of errors rounded as double precision)';
+
+CREATE OPERATOR CLASS keanon.keanon_float8_ops
+DEFAULT FOR TYPE double precision USING keanon AS
+	FUNCTION 1 btfloat8cmp(double precision, double precision),
+	FUNCTION 2 float8mi(double precision, double precision);
+COMMENT ON OPERATOR CLASS keanon.keanon_float8_ops USING keanon IS
+'keanon partitioning of double precision values (sums of errors rounded as double precision)';
+
+CREATE FUNCTION keanon.index_partitions(index regclass,
+	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,
+	OUT min_value numeric, OUT max_value numeric, OUT error numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'keanon_index_partitions'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION keanon.index_partitions(regclass) IS
+'the optimal (k,e)-partitioning held by a keanon index: one row per partition, ordered by min_value';
+
+CREATE FUNCTION keanon.index_check(index regclass)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'keanon_index_check'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION keanon.index_check(regclass) IS
+'recompute the optimum from the table and compare it with the keanon index''s pages: true, or an error naming the difference';
+
+CREATE FUNCTION keanon.index_apply(index regclass, vals numeric[], deltas bigint[])
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_index_apply'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) IS
+'superuser only, for tests: add (delta > 0) or remove (delta < 0) values in a keanon index directly, before making the same change to its table in the same transaction (an index repairing itself reads the table); returns the DP runs recomputed';
+REVOKE ALL ON FUNCTION keanon.index_apply(regclass, numeric[], bigint[]) FROM PUBLIC;
+
+-- ----------------------------------------------------------------
+-- Watching a table
+-- ----------------------------------------------------------------
+
+-- keanon's catalog: written only by keanon's C code, as the role that
+-- created the extension (see src/catalog.c); PUBLIC may read the rows of
+-- its own tables.  Partition ids are the watch's number times 10^12 plus a
+-- counter, so a bound aggregate over keanon_pid alone finds the
+-- partitions' summaries; a watch takes the least free number.
+
+CREATE TABLE keanon.watches (
+	relid regclass PRIMARY KEY,
+	watch_no integer NOT NULL UNIQUE,
+	sensitive name NOT NULL,
+	quasi_identifiers name[] NOT NULL,
+	key_columns name[] NOT NULL,
+	k integer NOT NULL,
+	e numeric NOT NULL,
+	mode text NOT NULL,
+	view regclass NOT NULL,
+	rows_table regclass NOT NULL,
+	parts_table regclass NOT NULL,
+	release_table regclass,
+	pending_table regclass,
+	generation bigint NOT NULL DEFAULT 0,
+	next_pid bigint NOT NULL DEFAULT 0,
+	next_arrival bigint NOT NULL DEFAULT 0,
+	release_every interval,
+	generalize integer,
+	qi_method text,
+	qi_ranges float8[],
+	qi_origins float8[],
+	qi_hierarchy regclass,
+	qi_groups regclass,
+	qi_members regclass
+);
+COMMENT ON TABLE keanon.watches IS
+'one row per watched table: its (k,e) parameters, its generalization (the groups'' k, the method, the numeric quasi-identifiers'' spans and least values, its hierarchy, groups and members tables) and the objects keanon maintains for it (the keanon index is found on rows_table, so that a dump restores this table before indexes exist); written by keanon alone, each owner sees the rows of its own tables';
+SELECT pg_catalog.pg_extension_config_dump('keanon.watches', '');
+ALTER TABLE keanon.watches ENABLE ROW LEVEL SECURITY;
+CREATE POLICY watches_owner ON keanon.watches
+	USING (pg_catalog.pg_has_role(current_user,
+		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
+GRANT SELECT ON keanon.watches TO PUBLIC;
+
+CREATE TABLE keanon.releases (
+	relid regclass NOT NULL,
+	release_no bigint NOT NULL,
+	released_at timestamptz NOT NULL DEFAULT now(),
+	rows_published bigint NOT NULL,
+	partitions bigint NOT NULL,
+	sum_error numeric NOT NULL,
+	unconstrained_sum_error numeric NOT NULL,
+	rows_withheld bigint NOT NULL DEFAULT 0,
+	rows_retained bigint NOT NULL DEFAULT 0,
+	lo text[] NOT NULL,
+	hi text[] NOT NULL,
+	PRIMARY KEY (relid, release_no)
+);
+COMMENT ON TABLE keanon.releases IS
+'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, the rows withheld (arrivals no partition could yet add safely) and retained (released rows since deleted or changed, kept as they were), and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
+SELECT pg_catalog.pg_extension_config_dump('keanon.releases', '');
+ALTER TABLE keanon.releases ENABLE ROW LEVEL SECURITY;
+CREATE POLICY releases_owner ON keanon.releases
+	USING (pg_catalog.pg_has_role(current_user,
+		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
+GRANT SELECT ON keanon.releases TO PUBLIC;
+
+CREATE FUNCTION keanon.register_watch(tab regclass, sensitive name, quasi_identifiers name[],
+	key_columns name[], k integer, e numeric, mode text, view regclass, rows_table regclass,
+	parts_table regclass, release_table regclass, pending_table regclass)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'keanon_register_watch'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.register_watch(regclass, name, name[], name[], integer, numeric, text, regclass, regclass, regclass, regclass, regclass) IS
+'part of keanon.watch: record a new watch in keanon.watches, after checking that the caller owns the table and that each internal object is a relation of the table''s owner in its schema; the internal objects then depend on the table and on the extension; returns the watch''s number';
+
+CREATE FUNCTION keanon.forget_watch(tab oid,
+	OUT view oid, OUT rows_table oid, OUT parts_table oid, OUT release_table oid,
+	OUT pending_table oid)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'keanon_forget_watch'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.forget_watch(oid) IS
+'part of keanon.unwatch and of dropping a watched table: remove its watch and releases from keanon''s catalog (the caller must own the table, unless it is gone); returns the internal objects the watch had (view, rows, partitions, release and pending tables)';
+
+CREATE FUNCTION keanon.rename_watched_column(tab regclass, old name, new name)
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_rename_watched_column'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.rename_watched_column(regclass, name, name) IS
+'part of following a renamed watched column: record its new name in keanon.watches (the caller must own the table, and the column must carry the new name)';
+
+CREATE FUNCTION keanon.schedule_releases(tab regclass, every interval)
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_schedule_releases'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.schedule_releases(regclass, interval) IS
+'owner only, release mode: have the background worker call keanon.release(tab) whenever every has passed since the last release (NULL stops the schedule)';
+
+CREATE FUNCTION keanon.check_layout(tab regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_check_layout'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.check_layout(regclass) IS
+'part of keanon.on_alter: check that the internal tables of the watch of tab are laid out as keanon writes them (the caller must own the table); an error names the table that is not';
+
+CREATE FUNCTION keanon.apply_row()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_apply_row'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.apply_row() IS
+'row trigger of live and release watches: maintain each row a logical replication apply worker writes (it fires no statement triggers); anywhere else it does nothing';
+
+CREATE FUNCTION keanon.maintain()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_maintain'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.maintain() IS
+'statement trigger of watched tables: applies each INSERT, UPDATE, DELETE and TRUNCATE to the partitioning and the published view';
+
+CREATE FUNCTION keanon.lock_watch()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_lock_watch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.lock_watch() IS
+'BEFORE statement trigger of watched tables: takes the writers'' lock before any row is locked, and refuses a stale REPEATABLE READ or SERIALIZABLE snapshot';
+
+CREATE FUNCTION keanon.note_change()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'keanon_note_change'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.note_change() IS
+'row trigger of deferred watches: notes the key of each row inserted, deleted or changed in a watched column in the watch''s pending list, inside the writer''s transaction, for keanon.flush to apply';
+
+CREATE FUNCTION keanon.flush(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_flush'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.flush(regclass) IS
+'apply the committed pending changes of a deferred watch to its partitioning and published view now, as its background worker does; owner only; returns the rows whose keys were applied (0 for other modes)';
+
+CREATE FUNCTION keanon.status(tab regclass,
+	OUT mode text, OUT pending bigint, OUT oldest_pending timestamptz, OUT lag interval,
+	OUT published bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'keanon_status'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.status(regclass) IS
+'the state of a watch: its mode, the changes committed and not yet published (deferred mode), when the oldest of them was written and how long ago, and the rows published; readable by whoever may read the view';
+
+CREATE FUNCTION keanon.republish(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_republish'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.republish(regclass) IS
+'assign every row of a watched table to its partition again and draw a fresh permutation of every partition; returns the rows published';
+
+CREATE FUNCTION keanon.fill(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_fill'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+-- it reads the table twice and pairs the rows by the order of the scans
+SET synchronize_seqscans = off;
+COMMENT ON FUNCTION keanon.fill(regclass) IS
+'part of keanon.watch: write the rows of a newly watched table into its empty rows table, each once and already placed (live mode); returns the rows written';
+
+-- keanon.watch in steps: the checks, the internal names, the objects, the
+-- triggers; watch() runs them in order around the registration and fill
+CREATE FUNCTION keanon.watch_check(tab regclass, sensitive name, quasi_identifiers name[],
+	k integer, e numeric, publish_as name, mode text, release_every interval)
+RETURNS name[]
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_check$
+DECLARE
+	nsp name;
+	rel name;
+	s_type text;
+	s_typid oid;
+	keys name[];
+	q name;
+BEGIN
+	IF tab IS NULL OR sensitive IS NULL OR quasi_identifiers IS NULL OR k IS NULL OR e IS NULL THEN
+		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF mode IS NULL OR mode NOT IN ('live', 'release', 'deferred') THEN
+		RAISE EXCEPTION 'unknown watch mode "%"', mode
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Use mode => ''live'', mode => ''deferred'' or mode => ''release''.';
+	END IF;
+	IF release_every IS NOT NULL AND mode <> 'release' THEN
+		RAISE EXCEPTION 'release_every needs mode => ''release'''
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF k < 2 OR k > 1000000 THEN
+		RAISE EXCEPTION 'k must be between 2 and 1000000' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('k = %s was given.', k);
+	END IF;
+	IF e < 0 OR e = 'NaN'::numeric OR e IN ('Infinity'::numeric, '-Infinity'::numeric) THEN
+		RAISE EXCEPTION 'e must be a finite number of at least 0' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('e = %s was given.', e);
+	END IF;
+	IF e >= 1e28 THEN
+		RAISE EXCEPTION 'e must be below 10^28' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('e = %s was given.', e);
+	END IF;
+	IF (SELECT relkind FROM pg_class WHERE oid = tab) = 'p' THEN
+		RAISE EXCEPTION 'partitioned table % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'Statements on its partitions would bypass a watch of the parent.',
+			HINT = 'Watch an ordinary table; see "Known limitations" in keanon''s README.';
+	END IF;
+	SELECT n.nspname, c.relname INTO nsp, rel
+	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE c.oid = tab AND c.relkind = 'r';
+	IF NOT FOUND THEN
+		RAISE EXCEPTION '"%" is not an ordinary table', tab USING ERRCODE = 'wrong_object_type';
+	END IF;
+	IF (SELECT relpersistence FROM pg_class WHERE oid = tab) = 't' THEN
+		RAISE EXCEPTION 'temporary table % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'A watch outlives no session: its catalog row would outlive the table.';
+	END IF;
+	-- rows written through a parent would bypass the table's own triggers
+	IF (SELECT relispartition FROM pg_class WHERE oid = tab) THEN
+		RAISE EXCEPTION 'partition % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'Rows written through its partitioned parent would bypass the watch.',
+			HINT = 'Watch an ordinary table that is neither partitioned nor a partition.';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tab OR inhparent = tab) THEN
+		RAISE EXCEPTION 'table % has inheritance parents or children and cannot be watched', tab
+			USING ERRCODE = 'wrong_object_type',
+			DETAIL = 'Rows changed through an inheritance parent would bypass the watch, or be missed by it.',
+			HINT = 'Watch a table without inheritance (ALTER TABLE ... NO INHERIT).';
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = tab AND contype = 'p' AND condeferrable) THEN
+		RAISE EXCEPTION 'the primary key of table % is deferrable', tab USING ERRCODE = 'invalid_table_definition',
+			DETAIL = 'keanon links published rows to their source rows by a key that holds at every statement.',
+			HINT = 'Make the primary key NOT DEFERRABLE.';
+	END IF;
+	IF publish_as = '' THEN
+		RAISE EXCEPTION 'publish_as must not be empty' USING ERRCODE = 'invalid_name';
+	END IF;
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF EXISTS (SELECT 1 FROM keanon.watches w WHERE w.relid = tab) THEN
+		RAISE EXCEPTION 'table % is already watched', tab USING ERRCODE = 'duplicate_object',
+			HINT = 'Call keanon.unwatch first to change its parameters.';
+	END IF;
+
+	SELECT format_type(a.atttypid, a.atttypmod), a.atttypid INTO s_type, s_typid
+	FROM pg_attribute a
+	WHERE a.attrelid = tab AND a.attname = sensitive AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of table % does not exist', sensitive, tab
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF s_typid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+					   'numeric'::regtype, 'real'::regtype, 'double precision'::regtype) THEN
+		RAISE EXCEPTION 'sensitive column "%" has type %, which keanon cannot partition', sensitive, s_type
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = 'Use smallint, integer, bigint, numeric, real or double precision.';
+	END IF;
+	IF cardinality(quasi_identifiers) = 0 THEN
+		RAISE EXCEPTION 'at least one quasi-identifier is needed' USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'The published view shows the quasi-identifiers next to the permuted values.';
+	END IF;
+	IF cardinality(quasi_identifiers) IS DISTINCT FROM
+	   (SELECT count(DISTINCT x) FROM unnest(quasi_identifiers) x) THEN
+		RAISE EXCEPTION 'quasi-identifiers must be distinct and not null' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		IF q = sensitive THEN
+			RAISE EXCEPTION 'the sensitive column "%" cannot also be a quasi-identifier', q
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = 'Publishing it unpermuted would reveal every value.';
+		END IF;
+		IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q
+					   AND a.attnum > 0 AND NOT a.attisdropped) THEN
+			RAISE EXCEPTION 'column "%" of table % does not exist', q, tab
+				USING ERRCODE = 'undefined_column';
+		END IF;
+	END LOOP;
+
+	SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum))
+	INTO keys
+	FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+	WHERE i.indrelid = tab AND i.indisprimary;
+	IF keys IS NULL THEN
+		RAISE EXCEPTION 'table % has no primary key', tab USING ERRCODE = 'invalid_table_definition',
+			HINT = 'keanon links published rows to their source rows by primary key.';
+	END IF;
+	-- keanon's own columns beside the user's in the rows table and the view
+	FOREACH q IN ARRAY keys || quasi_identifiers || sensitive LOOP
+		IF q LIKE 'keanon\_%' THEN
+			RAISE EXCEPTION 'column "%" of table % has a name reserved for keanon', q, tab
+				USING ERRCODE = 'reserved_name',
+					  DETAIL = 'Columns whose names begin with keanon_ cannot be watched.',
+					  HINT = 'Rename the column.';
+		END IF;
+	END LOOP;
+	RETURN keys;
+END;
+$watch_check$;
+COMMENT ON FUNCTION keanon.watch_check(regclass, name, name[], integer, numeric, name, text, interval) IS
+'part of keanon.watch: refuse, with keanon''s own words and nothing made, what cannot be watched; returns the primary key''s columns';
+
+CREATE FUNCTION keanon.watch_names(tab regclass, publish_as name,
+	OUT rows_name text, OUT parts_name text, OUT idx_name text, OUT release_name text,
+	OUT pending_name text, OUT view_name text)
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $watch_names$
+DECLARE
+	nsp name;
+	rel name;
+	base text;
+	attempt integer := 1;
+BEGIN
+	SELECT n.nspname, c.relname INTO nsp, rel
+	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tab;
+	-- internal names: the table's name, cut short, numbered until all are free
+	base := left(rel, 36);
+	LOOP
+		rows_name := base || '_keanon_rows';
+		parts_name := base || '_keanon_parts';
+		idx_name := base || '_keanon_idx';
+		release_name := base || '_keanon_release';
+		pending_name := base || '_keanon_pending';
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+							  WHERE n.nspname = nsp
+								AND c.relname IN (rows_name, parts_name, idx_name, release_name, pending_name));
+		attempt := attempt + 1;
+		base := left(rel, 36) || '_' || attempt;
+	END LOOP;
+	view_name := coalesce(publish_as, left(rel, 58) || '_anon');
+	IF EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			   WHERE n.nspname = nsp AND c.relname = view_name) THEN
+		RAISE EXCEPTION 'relation "%" already exists in schema "%"', view_name, nsp
+			USING ERRCODE = 'duplicate_table',
+				  HINT = 'Name the published view with publish_as => ''...''.';
+	END IF;
+END;
+$watch_names$;
+COMMENT ON FUNCTION keanon.watch_names(regclass, name) IS
+'part of keanon.watch: the names of a new watch''s internal objects, free in the table''s schema (the table''s name cut short, numbered until all are free), and of its view';
+
+CREATE FUNCTION keanon.watch_objects(tab regclass, sensitive name, quasi_identifiers name[],
+	keys name[], k integer, e numeric, mode text, rows_name text, parts_name text, idx_name text,
+	release_name text, pending_name text, view_name text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_objects$
+DECLARE
+	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				 WHERE c.oid = tab);
+	s_type text := (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+					WHERE a.attrelid = tab AND a.attname = sensitive);
+	cols name[];
+	q name;
+	collist text;
+	qilist text;
+	persistence text;
+	owner_name name;
+BEGIN
+	-- an unlogged table's internal tables are unlogged too: a crash empties all
+	persistence := CASE (SELECT relpersistence FROM pg_class WHERE oid = tab)
+		WHEN 'u' THEN 'UNLOGGED ' ELSE '' END;
+	owner_name := (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = tab);
+
+	-- the internal rows: link, quasi-identifiers, true and published values
+	cols := keys;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		IF NOT q = ANY (cols) THEN
+			cols := cols || q;
+		END IF;
+	END LOOP;
+	SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+	INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
+	-- its indexes but keanon's are built once it is filled; room on each
+	-- page lets a change of a published value alone be a HOT update
+	EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
+				   'keanon_arrival bigint NOT NULL) WITH (fillfactor = 80)',
+				   persistence, nsp, rows_name, collist, s_type);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rows_name,
+				   format('keanon: rows of %s with true and published %I values; private, never grant it', tab, sensitive));
+	EXECUTE format('CREATE %sTABLE %I.%I (keanon_pid bigint PRIMARY KEY, lo %s NOT NULL, '
+				   'lo_last_only boolean NOT NULL, hi %s NOT NULL, hi_split boolean NOT NULL, '
+				   'n bigint NOT NULL, vals %s[] NOT NULL, cnts bigint[] NOT NULL, lo_slot integer)',
+				   persistence, nsp, parts_name, s_type, s_type, s_type);
+	EXECUTE format('CREATE INDEX ON %I.%I (hi)', nsp, parts_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, parts_name,
+				   format('keanon: partitions of %s with their values and counts', tab));
+
+	EXECUTE format('CREATE INDEX %I ON %I.%I USING keanon (%I) WITH (k = %s, e = %L)',
+				   idx_name, nsp, rows_name, sensitive, k, e::text);
+
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO qilist
+	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
+	IF mode = 'release' THEN
+		-- the last release, kept apart from the rows that keep changing: each
+		-- row's key, quasi-identifiers and true value as released, its
+		-- published value and partition, and the release it joined in
+		EXECUTE format('CREATE %sTABLE %I.%I AS SELECT %s, keanon_pub, keanon_pid, '
+					   '0::bigint AS keanon_since FROM %I.%I WITH NO DATA', persistence, nsp, release_name,
+					   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
+					   nsp, rows_name);
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, release_name,
+					   format('keanon: the last release of %s with true and published %I values; private, never grant it', tab, sensitive));
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I',
+					   nsp, view_name, qilist, sensitive, nsp, release_name);
+	ELSE
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL',
+					   nsp, view_name, qilist, sensitive, nsp, rows_name);
+	END IF;
+	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
+
+	IF mode = 'deferred' THEN
+		-- the keys of rows changed and not yet applied; written by keanon's
+		-- row trigger as whoever writes the table, read by keanon.flush
+		EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_at timestamptz NOT NULL) USING heap',
+					   persistence, nsp, pending_name,
+					   (SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+							FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+						FROM unnest(keys) WITH ORDINALITY u(c, o)));
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, pending_name,
+					   format('keanon: keys of the rows of %s changed and not yet published; private, never grant it', tab));
+	END IF;
+
+	-- a member of the owning role makes the objects; the owner holds them
+	IF current_user <> owner_name THEN
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, rows_name, owner_name);
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, parts_name, owner_name);
+		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
+		IF mode = 'release' THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, release_name, owner_name);
+		END IF;
+		IF mode = 'deferred' THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
+		END IF;
+	END IF;
+END;
+$watch_objects$;
+COMMENT ON FUNCTION keanon.watch_objects(regclass, name, name[], name[], integer, numeric, text, text, text, text, text, text, text) IS
+'part of keanon.watch: make a new watch''s rows and partitions tables, keanon index, view, release table or pending list, owned by the table''s owner';
+
+CREATE FUNCTION keanon.watch_triggers(tab regclass, mode text, cols name[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $watch_triggers$
+BEGIN
+	IF mode = 'deferred' THEN
+		-- writers only note the keys they change: no lock shared by writers
+		EXECUTE format('CREATE TRIGGER keanon_lock BEFORE TRUNCATE ON %s '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_note AFTER INSERT OR UPDATE OR DELETE ON %s '
+					   'FOR EACH ROW EXECUTE FUNCTION keanon.note_change()', tab);
+	ELSE
+		EXECUTE format('CREATE TRIGGER keanon_lock BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.lock_watch()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS keanon_new '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS keanon_old '
+					   'NEW TABLE AS keanon_new FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+		EXECUTE format('CREATE TRIGGER keanon_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS keanon_old '
+					   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	END IF;
+	EXECUTE format('CREATE TRIGGER keanon_truncate AFTER TRUNCATE ON %s '
+				   'FOR EACH STATEMENT EXECUTE FUNCTION keanon.maintain()', tab);
+	-- never fires: it ties the watched columns to the watch, so that
+	-- PostgreSQL itself refuses to drop or retype them, and a rename can
+	-- be followed by their numbers (see keanon.on_alter)
+	EXECUTE format('CREATE TRIGGER keanon_columns BEFORE UPDATE OF %s ON %s '
+				   'FOR EACH STATEMENT WHEN (false) EXECUTE FUNCTION keanon.lock_watch()',
+				   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
+				   tab);
+	-- also under session_replication_role = replica and logical replication
+	-- apply, whose worker fires row triggers alone: a deferred watch's row
+	-- trigger serves it as is, a live or release watch has one for it
+	IF mode = 'deferred' THEN
+		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_note, '
+					   'ENABLE ALWAYS TRIGGER keanon_truncate', tab);
+	ELSE
+		-- enabled for replica sessions only: an ordinary write skips it by
+		-- its enabled state alone, with no expression evaluated per row
+		EXECUTE format('CREATE TRIGGER keanon_apply AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW '
+					   'EXECUTE FUNCTION keanon.apply_row()', tab);
+		EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER keanon_lock, ENABLE ALWAYS TRIGGER keanon_insert, '
+					   'ENABLE ALWAYS TRIGGER keanon_update, ENABLE ALWAYS TRIGGER keanon_delete, '
+					   'ENABLE ALWAYS TRIGGER keanon_truncate, ENABLE REPLICA TRIGGER keanon_apply', tab);
+	END IF;
+END;
+$watch_triggers$;
+COMMENT ON FUNCTION keanon.watch_triggers(regclass, text, name[]) IS
+'part of keanon.watch: the triggers that keep a watch current, enabled always (also under session_replication_role = replica and logical replication apply)';
+
+CREATE FUNCTION keanon.watch(
+	tab regclass,
+	sensitive name,
+	quasi_identifiers name[],
+	k integer,
+	e numeric,
+	publish_as name DEFAULT NULL,
+	mode text DEFAULT 'live',
+	release_every interval DEFAULT NULL,
+	generalize integer DEFAULT NULL,
+	hierarchies jsonb DEFAULT NULL,
+	qi_method text DEFAULT 'i3m')
+RETURNS regclass
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch$
+DECLARE
+	nsp name;
+	keys name[];
+	cols name[];
+	q name;
+	nm record;
+	gen record;
+	keylist text;
+BEGIN
+	keys := keanon.watch_check(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
+							   release_every);
+	PERFORM keanon.watch_check_generalized(tab, quasi_identifiers, generalize, hierarchies,
+										   qi_method, mode, k);
+	nsp := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE c.oid = tab);
+	-- no writer may slip in between reading the rows and the triggers
+	EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tab);
+	nm := keanon.watch_names(tab, publish_as);
+	PERFORM keanon.watch_objects(tab, sensitive, quasi_identifiers, keys, k, e, mode,
+								 nm.rows_name, nm.parts_name, nm.idx_name, nm.release_name,
+								 nm.pending_name, nm.view_name);
+	IF generalize IS NOT NULL THEN
+		gen := keanon.watch_generalized(tab, sensitive, quasi_identifiers, keys, generalize, hierarchies,
+										nm.rows_name, nm.view_name,
+										CASE WHEN mode = 'release' THEN nm.release_name END);
+	END IF;
+	PERFORM keanon.register_watch(tab, sensitive, quasi_identifiers, keys, k, e, mode,
+		format('%I.%I', nsp, nm.view_name)::regclass,
+		format('%I.%I', nsp, nm.rows_name)::regclass,
+		format('%I.%I', nsp, nm.parts_name)::regclass,
+		CASE WHEN mode = 'release' THEN format('%I.%I', nsp, nm.release_name)::regclass END,
+		CASE WHEN mode = 'deferred' THEN format('%I.%I', nsp, nm.pending_name)::regclass END);
+	IF generalize IS NOT NULL THEN
+		PERFORM keanon.register_generalization(tab, generalize, qi_method, gen.ranges,
+			format('%I.%I', nsp, gen.hier_name)::regclass,
+			format('%I.%I', nsp, gen.groups_name)::regclass,
+			CASE WHEN gen.members_name IS NOT NULL THEN format('%I.%I', nsp, gen.members_name)::regclass END,
+			gen.origins);
+	END IF;
+
+	-- the rows, written once and placed, then the rows table's indexes
+	IF keanon.fill(tab) >= 100000 THEN
+		RAISE NOTICE 'keanon: wrote the rows of %; building their indexes and triggers', tab;
+	END IF;
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO keylist FROM unnest(keys) WITH ORDINALITY u(c, o);
+	EXECUTE format('ALTER TABLE %I.%I ADD PRIMARY KEY (%s)', nsp, nm.rows_name, keylist);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_slot)', nsp, nm.rows_name);
+	-- the rows showing a value, for a row leaving a large partition: only
+	-- slots from 32 up, so that a small partition's rows, found through the
+	-- (keanon_pid, keanon_slot) index, cost no entry here when they move
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_pid, keanon_pub) WHERE keanon_slot >= 32',
+				   nsp, nm.rows_name);
+
+	-- the watched columns: the key, then the quasi-identifiers and the value
+	cols := keys;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		IF NOT q = ANY (cols) THEN
+			cols := cols || q;
+		END IF;
+	END LOOP;
+	PERFORM keanon.watch_triggers(tab, mode, cols);
+	IF release_every IS NOT NULL THEN
+		PERFORM keanon.schedule_releases(tab, release_every);
+	END IF;
+	RETURN format('%I.%I', nsp, nm.view_name)::regclass;
+END;
+$watch$;
+COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
+'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule; with generalize => k the quasi-identifiers are published generalized (numbers as ranges, categories as ancestors in hierarchies => {column: table of (value, parent)}) in groups of at least k rows kept current by qi_method i3m or sbtree';
+
+CREATE FUNCTION keanon.unwatch(tab regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $unwatch$
+BEGIN
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM keanon.watches WHERE relid = tab) THEN
+		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
+	END IF;
+	PERFORM keanon.end_watch(tab);
+END;
+$unwatch$;
+COMMENT ON FUNCTION keanon.unwatch(regclass) IS
+'stop watching a table: drops its published view, triggers and keanon''s internal tables';
+
+-- The internal objects of a forgotten watch that still exist
+CREATE FUNCTION keanon.drop_internal(view oid, rows_table oid, parts_table oid, release_table oid,
+	pending_table oid)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $drop_internal$
+DECLARE
+	obj oid;
+BEGIN
+	FOREACH obj IN ARRAY ARRAY[view, parts_table, rows_table, release_table, pending_table] LOOP
+		IF EXISTS (SELECT 1 FROM pg_class WHERE oid = obj) THEN
+			EXECUTE format('DROP %s %s',
+						   CASE (SELECT relkind FROM pg_class WHERE oid = obj) WHEN 'v' THEN 'VIEW' ELSE 'TABLE' END,
+						   obj::regclass);
+		END IF;
+	END LOOP;
+END;
+$drop_internal$;
+COMMENT ON FUNCTION keanon.drop_internal(oid, oid, oid, oid, oid) IS
+'part of keanon.unwatch and of dropping a watched table: drop those of a forgotten watch''s internal objects that still exist, with the caller''s rights';
+
+-- The end of a watch: its triggers, its catalog rows, its internal objects
+CREATE FUNCTION keanon.end_watch(tab regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $end_watch$
+DECLARE
+	w record;
+	gen record;
+	obj oid;
+	trig name;
+BEGIN
+	-- those of the mode it had (a deferred watch has its own)
+	FOR trig IN SELECT t.tgname FROM pg_trigger t
+				WHERE t.tgrelid = tab AND NOT t.tgisinternal
+				  AND t.tgname = ANY (ARRAY['keanon_lock', 'keanon_insert', 'keanon_update', 'keanon_delete',
+											'keanon_note', 'keanon_truncate', 'keanon_columns',
+											'keanon_apply']::name[])
+				ORDER BY t.tgname LOOP
+		EXECUTE format('DROP TRIGGER %I ON %s', trig, tab);
+	END LOOP;
+	SELECT x.qi_hierarchy, x.qi_groups, x.qi_members INTO gen FROM keanon.watches x WHERE x.relid = tab;
+	FOR w IN SELECT * FROM keanon.forget_watch(tab) LOOP
+		PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table);
+	END LOOP;
+	-- a generalized watch's tables, after the view that reads them
+	FOREACH obj IN ARRAY ARRAY[gen.qi_members, gen.qi_groups, gen.qi_hierarchy]::oid[] LOOP
+		IF EXISTS (SELECT 1 FROM pg_class WHERE oid = obj) THEN
+			EXECUTE format('DROP TABLE %s', obj::regclass);
+		END IF;
+	END LOOP;
+END;
+$end_watch$;
+COMMENT ON FUNCTION keanon.end_watch(regclass) IS
+'part of keanon.unwatch and of dropping a watch''s internal object: drop the table''s keanon triggers, forget its watch and drop the internal objects left (the caller must own the table)';
+
+-- Schema changes a watch cannot follow are refused
+CREATE FUNCTION keanon.on_alter()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+SET jit = off
+AS $on_alter$
+DECLARE
+	w record;
+	col name;
+	have text;
+	want text;
+	keys name[];
+	cols name[];
+	attrs int2vector;
+	newname name;
+	owner_name name;
+	obj regclass;
+	changed oid[];
+	table_changed boolean;
+BEGIN
+	IF to_regclass('keanon.watches') IS NULL
+	   OR current_setting('keanon.following_ddl', true) = 'on' THEN
+		RETURN;					-- a change of keanon's own, made below
+	END IF;
+	PERFORM set_config('keanon.following_ddl', 'on', true);
+	-- the relations changed, and the tables of the indexes made
+	changed := ARRAY(SELECT d.objid FROM pg_event_trigger_ddl_commands() d
+					 WHERE d.classid = 'pg_class'::regclass
+					 UNION
+					 SELECT i.indrelid FROM pg_event_trigger_ddl_commands() d
+					 JOIN pg_index i ON i.indexrelid = d.objid
+					 WHERE d.classid = 'pg_class'::regclass);
+	-- a fast exit, before keanon.watches is even locked, when no relation
+	-- changed is a watched table (one with a trigger of keanon's, or one
+	-- that objects of the extension depend on), an internal object (it
+	-- depends on the extension, or after a restore bears a keanon_ name) or
+	-- an inheritance relative of a watched table
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_proc f ON f.oid = t.tgfoid
+				   JOIN pg_namespace n ON n.oid = f.pronamespace
+				   WHERE t.tgrelid = ANY (changed) AND n.nspname = 'keanon')
+	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_depend x ON x.classid = d.classid
+						   AND x.objid = d.objid AND x.refclassid = 'pg_extension'::regclass
+					   JOIN pg_extension e ON e.oid = x.refobjid AND e.extname = 'keanon'
+					   WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = ANY (changed))
+	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+					   WHERE d.classid = 'pg_class'::regclass AND d.objid = ANY (changed)
+						 AND d.refclassid = 'pg_extension'::regclass AND e.extname = 'keanon')
+	   AND NOT EXISTS (SELECT 1 FROM pg_class c
+					   WHERE c.oid = ANY (changed) AND c.relname LIKE '%\_keanon\_%')
+	   AND NOT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_trigger t
+						   ON t.tgrelid IN (i.inhrelid, i.inhparent)
+					   JOIN pg_proc f ON f.oid = t.tgfoid
+					   JOIN pg_namespace n ON n.oid = f.pronamespace AND n.nspname = 'keanon'
+					   WHERE i.inhrelid = ANY (changed) OR i.inhparent = ANY (changed)) THEN
+		PERFORM set_config('keanon.following_ddl', 'off', true);
+		RETURN;
+	END IF;
+	FOR w IN SELECT x.*, (x.relid::oid = ANY (changed)
+						  OR EXISTS (SELECT 1 FROM pg_inherits i
+									 WHERE i.inhrelid = x.relid OR i.inhparent = x.relid)) AS table_changed
+			 FROM keanon.watches x
+			 WHERE ARRAY[x.relid, x.rows_table, x.parts_table, x.release_table, x.pending_table]::oid[]
+				   && changed
+				OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = x.relid OR i.inhparent = x.relid) LOOP
+		-- the watched table itself changed (not an internal table alone)
+		table_changed := w.table_changed;
+		-- a watched column renamed: found by its number, renamed along
+		SELECT t.tgattr INTO attrs FROM pg_trigger t
+		WHERE t.tgrelid = w.relid AND t.tgname = 'keanon_columns';
+		IF table_changed AND FOUND THEN
+			cols := w.key_columns;
+			FOREACH col IN ARRAY w.quasi_identifiers || w.sensitive LOOP
+				IF NOT col = ANY (cols) THEN
+					cols := cols || col;
+				END IF;
+			END LOOP;
+			FOR i IN 1 .. cardinality(cols) LOOP
+				SELECT a.attname INTO newname FROM pg_attribute a
+				WHERE a.attrelid = w.relid AND a.attnum = attrs[i - 1] AND NOT a.attisdropped;
+				IF newname IS NOT NULL AND newname <> cols[i] THEN
+					IF newname LIKE 'keanon\_%' THEN
+						RAISE EXCEPTION 'column "%" of table % is watched and cannot take a name reserved for keanon', cols[i], w.relid
+							USING ERRCODE = 'reserved_name';
+					END IF;
+					EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.rows_table, cols[i], newname);
+					IF w.pending_table IS NOT NULL AND cols[i] = ANY (w.key_columns) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.pending_table, cols[i], newname);
+					END IF;
+					IF cols[i] = w.sensitive OR cols[i] = ANY (w.quasi_identifiers) THEN
+						EXECUTE format('ALTER VIEW %s RENAME COLUMN %I TO %I', w.view, cols[i], newname);
+					END IF;
+					IF w.release_table IS NOT NULL THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.release_table, cols[i], newname);
+					END IF;
+					-- a generalized watch: the groups publish the quasi-identifiers
+					-- under their names, the members carry the key
+					IF w.qi_groups IS NOT NULL AND cols[i] = ANY (w.quasi_identifiers) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.qi_groups, cols[i], newname);
+					END IF;
+					IF w.qi_members IS NOT NULL AND cols[i] = ANY (w.key_columns) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.qi_members, cols[i], newname);
+					END IF;
+					PERFORM keanon.rename_watched_column(w.relid, cols[i], newname);
+				END IF;
+			END LOOP;
+			SELECT x.* INTO w FROM keanon.watches x WHERE x.relid = w.relid;
+		END IF;
+		FOREACH col IN ARRAY CASE WHEN table_changed THEN w.key_columns || w.quasi_identifiers || w.sensitive ELSE '{}'::name[] END LOOP
+			SELECT format_type(a.atttypid, a.atttypmod) INTO have FROM pg_attribute a
+			WHERE a.attrelid = w.relid AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+			SELECT format_type(a.atttypid, a.atttypmod) INTO want FROM pg_attribute a
+			WHERE a.attrelid = w.rows_table AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+			IF have IS DISTINCT FROM want THEN
+				RAISE EXCEPTION 'column "%" of table % is watched and cannot be dropped or changed in type', col, w.relid
+					USING ERRCODE = 'object_in_use',
+						  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+			END IF;
+		END LOOP;
+		SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum)) INTO keys
+		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+		WHERE i.indrelid = w.relid AND i.indisprimary;
+		IF table_changed AND keys IS DISTINCT FROM w.key_columns
+		   OR table_changed AND EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = w.relid AND contype = 'p' AND condeferrable) THEN
+			RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
+				USING ERRCODE = 'object_in_use',
+					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+		END IF;
+		IF EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = w.relid OR i.inhparent = w.relid) THEN
+			RAISE EXCEPTION 'watched table % cannot take part in inheritance or partitioning', w.relid
+				USING ERRCODE = 'object_in_use',
+					  DETAIL = 'Rows written through a parent would bypass the watch.',
+					  HINT = format('Call keanon.unwatch(%L) first.', w.relid::text);
+		END IF;
+		-- a new owner of the table takes its watch's objects along
+		SELECT r.rolname INTO owner_name FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+		WHERE c.oid = w.relid;
+		IF (SELECT relowner FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
+		   (SELECT relowner FROM pg_class WHERE oid = w.rows_table) THEN
+			FOREACH obj IN ARRAY ARRAY[w.rows_table, w.parts_table, w.release_table, w.pending_table]::regclass[] LOOP
+				IF obj IS NOT NULL THEN
+					EXECUTE format('ALTER TABLE %s OWNER TO %I', obj, owner_name);
+				END IF;
+			END LOOP;
+			EXECUTE format('ALTER VIEW %s OWNER TO %I', w.view, owner_name);
+		END IF;
+		IF table_changed AND (SELECT relpersistence FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
+		   (SELECT relpersistence FROM pg_class WHERE oid = w.rows_table) THEN
+			RAISE EXCEPTION 'watched table % cannot change between logged and unlogged', w.relid
+				USING ERRCODE = 'object_in_use',
+					  DETAIL = 'Its internal tables must share its persistence, so that a crash empties all of them together.',
+					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+		END IF;
+		-- the internal tables as keanon writes them: a retyped, added or
+		-- dropped column is refused (an index or a setting is the owner's),
+		-- once the watch is whole (a restore makes its keanon index after
+		-- the tables' constraints)
+		IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+				   JOIN pg_am a ON a.oid = c.relam
+				   WHERE i.indrelid = w.rows_table AND a.amname = 'keanon' AND i.indisvalid) THEN
+			PERFORM keanon.check_layout(w.relid);
+		END IF;
+	END LOOP;
+	PERFORM set_config('keanon.following_ddl', 'off', true);
+END;
+$on_alter$;
+COMMENT ON FUNCTION keanon.on_alter() IS
+'event trigger: follow a watched column''s rename (into the rows table, the view, the release table and keanon.watches), and refuse a change to a watched table that its watch cannot follow (a watched column dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back) or a change to an internal table''s columns';
+CREATE EVENT TRIGGER keanon_on_alter ON ddl_command_end
+	WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE INDEX')
+	EXECUTE FUNCTION keanon.on_alter();
+COMMENT ON EVENT TRIGGER keanon_on_alter IS
+'refuses changes to watched tables that their watch cannot follow';
+
+-- Dropping a watched table drops what keanon made for it
+CREATE FUNCTION keanon.on_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+SET jit = off
+AS $on_drop$
+DECLARE
+	w record;
+	obj record;
+BEGIN
+	IF to_regclass('keanon.watches') IS NULL THEN
+		RETURN;					-- the extension itself is being dropped
+	END IF;
+	FOR obj IN SELECT * FROM pg_event_trigger_dropped_objects()
+			   WHERE object_type IN ('table', 'view') AND NOT is_temporary LOOP
+		-- a watched table: its internal objects depend on it and went with
+		-- it, but for a restored database, whose dependencies a dump does
+		-- not keep
+		FOR w IN SELECT * FROM keanon.forget_watch(obj.objid) LOOP
+			PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table);
+		END LOOP;
+		-- an internal object of a table still watched: the watch ends
+		FOR w IN SELECT x.relid FROM keanon.watches x
+				 WHERE obj.objid IN (x.view::oid, x.rows_table::oid, x.parts_table::oid,
+									 coalesce(x.release_table::oid, 0), coalesce(x.pending_table::oid, 0),
+									 coalesce(x.qi_hierarchy::oid, 0), coalesce(x.qi_groups::oid, 0),
+									 coalesce(x.qi_members::oid, 0))
+				   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid) LOOP
+			RAISE NOTICE 'the watch of % ended: its internal object % was dropped',
+				w.relid, obj.object_identity;
+			PERFORM keanon.end_watch(w.relid);
+		END LOOP;
+	END LOOP;
+	-- the keanon index of a watch that lives on: the watch ends too
+	FOR w IN SELECT x.relid FROM keanon.watches x
+			 WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid)
+			   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.rows_table)
+			   AND NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+							   JOIN pg_am a ON a.oid = c.relam
+							   WHERE i.indrelid = x.rows_table AND a.amname = 'keanon'
+								 AND i.indisvalid AND i.indislive)
+			   AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
+						   WHERE d.object_type = 'index') LOOP
+		RAISE NOTICE 'the watch of % ended: its keanon index was dropped', w.relid;
+		PERFORM keanon.end_watch(w.relid);
+	END LOOP;
+END;
+$on_drop$;
+COMMENT ON FUNCTION keanon.on_drop() IS
+'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables; when an internal object of a watch is dropped, end the watch';
+CREATE EVENT TRIGGER keanon_on_drop ON sql_drop EXECUTE FUNCTION keanon.on_drop();
+COMMENT ON EVENT TRIGGER keanon_on_drop IS
+'drops the published view and internal tables of a watched table dropped by the user, and ends a watch whose internal object was dropped';
+
+CREATE FUNCTION keanon.release(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_release'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.release(regclass) IS
+'publish a new release of a release-mode watch: the least sum-error (k,e)-partitioning of the current rows that keeps every partition of the previous release whole (no partial overlap); returns the release number';
+
+CREATE FUNCTION keanon.releases(tab regclass,
+	OUT release_no bigint, OUT released_at timestamptz, OUT rows_published bigint,
+	OUT partitions bigint, OUT sum_error numeric, OUT unconstrained_sum_error numeric,
+	OUT rows_withheld bigint, OUT rows_retained bigint)
+RETURNS SETOF record
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $$
+	SELECT r.release_no, r.released_at, r.rows_published, r.partitions, r.sum_error,
+		   r.unconstrained_sum_error, r.rows_withheld, r.rows_retained
+	FROM keanon.releases r WHERE r.relid = tab ORDER BY r.release_no
+$$;
+COMMENT ON FUNCTION keanon.releases(regclass) IS
+'the releases of a release-mode watch, oldest first, with the sum-error each paid for safety next to the unconstrained optimum of the table''s rows, and the rows it withheld and retained';
+
+CREATE FUNCTION keanon.partitions(tab regclass,
+	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,
+	OUT min_value numeric, OUT max_value numeric, OUT error numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'keanon_partitions'
+LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION keanon.partitions(regclass) IS
+'the published partitions of a watched table, ordered by min_value; readable by roles that may read its view';
+
+CREATE FUNCTION keanon.check(tab regclass)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'keanon_check'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.check(regclass) IS
+'true when the index state, a from-scratch recomputation over the table and the published partitions agree, every partition has k distinct values and range e, and each partition publishes a permutation of its true values; otherwise an error naming the difference';
+
+-- ----------------------------------------------------------------
+-- Generalized quasi-identifiers: k-anonymous groups kept current
+-- ----------------------------------------------------------------
+
+-- The published range type of a numeric quasi-identifier, NULL for a type
+-- that is not generalized to an interval
+CREATE FUNCTION keanon.qi_range_type(typ regtype)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE typ
+	WHEN 'smallint'::regtype THEN 'pg_catalog.int4range'
+	WHEN 'integer'::regtype THEN 'pg_catalog.int4range'
+	WHEN 'bigint'::regtype THEN 'pg_catalog.int8range'
+	WHEN 'numeric'::regtype THEN 'pg_catalog.numrange'
+	WHEN 'real'::regtype THEN 'pg_catalog.numrange'
+	WHEN 'double precision'::regtype THEN 'pg_catalog.numrange'
+	WHEN 'date'::regtype THEN 'pg_catalog.daterange'
+	WHEN 'timestamp without time zone'::regtype THEN 'pg_catalog.tsrange'
+	WHEN 'timestamp with time zone'::regtype THEN 'pg_catalog.tstzrange'
+END;
+COMMENT ON FUNCTION keanon.qi_range_type(regtype) IS
+'the range type a numeric quasi-identifier of this type is published as when generalized (smallint and integer: int4range, bigint: int8range, numeric, real and double precision: numrange, date: daterange, timestamps: tsrange and tstzrange); NULL for other types';
+
+-- The coordinate of a numeric quasi-identifier (an expression over col)
+CREATE FUNCTION keanon.qi_coordinate(typ regtype, col text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE
+	WHEN typ IN ('date'::regtype) THEN
+		format('((%s) OPERATOR(pg_catalog.-) DATE ''2000-01-01'')::pg_catalog.float8', col)
+	WHEN typ IN ('timestamp without time zone'::regtype, 'timestamp with time zone'::regtype) THEN
+		format('pg_catalog.date_part(''epoch'', %s)', col)
+	ELSE format('(%s)::pg_catalog.float8', col)
+END;
+COMMENT ON FUNCTION keanon.qi_coordinate(regtype, text) IS
+'part of generalization: the SQL expression of a numeric quasi-identifier''s coordinate (a date: days from 2000-01-01; a timestamp: seconds of its epoch; a number: its double)';
+
+-- A hierarchy named in watch's hierarchies: a qualified name, or one in
+-- the watched table's schema (keanon's functions run with a fixed
+-- search_path)
+CREATE FUNCTION keanon.hierarchy_table(tab regclass, name text)
+RETURNS regclass
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce(CASE WHEN name LIKE '%.%' THEN to_regclass(name) END,
+	to_regclass(format('%I.%s', (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+								 WHERE c.oid = tab), name)));
+COMMENT ON FUNCTION keanon.hierarchy_table(regclass, text) IS
+'part of keanon.watch: the table a hierarchy name means: a schema-qualified name as is, an unqualified one in the watched table''s schema';
+
+-- A (value, parent) hierarchy of column q of tab: one tree of unique
+-- values, every stored value a leaf
+CREATE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass, stored_values boolean DEFAULT true)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $check_hierarchy$
+DECLARE
+	nroots bigint;
+	nnodes bigint;
+	nreached bigint;
+	bad text;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'value' AND NOT a.attisdropped)
+	   OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'parent' AND NOT a.attisdropped) THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" needs columns value and parent', hrel, q
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF NOT has_table_privilege(hrel, 'SELECT') THEN
+		RAISE EXCEPTION 'permission denied for hierarchy %', hrel USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	EXECUTE format('SELECT count(*) FILTER (WHERE parent IS NULL), count(*), '
+				   '(SELECT count(*) FROM (SELECT value::text FROM %s WHERE value IS NOT NULL GROUP BY 1 HAVING count(*) > 1) d) '
+				   'FROM %s', hrel, hrel)
+		INTO nroots, nnodes, nreached;
+	IF nreached > 0 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" lists a value twice', hrel, q
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF nroots <> 1 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" must have exactly one root', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('It has %s values whose parent is NULL.', nroots);
+	END IF;
+	EXECUTE format('WITH RECURSIVE t AS (SELECT value::text AS v FROM %s WHERE parent IS NULL '
+				   'UNION SELECT h.value::text FROM %s h JOIN t ON h.parent::text = t.v) '
+				   'SELECT count(*) FROM t', hrel, hrel) INTO nreached;
+	IF nreached <> nnodes THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" is not one tree', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('%s of its %s values cannot be reached from its root: a cycle, a missing parent or a NULL value.',
+								  nnodes - nreached, nnodes);
+	END IF;
+	IF NOT stored_values THEN
+		RETURN;					-- the caller checks each value as it reads it
+	END IF;
+	EXECUTE format('SELECT x::text FROM (SELECT DISTINCT %I AS x FROM %s) t '
+				   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE h.value::text = t.x::text '
+				   'AND NOT EXISTS (SELECT 1 FROM %s c WHERE c.parent::text = h.value::text)) LIMIT 1',
+				   q, tab, hrel, hrel) INTO bad;
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'a value of column "%" is not a leaf of hierarchy %', q, hrel
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Every stored value must be a leaf of its column''s hierarchy.';
+	END IF;
+END;
+$check_hierarchy$;
+COMMENT ON FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean) IS
+'part of keanon.watch and keanon.anonymize: refuse a hierarchy of column q that lacks columns value and parent, that the caller may not read, that lists a value twice, has other than one root or values its root does not reach, or (stored_values) that lacks a stored value as a leaf';
+
+-- Refuse, with nothing made, what cannot be generalized
+CREATE FUNCTION keanon.watch_check_generalized(tab regclass, quasi_identifiers name[],
+	generalize integer, hierarchies jsonb, qi_method text, mode text, k integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_check_generalized$
+DECLARE
+	q name;
+	typ regtype;
+	h text;
+	hrel regclass;
+	has_null boolean;
+BEGIN
+	IF generalize IS NULL THEN
+		IF hierarchies IS NOT NULL THEN
+			RAISE EXCEPTION 'hierarchies need generalize => k' USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		RETURN;
+	END IF;
+	IF generalize < 2 OR generalize > 100000 THEN
+		RAISE EXCEPTION 'generalize must be between 2 and 100000' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('generalize = %s was given.', generalize);
+	END IF;
+	IF qi_method IS NULL OR qi_method NOT IN ('i3m', 'sbtree') THEN
+		RAISE EXCEPTION 'unknown qi_method "%"', qi_method USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use qi_method => ''i3m'' or qi_method => ''sbtree''.';
+	END IF;
+	IF mode = 'release' AND generalize > k THEN
+		RAISE EXCEPTION 'in release mode generalize cannot exceed k' USING ERRCODE = 'invalid_parameter_value',
+			DETAIL = format('generalize = %s, k = %s: a release groups only the rows that join in it, and those are none or at least k.',
+							generalize, k),
+			HINT = 'Use generalize => k or less, or mode => ''live''.';
+	END IF;
+	IF cardinality(quasi_identifiers) > 64 THEN
+		RAISE EXCEPTION 'at most 64 quasi-identifiers can be generalized' USING ERRCODE = 'program_limit_exceeded';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'cube') THEN
+		RAISE EXCEPTION 'generalization needs the extension cube' USING ERRCODE = 'object_not_in_prerequisite_state',
+			DETAIL = 'The groups are found through a GiST index over their boxes.',
+			HINT = 'CREATE EXTENSION cube;';
+	END IF;
+	IF hierarchies IS NOT NULL AND jsonb_typeof(hierarchies) <> 'object' THEN
+		RAISE EXCEPTION 'hierarchies must be a JSON object from column names to tables'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR h IN SELECT key FROM jsonb_object_keys(coalesce(hierarchies, '{}')) key LOOP
+		IF NOT h = ANY (quasi_identifiers) THEN
+			RAISE EXCEPTION 'hierarchy given for "%", which is not a quasi-identifier', h
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END LOOP;
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF hierarchies ? q THEN
+			IF jsonb_typeof(hierarchies -> q) <> 'string' THEN
+				RAISE EXCEPTION 'the hierarchy of "%" must be named by a string', q
+					USING ERRCODE = 'invalid_parameter_value';
+			END IF;
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			IF hrel IS NULL THEN
+				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
+					USING ERRCODE = 'undefined_table';
+			END IF;
+			PERFORM keanon.check_hierarchy(tab, q, hrel);
+		ELSIF keanon.qi_range_type(typ) IS NULL THEN
+			RAISE EXCEPTION 'quasi-identifier "%" of type % needs a hierarchy', q, typ
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'Name a (value, parent) table for it in hierarchies, or generalize a numeric, date or timestamp column.';
+		END IF;
+		EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL)', tab, q) INTO has_null;
+		IF has_null THEN
+			RAISE EXCEPTION 'generalized quasi-identifier "%" of table % has NULL values', q, tab
+				USING ERRCODE = 'not_null_violation',
+					  HINT = 'Every row needs a value of each generalized quasi-identifier.';
+		END IF;
+	END LOOP;
+END;
+$watch_check_generalized$;
+COMMENT ON FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text, integer) IS
+'part of keanon.watch: refuse, with nothing made, a generalization that cannot be: k out of range, an unknown method, release mode, no cube extension, a quasi-identifier neither numeric nor given a hierarchy, a hierarchy that is not one tree of unique values, a stored value that is not a leaf';
+
+-- The internal objects of a generalized watch, and its view in place of
+-- the plain one: returns the names of the hierarchy, groups and members
+-- tables
+CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_identifiers name[],
+	keys name[], generalize integer, hierarchies jsonb, rows_name text, view_name text, release_name text,
+	OUT hier_name text, OUT groups_name text, OUT members_name text, OUT ranges float8[],
+	OUT origins float8[])
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_generalized$
+DECLARE
+	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				 WHERE c.oid = tab);
+	cube_nsp name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+					  WHERE e.extname = 'cube');
+	base text := left(rows_name, length(rows_name) - length('_keanon_rows'));
+	persistence text := CASE (SELECT relpersistence FROM pg_class WHERE oid = tab)
+		WHEN 'u' THEN 'UNLOGGED ' ELSE '' END;
+	owner_name name := (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+						WHERE c.oid = tab);
+	q name;
+	i integer := 0;
+	typ regtype;
+	hrel regclass;
+	span float8;
+	least_value float8;
+	pubcols text := '';
+	keycols text;
+	keyeq text;
+	viewcols text;
+	obj text;
+BEGIN
+	hier_name := base || '_keanon_hier';
+	groups_name := base || '_keanon_groups';
+	members_name := base || '_keanon_members';
+	FOREACH obj IN ARRAY ARRAY[hier_name, groups_name, members_name] LOOP
+		IF to_regclass(format('%I.%I', nsp, obj)) IS NOT NULL THEN
+			RAISE EXCEPTION 'relation "%" already exists in schema "%"', obj, nsp USING ERRCODE = 'duplicate_table';
+		END IF;
+	END LOOP;
+
+	-- each hierarchy copied, numbered in depth-first order: a node's
+	-- leaves are the interval leaf_lo .. leaf_hi
+	EXECUTE format('CREATE %sTABLE %I.%I (dim integer NOT NULL, node integer NOT NULL, value text NOT NULL, '
+				   'parent integer, height integer NOT NULL, leaf_lo integer NOT NULL, leaf_hi integer NOT NULL, '
+				   'PRIMARY KEY (dim, node), UNIQUE (dim, value))', persistence, nsp, hier_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, hier_name,
+				   format('keanon: the generalization hierarchies of %s, numbered depth first', tab));
+	ranges := '{}';
+	origins := '{}';
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF hierarchies ? q THEN
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			EXECUTE format($h$
+				WITH RECURSIVE t AS (
+					SELECT value::text AS v, ARRAY[value::text] AS path FROM %1$s WHERE parent IS NULL
+					UNION ALL
+					SELECT h.value::text, t.path || h.value::text FROM %1$s h JOIN t ON h.parent::text = t.v),
+				n AS (SELECT v, path, (row_number() OVER (ORDER BY path))::integer - 1 AS node,
+							 NOT EXISTS (SELECT 1 FROM %1$s c WHERE c.parent::text = t.v) AS leaf
+					  FROM t),
+				l AS (SELECT n.*, (count(*) FILTER (WHERE leaf) OVER (ORDER BY path))::integer - 1 AS leafno FROM n),
+				a AS (SELECT l.path[1:d] AS anc, min(l.leafno) AS lo, max(l.leafno) AS hi,
+							 max(cardinality(l.path)) AS deepest
+					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1)
+				INSERT INTO %2$I.%3$I (dim, node, value, parent, height, leaf_lo, leaf_hi)
+				SELECT %4$s, l.node, l.v, p.node, a.deepest - cardinality(l.path), a.lo, a.hi
+				FROM l JOIN a ON a.anc = l.path
+				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
+				hrel, nsp, hier_name, i);
+			ranges := ranges || NULL::float8;
+			origins := origins || 0::float8;
+		ELSE
+			EXECUTE format('SELECT max(%1$s) - min(%1$s), min(%1$s) FROM %2$s',
+						   keanon.qi_coordinate(typ, format('%I', q)), tab) INTO span, least_value;
+			ranges := ranges || CASE WHEN span IS NULL OR span <= 0 OR span = 'Infinity' THEN 1 ELSE span END;
+			origins := origins || CASE WHEN least_value IS NULL OR least_value IN ('Infinity', '-Infinity')
+				THEN 0 ELSE least_value END;
+		END IF;
+		pubcols := pubcols || format(', %I %s', q, coalesce(CASE WHEN hierarchies ? q THEN NULL
+			ELSE keanon.qi_range_type(typ) END, 'text'));
+	END LOOP;
+
+	-- the groups: size, box and sum of coordinates, place in the GiST
+	-- index (the box, or the centre for the similar-B-tree), and the
+	-- published generalized tuple
+	EXECUTE format('CREATE %sTABLE %I.%I (keanon_group bigint PRIMARY KEY, keanon_n bigint NOT NULL, '
+				   'keanon_lo float8[] NOT NULL, keanon_hi float8[] NOT NULL, keanon_sum float8[] NOT NULL, '
+				   'keanon_place %I.cube NOT NULL, keanon_key bigint NOT NULL%s) WITH (fillfactor = 70)',
+				   persistence, nsp, groups_name, cube_nsp, pubcols);
+	EXECUTE format('CREATE INDEX ON %I.%I USING gist (keanon_place)', nsp, groups_name);
+	EXECUTE format('CREATE INDEX ON %I.%I (keanon_key)', nsp, groups_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, groups_name,
+				   format('keanon: the k-anonymous groups of %s with their generalized quasi-identifiers', tab));
+	SELECT string_agg(format('g.%I', c), ', ' ORDER BY o) INTO viewcols
+	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
+	EXECUTE format('DROP VIEW %I.%I', nsp, view_name);
+	IF release_name IS NOT NULL THEN
+		-- release mode: each released row keeps the group it was released
+		-- in, made at its release from the rows that joined with it
+		members_name := NULL;
+		EXECUTE format('ALTER TABLE %I.%I ADD COLUMN keanon_group bigint', nsp, release_name);
+		EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, release_name);
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r '
+					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) r.keanon_group '
+					   'WHERE g.keanon_n OPERATOR(pg_catalog.>=) %s '
+					   'ORDER BY r.keanon_group, r.keanon_pid, r.keanon_pub',
+					   nsp, view_name, viewcols, sensitive, nsp, release_name, nsp, groups_name, generalize);
+	ELSE
+		SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+			FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+		INTO keycols FROM unnest(keys) WITH ORDINALITY u(c, o);
+		EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_group bigint NOT NULL, keanon_x float8[] NOT NULL, '
+					   'PRIMARY KEY (%s))', persistence, nsp, members_name, keycols,
+					   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(keys) WITH ORDINALITY u(c, o)));
+		EXECUTE format('CREATE INDEX ON %I.%I (keanon_group)', nsp, members_name);
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, members_name,
+					   format('keanon: the group of each row of %s and its coordinates; private, never grant it', tab));
+		-- the view: each row's group's tuple, its published value and
+		-- partition, in an order of published values alone
+		SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
+					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
+					   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
+					   'ORDER BY m.keanon_group, r.keanon_pid, r.keanon_pub',
+					   nsp, view_name, viewcols, sensitive, nsp, rows_name, nsp, members_name, keyeq,
+					   nsp, groups_name, generalize);
+	END IF;
+	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+				   format('keanon: %s with its quasi-identifiers generalized into groups of at least %s rows and %I permuted within each partition keanon_pid',
+						  tab, generalize, sensitive));
+	IF current_user <> owner_name THEN
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, hier_name, owner_name);
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, groups_name, owner_name);
+		IF members_name IS NOT NULL THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, members_name, owner_name);
+		END IF;
+		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
+	END IF;
+END;
+$watch_generalized$;
+COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text, text) IS
+'part of keanon.watch with generalize: make the hierarchy, groups and members tables (in release mode, release_name given, a group column of the release table instead of members) and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans and least values';
+
+-- The default btree equality of a column's type, schema-qualified
+CREATE FUNCTION keanon.key_equality(tab regclass, col name)
+RETURNS text
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN coalesce((SELECT format('%I.%s', n.nspname, o.oprname)
+	FROM pg_attribute a
+	JOIN pg_opclass oc ON oc.opcintype = a.atttypid AND oc.opcdefault
+	JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree'
+	JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = a.atttypid
+		AND ao.amoprighttype = a.atttypid AND ao.amopstrategy = 3
+	JOIN pg_operator o ON o.oid = ao.amopopr
+	JOIN pg_namespace n ON n.oid = o.oprnamespace
+	WHERE a.attrelid = tab AND a.attname = col), 'pg_catalog.=');
+COMMENT ON FUNCTION keanon.key_equality(regclass, name) IS
+'the schema-qualified equality operator of a column''s type''s default btree class (pg_catalog.= when its type borrows another''s class)';
+
+CREATE FUNCTION keanon.register_generalization(tab regclass, generalize integer, qi_method text,
+	ranges float8[], hierarchy regclass, groups regclass, members regclass, origins float8[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'keanon_register_generalization'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.register_generalization(regclass, integer, text, float8[], regclass, regclass, regclass, float8[]) IS
+'part of keanon.watch with generalize: record a watch''s generalization and its internal tables in keanon.watches, after checking that the caller owns the table and that each table is the owner''s, in its schema, and no part of another watch';
+
+CREATE FUNCTION keanon.regeneralize(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_regeneralize'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.regeneralize(regclass) IS
+'the table''s owner: cluster every row of a generalized watch anew by the static clustering (recursive median splits into groups of k to 2k - 1 rows), replacing the groups that incremental maintenance made; returns the number of groups';
+
+CREATE FUNCTION keanon.optimize(tab regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'keanon_optimize'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.optimize(regclass) IS
+'the table''s owner: I3M''s IL_Optimization over a generalized watch''s groups: break each totally covered group (every row inside another group''s box) when moving its rows lowers the total information loss; returns the number of groups broken';
+
+-- The generalization of a watch, for the owner's functions below
+CREATE FUNCTION keanon.generalization_of(tab regclass,
+	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
+	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
+	OUT rows_table regclass, OUT release_table regclass)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $generalization_of$
+BEGIN
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	SELECT w.generalize, w.quasi_identifiers, w.key_columns, w.qi_ranges, w.qi_hierarchy, w.qi_groups,
+		   w.qi_members, w.rows_table, w.release_table
+	INTO generalize, quasi_identifiers, key_columns, ranges, hier, groups, members, rows_table, release_table
+	FROM keanon.watches w WHERE w.relid = tab;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
+	END IF;
+	IF generalize IS NULL THEN
+		RAISE EXCEPTION 'the watch of % does not generalize its quasi-identifiers', tab
+			USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Watch it with generalize => k.';
+	END IF;
+END;
+$generalization_of$;
+COMMENT ON FUNCTION keanon.generalization_of(regclass) IS
+'the table''s owner: the generalization of a watch as keanon.watches records it (members NULL in release mode, where the release table holds each row''s group); an error when the table is not watched with generalize';
+
+-- Each group's information loss (I3M, Definition 4) from its members:
+-- numeric spans over the whole publication's span, categorical heights
+-- over the hierarchy's
+CREATE FUNCTION keanon.qi_groups(tab regclass,
+	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $qi_groups$
+DECLARE
+	g record;
+BEGIN
+	g := keanon.generalization_of(tab);
+	RETURN QUERY EXECUTE format($q$
+		WITH dims AS (SELECT d::integer AS d, $1[d] IS NULL AS cat FROM generate_subscripts($1, 1) d),
+		box AS (%1$s),
+		span AS (SELECT d, max(hi) - min(lo) AS span FROM box GROUP BY d),
+		cost AS (SELECT b.gid, sum(CASE WHEN x.cat THEN
+					coalesce((SELECT h.height FROM %2$s h WHERE h.dim = b.d AND h.leaf_lo <= b.lo
+							  AND h.leaf_hi >= b.hi ORDER BY h.height LIMIT 1)::float8
+							 / nullif((SELECT h.height FROM %2$s h WHERE h.dim = b.d AND h.parent IS NULL), 0), 0)
+					ELSE coalesce((b.hi - b.lo) / nullif(s.span, 0), 0) END) AS per_row
+				 FROM box b JOIN dims x USING (d) JOIN span s USING (d) GROUP BY b.gid),
+		out AS (SELECT g.keanon_group AS group_id, g.keanon_n AS size,
+					   to_jsonb(g.*) - ARRAY['keanon_group', 'keanon_n', 'keanon_lo', 'keanon_hi', 'keanon_sum',
+											 'keanon_place', 'keanon_key'] AS generalized,
+					   c.per_row * g.keanon_n AS il
+				FROM %3$s g JOIN cost c ON c.gid = g.keanon_group)
+		SELECT o.group_id, o.size, o.generalized, o.il, sum(o.il) OVER () FROM out o ORDER BY o.group_id$q$,
+		CASE WHEN g.members IS NULL
+			-- release mode: the box each group was made with, which never changes
+			THEN format('SELECT y.keanon_group AS gid, x.d, y.keanon_lo[x.d] AS lo, y.keanon_hi[x.d] AS hi '
+						'FROM %s y, dims x', g.groups)
+			ELSE format('SELECT m.keanon_group AS gid, x.d, min(m.keanon_x[x.d]) AS lo, max(m.keanon_x[x.d]) AS hi '
+						'FROM %s m, dims x GROUP BY 1, 2', g.members) END,
+		g.hier, g.groups) USING g.ranges;
+END;
+$qi_groups$;
+COMMENT ON FUNCTION keanon.qi_groups(regclass) IS
+'the table''s owner: each group of a generalized watch: its id, size, generalized tuple and information loss IL = size * (sum over numeric quasi-identifiers of the group''s span / the publication''s span + sum over categorical ones of the height of the published node / the hierarchy''s height) (I3M, Definition 4), and the total IL over all groups';
+
+CREATE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $qi_members$
+DECLARE
+	g record;
+BEGIN
+	g := keanon.generalization_of(tab);
+	RETURN QUERY EXECUTE format('SELECT jsonb_build_object(%s), m.keanon_group FROM %s m ORDER BY 2, 1',
+		(SELECT string_agg(format('%L, m.%I', c, c), ', ' ORDER BY o) FROM unnest(g.key_columns) WITH ORDINALITY u(c, o)),
+		coalesce(g.members, g.release_table));
+END;
+$qi_members$;
+COMMENT ON FUNCTION keanon.qi_members(regclass) IS
+'the table''s owner, for audits: the key of each published row of a generalized watch and its group (in release mode, of each row of the last release: a row retained beside its new version appears twice)';
+
+-- The groups recomputed from the true values, independently of the C code
+CREATE FUNCTION keanon.check_groups(tab regclass)
+RETURNS boolean
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $check_groups$
+DECLARE
+	g record;
+	keyeq text;
+	bad bigint;
+	ngroups bigint;
+	q name;
+	i integer := 0;
+	typ regtype;
+	src text;
+BEGIN
+	g := keanon.generalization_of(tab);
+	IF g.members IS NULL THEN
+		-- release mode: each row of the last release names its group
+		src := format('%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m', g.release_table);
+	ELSE
+		SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		INTO keyeq FROM unnest(g.key_columns) WITH ORDINALITY u(c, o);
+		src := format('%s m JOIN %s r ON %s', g.members, g.rows_table, keyeq);
+		PERFORM keanon.check_members(tab, g.members, g.rows_table, g.quasi_identifiers, g.ranges, g.hier, keyeq);
+	END IF;
+	-- 3. sizes: counted, at least k and below 2k, but for a lone group
+	EXECUTE format('SELECT count(*) FROM %s', g.groups) INTO ngroups;
+	EXECUTE format('SELECT count(*) FROM %1$s x WHERE x.keanon_n IS DISTINCT FROM '
+				   '(SELECT count(*) FROM %2$s WHERE m.keanon_group = x.keanon_group) '
+				   'OR x.keanon_n >= 2 * %3$s OR x.keanon_n < 1 OR (x.keanon_n < %3$s AND %4$s > 1)',
+				   g.groups, src, g.generalize, ngroups) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % groups of % are not of % to % rows', bad, tab, g.generalize, 2 * g.generalize - 1
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	EXECUTE format('SELECT count(*) FROM %s WHERE NOT EXISTS (SELECT 1 FROM %s x WHERE x.keanon_group = m.keanon_group)',
+				   src, g.groups) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % rows of % belong to no group', bad, tab USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 4. each group publishes the least general tuple of its members' true values
+	FOREACH q IN ARRAY g.quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
+		IF g.ranges[i] IS NULL THEN
+			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(h.leaf_lo) lo, max(h.leaf_lo) hi
+						   FROM %2$s JOIN %3$s h ON h.dim = %4$s AND h.height = 0 AND h.value = r.%5$I::text
+						   GROUP BY 1) s USING (keanon_group)
+						   WHERE x.%5$I IS DISTINCT FROM (SELECT a.value FROM %3$s a WHERE a.dim = %4$s
+							 AND a.leaf_lo <= s.lo AND a.leaf_hi >= s.hi ORDER BY a.height LIMIT 1)$c$,
+						   g.groups, src, g.hier, i, q) INTO bad;
+		ELSE
+			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(r.%3$I) lo, max(r.%3$I) hi
+						   FROM %2$s GROUP BY 1) s USING (keanon_group)
+						   WHERE x.%3$I IS DISTINCT FROM %4$s(s.lo%5$s, s.hi%5$s, '[]')
+							  OR x.keanon_lo[%6$s] IS DISTINCT FROM %7$s OR x.keanon_hi[%6$s] IS DISTINCT FROM %8$s$c$,
+						   g.groups, src, q, keanon.qi_range_type(typ),
+						   CASE WHEN keanon.qi_range_type(typ) = 'pg_catalog.numrange' THEN '::numeric' ELSE '' END,
+						   i, keanon.qi_coordinate(typ, 's.lo'), keanon.qi_coordinate(typ, 's.hi')) INTO bad;
+		END IF;
+		IF bad > 0 THEN
+			RAISE EXCEPTION 'keanon.check: % groups of % publish a value of % other than the least general one', bad, tab, q
+				USING ERRCODE = 'data_corrupted';
+		END IF;
+	END LOOP;
+	RETURN true;
+END;
+$check_groups$;
+COMMENT ON FUNCTION keanon.check_groups(regclass) IS
+'part of keanon.check for a generalized watch: every published row is a member of one group, with the coordinates of its true values (in release mode every row of the last release names its group); every group holds k to 2k - 1 rows (a lone group fewer) and publishes the least general tuple of its members'' true values (the range from least to greatest, the lowest common ancestor in the hierarchy); an error naming the difference otherwise';
+
+-- Part of keanon.check_groups in live and deferred mode: the members
+-- table holds one member per published row, with its true coordinates
+CREATE FUNCTION keanon.check_members(tab regclass, members regclass, rows_table regclass,
+	quasi_identifiers name[], ranges float8[], hier regclass, keyeq text)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $check_members$
+DECLARE
+	coords text := '';
+	bad bigint;
+	q name;
+	i integer := 0;
+	typ regtype;
+BEGIN
+	-- 1. one member per published row, none else
+	EXECUTE format('SELECT (SELECT count(*) FROM %1$s m WHERE NOT EXISTS (SELECT 1 FROM %2$s r WHERE %3$s)) '
+				   '+ (SELECT count(*) FROM %2$s r WHERE NOT EXISTS (SELECT 1 FROM %1$s m WHERE %3$s))',
+				   members, rows_table, keyeq) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % rows of % are not members of exactly the published rows', bad, tab
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+	-- 2. each member's coordinates are its true values'
+	FOREACH q IN ARRAY quasi_identifiers LOOP
+		i := i + 1;
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
+		IF ranges[i] IS NULL THEN
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM (SELECT h.leaf_lo::float8 FROM %s h '
+									   'WHERE h.dim = %s AND h.height = 0 AND h.value = r.%I::text)', i, hier, i, q);
+		ELSE
+			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM %s', i,
+									   keanon.qi_coordinate(typ, format('r.%I', q)));
+		END IF;
+	END LOOP;
+	EXECUTE format('SELECT count(*) FROM %s m JOIN %s r ON %s WHERE cardinality(m.keanon_x) <> %s %s',
+				   members, rows_table, keyeq, cardinality(quasi_identifiers), coords) INTO bad;
+	IF bad > 0 THEN
+		RAISE EXCEPTION 'keanon.check: % members of % have coordinates other than their true values''', bad, tab
+			USING ERRCODE = 'data_corrupted';
+	END IF;
+END;
+$check_members$;
+COMMENT ON FUNCTION keanon.check_members(regclass, regclass, regclass, name[], float8[], regclass, text) IS
+'part of keanon.check_groups in live and deferred mode: one member per published row and none else, each with the coordinates of its true values; an error naming the difference otherwise';
+
+-- ----------------------------------------------------------------
+-- Full-domain anonymization (PrivacyFrost2), a one-off anonymous copy
+-- ----------------------------------------------------------------
+
+CREATE FUNCTION keanon.anonymize_core(tab regclass, quasi_identifiers name[], sensitive name,
+	hierarchies oid[], k integer, l integer, c float8, t float8, scoring text, priorities float8[],
+	target text, method text, max_suppressed integer, extension boolean, partial boolean,
+	out_types text[], presample integer,
+	OUT levels integer[], OUT score float8, OUT smallest_group integer, OUT least_l integer,
+	OUT least_recursive_l integer, OUT largest_emd float8, OUT suppressed integer,
+	OUT groups integer, OUT candidates_checked bigint, OUT rollups bigint,
+	OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8, OUT presampled_out integer)
+AS 'MODULE_PATHNAME', 'keanon_anonymize_core'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION keanon.anonymize_core(regclass, name[], name, oid[], integer, integer, float8, float8, text, float8[], text, text, integer, boolean, boolean, text[], integer) IS
+'part of keanon.anonymize, which checks its arguments and makes the empty target table: read the table into codes, search the generalizations, write the published rows';
+
+CREATE FUNCTION keanon.anonymize(
+	tab regclass,
+	quasi_identifiers name[],
+	sensitive name,
+	hierarchies jsonb,
+	k integer,
+	l integer DEFAULT NULL,
+	c numeric DEFAULT NULL,
+	t numeric DEFAULT NULL,
+	scoring text DEFAULT 'basic',
+	priorities jsonb DEFAULT NULL,
+	target name DEFAULT NULL,
+	method text DEFAULT 'privacyfrost2',
+	max_suppressed integer DEFAULT 0,
+	extension boolean DEFAULT true,
+	partial boolean DEFAULT false,
+	presample integer DEFAULT NULL,
+	OUT target_table regclass, OUT levels jsonb, OUT score float8, OUT smallest_group integer,
+	OUT least_l integer, OUT least_recursive_l integer, OUT largest_emd float8,
+	OUT suppressed integer, OUT groups integer, OUT candidates_checked bigint,
+	OUT rollups bigint, OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8,
+	OUT presampled_out integer)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $anonymize$
+DECLARE
+	nsp name;
+	rel name;
+	q name;
+	typ regtype;
+	hrel regclass;
+	hiers oid[] := '{}';
+	outs text[] := '{}';
+	prios float8[] := '{}';
+	cols text := '';
+	has_null boolean;
+	n bigint;
+	r record;
+BEGIN
+	IF tab IS NULL OR quasi_identifiers IS NULL OR sensitive IS NULL OR k IS NULL THEN
+		RAISE EXCEPTION 'keanon.anonymize needs a table, quasi-identifiers, a sensitive column and k'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	SELECT n2.nspname, c2.relname INTO nsp, rel FROM pg_class c2 JOIN pg_namespace n2 ON n2.oid = c2.relnamespace
+	WHERE c2.oid = tab;
+	IF NOT has_table_privilege(tab, 'SELECT') THEN
+		RAISE EXCEPTION 'permission denied for table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF cardinality(quasi_identifiers) IS DISTINCT FROM (SELECT count(DISTINCT x) FROM unnest(quasi_identifiers) x)
+	   OR cardinality(quasi_identifiers) NOT BETWEEN 1 AND 32 THEN
+		RAISE EXCEPTION 'between 1 and 32 distinct quasi-identifiers are needed' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF sensitive = ANY (quasi_identifiers) THEN
+		RAISE EXCEPTION 'the sensitive column "%" cannot also be a quasi-identifier', sensitive
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF k < 1 THEN
+		RAISE EXCEPTION 'k must be at least 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF l IS NOT NULL AND l < 1 OR c IS NOT NULL AND (l IS NULL OR c <= 0) THEN
+		RAISE EXCEPTION 'l must be at least 1, and c (recursive (c,l)-diversity) positive and given with l'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF t IS NOT NULL AND (t < 0 OR t > 1) THEN
+		RAISE EXCEPTION 't must be between 0 and 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF scoring IS NULL OR scoring NOT IN ('basic', 'eta', 'log') THEN
+		RAISE EXCEPTION 'unknown scoring "%"', scoring USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use scoring => ''basic'', ''eta'' or ''log''.';
+	END IF;
+	IF method IS NULL OR method NOT IN ('privacyfrost2', 'optimal') THEN
+		RAISE EXCEPTION 'unknown method "%"', method USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use method => ''privacyfrost2'' or ''optimal''.';
+	END IF;
+	IF presample IS NOT NULL AND presample < 1 THEN
+		RAISE EXCEPTION 'presample must be at least 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF max_suppressed IS NULL OR max_suppressed < 0 THEN
+		RAISE EXCEPTION 'max_suppressed must be at least 0' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF hierarchies IS NOT NULL AND jsonb_typeof(hierarchies) <> 'object'
+	   OR priorities IS NOT NULL AND jsonb_typeof(priorities) <> 'object' THEN
+		RAISE EXCEPTION 'hierarchies and priorities must be JSON objects keyed by quasi-identifier'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR q IN SELECT x FROM jsonb_object_keys(coalesce(hierarchies, '{}') || coalesce(priorities, '{}')) x LOOP
+		IF NOT q = ANY (quasi_identifiers) THEN
+			RAISE EXCEPTION '"%" is not a quasi-identifier', q USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END LOOP;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF typ IS NULL THEN
+			RAISE EXCEPTION 'column "%" of table % does not exist', q, tab USING ERRCODE = 'undefined_column';
+		END IF;
+		CONTINUE WHEN q = sensitive;
+		IF hierarchies ? q THEN
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			IF hrel IS NULL THEN
+				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
+					USING ERRCODE = 'undefined_table';
+			END IF;
+			PERFORM keanon.check_hierarchy(tab, q, hrel, false);
+			hiers := hiers || hrel::oid;
+			outs := outs || 'pg_catalog.text'::text;
+		ELSIF typ IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype, 'numeric'::regtype,
+					  'real'::regtype, 'double precision'::regtype, 'date'::regtype) THEN
+			hiers := hiers || 0::oid;
+			outs := outs || keanon.qi_range_type(typ);
+		ELSE
+			RAISE EXCEPTION 'quasi-identifier "%" of type % needs a hierarchy', q, typ
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF priorities ? q AND (jsonb_typeof(priorities -> q) <> 'number' OR (priorities ->> q)::float8 <= 0) THEN
+			RAISE EXCEPTION 'the priority of "%" must be a positive number', q USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		prios := prios || coalesce((priorities ->> q)::float8, 1);
+		cols := cols || format('%I %s, ', q, outs[cardinality(outs)]);
+	END LOOP;
+	target := coalesce(target, left(rel, 51) || '_generalized');
+	IF to_regclass(format('%I.%I', nsp, target)) IS NOT NULL THEN
+		RAISE EXCEPTION 'relation "%" already exists in schema "%"', target, nsp USING ERRCODE = 'duplicate_table',
+			HINT = 'Name another with target => ''...''.';
+	END IF;
+	EXECUTE format('CREATE TABLE %I.%I (%s%I %s)', nsp, target, cols, sensitive,
+				   (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+					WHERE a.attrelid = tab AND a.attname = sensitive));
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, target,
+				   format('keanon: %s anonymized by full-domain generalization (k = %s)', tab, k));
+	target_table := format('%I.%I', nsp, target)::regclass;
+	r := keanon.anonymize_core(tab, quasi_identifiers, sensitive, hiers, k, l, c::float8, t::float8, scoring,
+							   prios, target_table::text, method, max_suppressed, extension, partial, outs,
+							   presample);
+	SELECT jsonb_object_agg(qi, lv) INTO levels FROM unnest(quasi_identifiers, r.levels) u(qi, lv);
+	score := r.score;
+	smallest_group := r.smallest_group;
+	least_l := r.least_l;
+	least_recursive_l := r.least_recursive_l;
+	largest_emd := r.largest_emd;
+	suppressed := r.suppressed;
+	groups := r.groups;
+	candidates_checked := r.candidates_checked;
+	rollups := r.rollups;
+	refined_groups := r.refined_groups;
+	rows_written := r.rows_written;
+	search_ms := r.search_ms;
+	presampled_out := r.presampled_out;
+END;
+$anonymize$;
+COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
+'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; presample => k'' leaves out, before the search, the rows of groups of fewer than k'' rows two levels below each hierarchy''s top (PrivacyFrost2''s pre-sampling); returns the levels, score, measures and the search''s cost';
+
+-- PostgreSQL Anonymizer's fixed-step ranges, the same types and steps
+-- (bodies parsed when the extension is made, under its search_path: their
+-- operators are pg_catalog's, bound then)
+CREATE FUNCTION keanon.generalize_int4range(val integer, step integer DEFAULT 10)
+RETURNS int4range LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN int4range(val - ((val % step + step) % step), val - ((val % step + step) % step) + step);
+COMMENT ON FUNCTION keanon.generalize_int4range(integer, integer) IS
+'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
+
+CREATE FUNCTION keanon.generalize_int8range(val bigint, step bigint DEFAULT 10)
+RETURNS int8range LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN int8range(val - ((val % step + step) % step), val - ((val % step + step) % step) + step);
+COMMENT ON FUNCTION keanon.generalize_int8range(bigint, bigint) IS
+'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
+
+CREATE FUNCTION keanon.generalize_numrange(val numeric, step integer DEFAULT 10)
+RETURNS numrange LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN numrange(floor(val / step) * step, (floor(val / step) + 1) * step);
+COMMENT ON FUNCTION keanon.generalize_numrange(numeric, integer) IS
+'the range [n * step, (n + 1) * step) holding val; NULL for NULL';
+
+CREATE FUNCTION keanon.generalize_daterange(val date, step text DEFAULT 'decade')
+RETURNS daterange LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN daterange(date_trunc(step, val)::date, (date_trunc(step, val) + ('1 ' || step)::interval)::date);
+COMMENT ON FUNCTION keanon.generalize_daterange(date, text) IS
+'the range of the calendar unit (day, week, month, quarter, year, decade, century, millennium) holding val';
+
+CREATE FUNCTION keanon.generalize_tsrange(val timestamp, step text DEFAULT 'decade')
+RETURNS tsrange LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN tsrange(date_trunc(step, val), date_trunc(step, val) + ('1 ' || step)::interval);
+COMMENT ON FUNCTION keanon.generalize_tsrange(timestamp, text) IS
+'the range of the calendar unit (microseconds up to millennium) holding val';
+
+CREATE FUNCTION keanon.generalize_tstzrange(val timestamptz, step text DEFAULT 'decade')
+RETURNS tstzrange LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN tstzrange(date_trunc(step, val), date_trunc(step, val) + ('1 ' || step)::interval);
+COMMENT ON FUNCTION keanon.generalize_tstzrange(timestamptz, text) IS
+'the range of the calendar unit holding val, in the session''s time zone';
+
+-- The smallest group of a table over its quasi-identifiers: the k it has
+CREATE FUNCTION keanon.k_anonymity(tab regclass, quasi_identifiers name[])
+RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $k_anonymity$
+DECLARE
+	k bigint;
+BEGIN
+	IF quasi_identifiers IS NULL OR cardinality(quasi_identifiers) = 0 THEN
+		RAISE EXCEPTION 'at least one quasi-identifier is needed' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	EXECUTE format('SELECT min(c) FROM (SELECT count(*) AS c FROM %s GROUP BY %s) g', tab,
+				   (SELECT string_agg(format('%I', x), ', ' ORDER BY o) FROM unnest(quasi_identifiers) WITH ORDINALITY u(x, o)))
+	INTO k;
+	RETURN k;
+END;
+$k_anonymity$;
+COMMENT ON FUNCTION keanon.k_anonymity(regclass, name[]) IS
+'the size of the smallest group of rows sharing their quasi-identifiers: the k for which the table is k-anonymous (NULL for an empty table); as the caller';
+
+-- ----------------------------------------------------------------
+-- Bound aggregates over published views
+-- ----------------------------------------------------------------
+
+CREATE FUNCTION keanon.hits_trans(internal, bigint)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_trans(internal, bigint) IS
+'bound aggregates: count the selected rows of each partition';
+
+CREATE FUNCTION keanon.hits_range_trans(internal, bigint, numeric, numeric)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_range_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_range_trans(internal, bigint, numeric, numeric) IS
+'count_bounds: count the selected rows of each partition and keep the value range';
+
+CREATE FUNCTION keanon.hits_combine(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_combine'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_combine(internal, internal) IS
+'bound aggregates: merge partial hit counts';
+
+CREATE FUNCTION keanon.hits_serialize(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'keanon_hits_serialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_serialize(internal) IS
+'bound aggregates: hit counts to bytes for parallel workers';
+
+CREATE FUNCTION keanon.hits_deserialize(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_deserialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_deserialize(bytea, internal) IS
+'bound aggregates: hit counts from bytes of parallel workers';
+
+CREATE FUNCTION keanon.sum_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_sum_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.sum_final(internal) IS 'sum_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.min_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_min_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.min_final(internal) IS 'min_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.max_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_max_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.max_final(internal) IS 'max_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.avg_final(internal) RETURNS numrange
+AS 'MODULE_PATHNAME', 'keanon_avg_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.avg_final(internal) IS 'avg_bounds: the interval from the partitions hit';
+CREATE FUNCTION keanon.count_final(internal) RETURNS int8range
+AS 'MODULE_PATHNAME', 'keanon_count_final' LANGUAGE C CALLED ON NULL INPUT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.count_final(internal) IS 'count_bounds: the interval from the partitions hit';
+
+CREATE AGGREGATE keanon.sum_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.sum_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.sum_bounds(bigint) IS
+'[least, greatest] possible SUM of the true sensitive values of the selected published rows: a partition with h rows selected contributes the sum of its h smallest to h largest values';
+
+CREATE AGGREGATE keanon.min_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.min_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.min_bounds(bigint) IS
+'[least, greatest] possible MIN of the true sensitive values of the selected published rows';
+
+CREATE AGGREGATE keanon.max_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.max_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.max_bounds(bigint) IS
+'[least, greatest] possible MAX of the true sensitive values of the selected published rows';
+
+CREATE AGGREGATE keanon.avg_bounds(keanon_pid bigint) (
+	SFUNC = keanon.hits_trans, STYPE = internal, FINALFUNC = keanon.avg_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.avg_bounds(bigint) IS
+'[least, greatest] possible AVG of the true sensitive values of the selected published rows: sum_bounds divided by the number of rows selected';
+
+CREATE AGGREGATE keanon.count_bounds(keanon_pid bigint, lower numeric, upper numeric) (
+	SFUNC = keanon.hits_range_trans, STYPE = internal, FINALFUNC = keanon.count_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.count_bounds(bigint, numeric, numeric) IS
+'[least, greatest] possible number of selected published rows whose true sensitive value lies in [lower, upper] (NULL: unbounded); count(*) itself is exact';
+
+-- The same aggregates over a generalized watch's view, for a predicate on
+-- a true quasi-identifier: the rows whose published range or ancestor lies
+-- inside the predicate are certainly selected, those that only overlap it
+-- perhaps.  Pass every row that may be selected (WHERE age && r) with
+-- certain => age <@ r; the bounds hold whichever of the perhaps-selected
+-- rows the true predicate selects.
+CREATE FUNCTION keanon.hits_certain_trans(internal, bigint, boolean)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_certain_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_certain_trans(internal, bigint, boolean) IS
+'bound aggregates over generalized quasi-identifiers: count the certainly and the perhaps selected rows of each partition';
+
+CREATE FUNCTION keanon.hits_certain_range_trans(internal, bigint, boolean, numeric, numeric)
+RETURNS internal AS 'MODULE_PATHNAME', 'keanon_hits_certain_range_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION keanon.hits_certain_range_trans(internal, bigint, boolean, numeric, numeric) IS
+'count_bounds over generalized quasi-identifiers: count the certainly and the perhaps selected rows of each partition and keep the value range';
+
+CREATE AGGREGATE keanon.sum_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.sum_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.sum_bounds(bigint, boolean) IS
+'[least, greatest] possible SUM of the true sensitive values of the selected rows, where rows with certain true are selected and the others perhaps: a partition with h rows certain and m perhaps contributes its h smallest values plus the negative ones of the next m, up to its h largest plus the positive ones of the next m';
+
+CREATE AGGREGATE keanon.min_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.min_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.min_bounds(bigint, boolean) IS
+'[least, greatest] possible MIN of the true sensitive values of the selected rows (certain true: selected; otherwise perhaps), assuming at least one row is selected';
+
+CREATE AGGREGATE keanon.max_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.max_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.max_bounds(bigint, boolean) IS
+'[least, greatest] possible MAX of the true sensitive values of the selected rows (certain true: selected; otherwise perhaps), assuming at least one row is selected';
+
+CREATE AGGREGATE keanon.avg_bounds(keanon_pid bigint, certain boolean) (
+	SFUNC = keanon.hits_certain_trans, STYPE = internal, FINALFUNC = keanon.avg_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.avg_bounds(bigint, boolean) IS
+'[least, greatest] possible AVG of the true sensitive values of the selected rows: with every row certain, sum_bounds over their number; with rows perhaps selected, the least and greatest value of the partitions hit';
+
+CREATE AGGREGATE keanon.count_bounds(keanon_pid bigint, certain boolean, lower numeric, upper numeric) (
+	SFUNC = keanon.hits_certain_range_trans, STYPE = internal, FINALFUNC = keanon.count_final,
+	COMBINEFUNC = keanon.hits_combine, SERIALFUNC = keanon.hits_serialize,
+	DESERIALFUNC = keanon.hits_deserialize, PARALLEL = SAFE);
+COMMENT ON AGGREGATE keanon.count_bounds(bigint, boolean, numeric, numeric) IS
+'[least, greatest] possible number of selected rows (certain true: selected; otherwise perhaps) whose true sensitive value lies in [lower, upper] (NULL, NULL: the number of selected rows)';
+
+-- ----------------------------------------------------------------
+-- Privacy metrics
+-- ----------------------------------------------------------------
+
+-- keanon.privacy_report(tab): one row per published partition, ordered by
+-- its least value, then one overall row (pid NULL).  For a partition whose
+-- distinct values occur c_1 ... c_d times (n = c_1 + ... + c_d rows):
+--
+--   distinct_values  d, the k achieved
+--   value_range      greatest minus least value, the e achieved
+--   entropy          H = -sum (c_i/n) ln(c_i/n), natural logarithm
+--   effective_l      exp(H): the partition is entropy l-diverse for every
+--                    l <= exp(H)
+--   t_closeness      earth mover's distance between the partition's value
+--                    distribution P and the whole publication's Q under the
+--                    ordered distance: over the publication's m distinct
+--                    values v_1 < ... < v_m,
+--                    (1/(m-1)) sum_{i=1..m} |sum_{j<=i} (p_j - q_j)|,
+--                    0 when m = 1
+--
+-- The overall row has n = every published row, the least distinct_values,
+-- value_range, entropy and effective_l over the partitions and the greatest
+-- t_closeness: the k, e, l and t the publication achieves (n = 0 and the
+-- rest NULL when nothing is published).  entropy, effective_l and
+-- t_closeness are rounded to 16 decimal places, trailing zeros dropped.
+-- Only the partitions' summaries are read (each partition's values with
+-- their counts, which the view shows its readers anyway); the function reads
+-- them as the table's owner after checking that the caller may read the
+-- view, like keanon.partitions.
+CREATE FUNCTION keanon.privacy_report(tab regclass,
+	OUT pid bigint, OUT n bigint, OUT distinct_values bigint,
+	OUT value_range numeric, OUT entropy numeric, OUT effective_l numeric,
+	OUT t_closeness numeric, OUT smallest_group bigint, OUT information_loss float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'keanon_privacy_report'
+LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION keanon.privacy_report(regclass) IS
+'privacy measures of the published partitions of a watched table, ordered by least value, then an overall row (pid NULL). Per partition of n rows whose values occur c_i times: distinct_values (the k achieved), value_range = max - min (the e achieved), entropy H = -sum (c_i/n) ln(c_i/n), effective_l = exp(H) (entropy l-diverse for every l <= exp(H)), t_closeness = earth mover''s distance to the whole publication''s distribution with the ordered distance, (1/(m-1)) sum_i |sum_{j<=i} (p_j - q_j)| over its m distinct values (0 when m = 1). The overall row: all published rows, the least distinct_values, value_range, entropy and effective_l, the greatest t_closeness, and for a watch with generalize its smallest group of quasi-identifiers and their total information loss (I3M, Definition 5; NULL otherwise). Decimals rounded to 16 places. Readable by roles that may read the view';

@@ -1,0 +1,106 @@
+--
+-- ALTER EXTENSION keanon UPDATE: a database made with 0.1.0, watching
+-- tables in every mode, is updated to 0.2.0; every watch keeps working and
+-- checking, the new version's features work, and the updated extension's
+-- functions, comments and members are exactly those of a fresh 0.2.0.
+-- Each version lives in a database of its own.
+--
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+\set here :DBNAME
+CREATE DATABASE keanon_upgrade_old;
+CREATE DATABASE keanon_upgrade_new;
+
+-- the catalog of the extension as one fingerprint per kind of object
+\set fingerprint 'SELECT (SELECT md5(string_agg(pg_get_functiondef(p.oid) || coalesce(obj_description(p.oid, ''pg_proc''), ''''), E''\\n'' ORDER BY p.oid::regprocedure::text)) FROM pg_proc p WHERE p.pronamespace = ''keanon''::regnamespace AND p.prokind IN (''f'', ''p'')) AS functions, (SELECT md5(string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), E''\\n'' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid))) FROM pg_depend d WHERE d.refclassid = ''pg_extension''::regclass AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''keanon'') AND d.deptype = ''e'') AS members, (SELECT md5(string_agg(format(''%s %s %s'', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), E''\\n'' ORDER BY a.attrelid::regclass::text, a.attnum)) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = ''keanon''::regnamespace AND a.attnum > 0 AND NOT a.attisdropped) AS columns'
+
+\c keanon_upgrade_new
+SET client_min_messages = warning;
+CREATE EXTENSION cube;
+CREATE EXTENSION keanon;
+SELECT extversion FROM pg_extension WHERE extname = 'keanon';
+:fingerprint \gset fresh_
+
+\c keanon_upgrade_old
+SET client_min_messages = warning;
+CREATE EXTENSION cube;
+CREATE EXTENSION keanon VERSION '0.1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'keanon';
+CREATE TABLE kinds (value text, parent text);
+INSERT INTO kinds VALUES ('*', NULL), ('a', '*'), ('b', '*'), ('a1', 'a'), ('a2', 'a'), ('b1', 'b');
+-- one table per mode, the same rows
+CREATE TABLE t_live (id integer PRIMARY KEY, age integer NOT NULL, kind text NOT NULL, salary integer);
+INSERT INTO t_live SELECT i, 20 + (i * 37) % 45, (ARRAY['a1', 'a2', 'b1'])[1 + i % 3], 1000 * (1 + (i * 7) % 60)
+FROM generate_series(1, 60) i;
+CREATE TABLE t_deferred AS SELECT * FROM t_live;
+CREATE TABLE t_release AS SELECT * FROM t_live;
+CREATE TABLE t_gen AS SELECT * FROM t_live;
+CREATE TABLE t_gen_deferred AS SELECT * FROM t_live;
+ALTER TABLE t_deferred ADD PRIMARY KEY (id);
+ALTER TABLE t_release ADD PRIMARY KEY (id);
+ALTER TABLE t_gen ADD PRIMARY KEY (id);
+ALTER TABLE t_gen_deferred ADD PRIMARY KEY (id);
+SELECT keanon.watch('t_live', 'salary', '{age,kind}', 3, 2000);
+SELECT keanon.watch('t_deferred', 'salary', '{age,kind}', 3, 2000, mode => 'deferred');
+SELECT keanon.watch('t_release', 'salary', '{age,kind}', 3, 2000, mode => 'release');
+SELECT keanon.watch('t_gen', 'salary', '{age,kind}', 3, 2000, generalize => 3, hierarchies => '{"kind": "kinds"}');
+SELECT keanon.watch('t_gen_deferred', 'salary', '{age,kind}', 3, 2000, mode => 'deferred', generalize => 4,
+	hierarchies => '{"kind": "kinds"}');
+-- what 0.1.0 refused
+CREATE TABLE t_refused AS SELECT * FROM t_live;
+ALTER TABLE t_refused ADD PRIMARY KEY (id);
+SELECT keanon.watch('t_refused', 'salary', '{age,kind}', 3, 2000, mode => 'release', generalize => 3,
+	hierarchies => '{"kind": "kinds"}');
+
+-- writes under 0.1.0
+CREATE FUNCTION write_all(first integer) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	t text;
+BEGIN
+	FOREACH t IN ARRAY ARRAY['t_live', 't_deferred', 't_release', 't_gen', 't_gen_deferred'] LOOP
+		EXECUTE format('INSERT INTO %I SELECT i, 20 + (i * 31) %% 45, (ARRAY[''a1'', ''a2'', ''b1''])[1 + i %% 3],
+						1000 * (1 + (i * 11) %% 60) FROM generate_series($1, $1 + 14) i', t) USING first;
+		EXECUTE format('DELETE FROM %I WHERE id %% 9 = 0', t);
+		EXECUTE format('UPDATE %I SET age = age + 1, salary = salary + 500 WHERE id %% 7 = 0', t);
+	END LOOP;
+END;
+$$;
+SELECT write_all(100);
+SELECT keanon.release('t_release');
+SELECT keanon.flush('t_deferred') IS NOT NULL AS flushed, keanon.flush('t_gen_deferred') IS NOT NULL AS flushed;
+
+ALTER EXTENSION keanon UPDATE TO '0.2.0';
+SELECT extversion FROM pg_extension WHERE extname = 'keanon';
+
+-- the same watches go on: writes, a release, flushes, and every check
+SELECT write_all(200);
+SELECT keanon.release('t_release');
+SELECT keanon.flush('t_deferred') IS NOT NULL AS flushed, keanon.flush('t_gen_deferred') IS NOT NULL AS flushed;
+SELECT pending FROM keanon.status('t_deferred');
+SELECT pending FROM keanon.status('t_gen_deferred');
+SELECT keanon.check('t_live') AND keanon.check('t_deferred') AND keanon.check('t_release')
+	AND keanon.check('t_gen') AND keanon.check('t_gen_deferred') AS every_watch_checks;
+SELECT (SELECT min(c) FROM (SELECT count(*) c FROM t_gen_anon GROUP BY age, kind) s) >= 3 AS live_k,
+	(SELECT min(c) FROM (SELECT count(*) c FROM t_gen_deferred_anon GROUP BY age, kind) s) >= 4 AS deferred_k,
+	(SELECT count(*) FROM keanon.qi_groups('t_gen')) > 0 AS groups_listed;
+-- what 0.2.0 adds: a generalized watch in release mode
+CREATE TABLE t_gen_release AS SELECT * FROM t_live;
+ALTER TABLE t_gen_release ADD PRIMARY KEY (id);
+SELECT keanon.watch('t_gen_release', 'salary', '{age,kind}', 3, 2000, mode => 'release', generalize => 3,
+	hierarchies => '{"kind": "kinds"}');
+SELECT keanon.release('t_gen_release');
+SELECT keanon.check('t_gen_release');
+-- the updated extension is the fresh one
+:fingerprint \gset updated_
+SELECT :'updated_functions' = :'fresh_functions' AS same_functions,
+	:'updated_members' = :'fresh_members' AS same_members,
+	:'updated_columns' = :'fresh_columns' AS same_columns;
+-- unwatching still removes everything
+SELECT keanon.unwatch(x) FROM unnest(ARRAY['t_live', 't_deferred', 't_release', 't_gen', 't_gen_deferred',
+	't_gen_release']::regclass[]) x;
+SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 't\_%keanon%';
+
+\c :here
+SET client_min_messages = warning;
+DROP DATABASE keanon_upgrade_old WITH (FORCE);
+DROP DATABASE keanon_upgrade_new WITH (FORCE);
