@@ -39,6 +39,27 @@ fd_hash_codes(const uint32_t *codes, int n)
 	return h ^ (h >> 32);
 }
 
+/* A group key: the codes packed side by side when they fit, else their hash */
+uint64_t
+fd_group_key(const FdContext *ctx, const uint32_t *codes)
+{
+	uint64_t	key = 0;
+	int			a;
+
+	if (!ctx->packed)
+		return fd_hash_codes(codes, ctx->nqi);
+	for (a = 0; a < ctx->nqi; a++)
+		key |= (uint64_t) codes[a] << ctx->shift[a];
+	return key;
+}
+
+/* The first hash slot of a key */
+static inline uint32_t
+key_slot(const FdGroups *g, uint64_t key)
+{
+	return (uint32_t) ((key * 0x9E3779B97F4A7C15ULL) >> 32) & g->hmask;
+}
+
 /* A new empty group table with room for cap groups (NULL when out of memory) */
 FdGroups *
 fd_groups_new(const FdContext *ctx, int cap)
@@ -55,11 +76,12 @@ fd_groups_new(const FdContext *ctx, int cap)
 	g->cap = cap;
 	g->hmask = hcap - 1;
 	g->codes = ke_malloc(sizeof(uint32_t) * (size_t) cap * ctx->nqi);
+	g->key = ke_malloc(sizeof(uint64_t) * cap);
 	g->size = ke_calloc(cap, sizeof(int));
 	g->slot = ke_malloc(sizeof(int) * hcap);
 	if (ctx->nhist > 0)
 		g->hist = ke_calloc((size_t) cap * ctx->nhist, sizeof(uint32_t));
-	if (g->codes == NULL || g->size == NULL || g->slot == NULL ||
+	if (g->codes == NULL || g->key == NULL || g->size == NULL || g->slot == NULL ||
 		(ctx->nhist > 0 && g->hist == NULL))
 	{
 		fd_groups_free(g);
@@ -76,6 +98,7 @@ fd_groups_free(FdGroups *g)
 	if (g == NULL)
 		return;
 	ke_free(g->codes);
+	ke_free(g->key);
 	ke_free(g->size);
 	ke_free(g->hist);
 	ke_free(g->slot);
@@ -89,6 +112,7 @@ groups_grow(const FdContext *ctx, FdGroups *g)
 	int			cap = g->cap * 2;
 	uint32_t	hcap = (g->hmask + 1) * 2;
 	uint32_t   *codes;
+	uint64_t   *key;
 	int		   *size;
 	int		   *slot;
 	int			i;
@@ -97,6 +121,9 @@ groups_grow(const FdContext *ctx, FdGroups *g)
 	if (codes == NULL)
 		return false;
 	g->codes = codes;
+	if ((key = ke_realloc(g->key, sizeof(uint64_t) * cap)) == NULL)
+		return false;
+	g->key = key;
 	size = ke_realloc(g->size, sizeof(int) * cap);
 	if (size == NULL)
 		return false;
@@ -121,7 +148,7 @@ groups_grow(const FdContext *ctx, FdGroups *g)
 	memset(slot, 0xff, sizeof(int) * hcap);
 	for (i = 0; i < g->ngroups; i++)
 	{
-		uint32_t	s = (uint32_t) fd_hash_codes(g->codes + (size_t) i * ctx->nqi, ctx->nqi) & g->hmask;
+		uint32_t	s = key_slot(g, g->key[i]);
 
 		while (slot[s] >= 0)
 			s = (s + 1) & g->hmask;
@@ -131,20 +158,24 @@ groups_grow(const FdContext *ctx, FdGroups *g)
 }
 
 /*
- * The group of a tuple of codes whose hash is h, added empty when new
- * (*fresh tells); -1 when out of memory
+ * The group of a tuple of codes whose key (fd_group_key) is given, added
+ * empty when new (*fresh tells); -1 when out of memory.  With packed keys
+ * codes may be NULL: a new group's codes are unpacked from its key.
  */
 int
-fd_groups_find(const FdContext *ctx, FdGroups *g, const uint32_t *codes, uint64_t h,
+fd_groups_find(const FdContext *ctx, FdGroups *g, const uint32_t *codes, uint64_t key,
 			   bool *fresh)
 {
 	size_t		bytes = sizeof(uint32_t) * ctx->nqi;
-	uint32_t	s = (uint32_t) h & g->hmask;
+	uint32_t	s = key_slot(g, key);
+	uint32_t   *dst;
 	int			i;
+	int			a;
 
 	while ((i = g->slot[s]) >= 0)
 	{
-		if (memcmp(g->codes + (size_t) i * ctx->nqi, codes, bytes) == 0)
+		if (g->key[i] == key &&
+			(ctx->packed || memcmp(g->codes + (size_t) i * ctx->nqi, codes, bytes) == 0))
 		{
 			*fresh = false;
 			return i;
@@ -155,13 +186,30 @@ fd_groups_find(const FdContext *ctx, FdGroups *g, const uint32_t *codes, uint64_
 	{
 		if (!groups_grow(ctx, g))
 			return -1;
-		return fd_groups_find(ctx, g, codes, h, fresh);
+		return fd_groups_find(ctx, g, codes, key, fresh);
 	}
 	i = g->ngroups++;
-	memcpy(g->codes + (size_t) i * ctx->nqi, codes, bytes);
+	dst = g->codes + (size_t) i * ctx->nqi;
+	if (codes != NULL)
+		memcpy(dst, codes, bytes);
+	else
+		for (a = 0; a < ctx->nqi; a++)
+			dst[a] = (uint32_t) ((key >> ctx->shift[a]) & ctx->kmask[a]);
+	g->key[i] = key;
 	g->slot[s] = i;
 	*fresh = true;
 	return i;
+}
+
+/* Add row r to group i: its count, its sensitive code, its group number */
+static inline void
+group_add_row(const FdContext *ctx, FdGroups *g, int i, int r, int *row_group)
+{
+	g->size[i]++;
+	if (ctx->nhist > 0)
+		g->hist[(size_t) i * ctx->nhist + ctx->sens[r]]++;
+	if (row_group != NULL)
+		row_group[r] = i;
 }
 
 /* Build a node's groups by one pass over the rows; row_group may be NULL */
@@ -185,23 +233,55 @@ fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group)
 	for (r = 0; r < ctx->nrows; r++)
 	{
 		bool		fresh;
+		uint64_t	key = 0;
 		int			i;
 
-		for (a = 0; a < ctx->nqi; a++)
-			codes[a] = lm[a][ctx->qi[a][r]];
-		i = fd_groups_find(ctx, g, codes, fd_hash_codes(codes, ctx->nqi), &fresh);
+		if (ctx->packed)
+		{
+			for (a = 0; a < ctx->nqi; a++)
+				key |= (uint64_t) lm[a][ctx->qi[a][r]] << ctx->shift[a];
+			i = fd_groups_find(ctx, g, NULL, key, &fresh);
+		}
+		else
+		{
+			for (a = 0; a < ctx->nqi; a++)
+				codes[a] = lm[a][ctx->qi[a][r]];
+			i = fd_groups_find(ctx, g, codes, fd_hash_codes(codes, ctx->nqi), &fresh);
+		}
 		if (i < 0)
 		{
 			fd_groups_free(g);
 			return NULL;
 		}
-		g->size[i]++;
-		if (ctx->nhist > 0)
-			g->hist[(size_t) i * ctx->nhist + ctx->sens[r]]++;
-		if (row_group != NULL)
-			row_group[r] = i;
+		group_add_row(ctx, g, i, r, row_group);
 	}
 	return g;
+}
+
+/*
+ * With packed keys, fill ctx->trans[a] for each attribute a that f holds
+ * finer than levels: each of f's codes's coarser code, shifted into place;
+ * return the mask of the key bits that stay
+ */
+static uint64_t
+rollup_trans(const FdContext *ctx, const FdGroups *f, const int *levels)
+{
+	uint64_t	keep = ~(uint64_t) 0;
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+	{
+		const uint32_t *up = ctx->map[a][levels[a]];
+		const uint32_t *rep = ctx->rep[a][f->levels[a]];
+		uint32_t	c;
+
+		if (f->levels[a] == levels[a])
+			continue;
+		keep &= ~(ctx->kmask[a] << ctx->shift[a]);
+		for (c = 0; c < ctx->ncodes[a][f->levels[a]]; c++)
+			ctx->trans[a][c] = (uint64_t) up[rep[c]] << ctx->shift[a];
+	}
+	return keep;
 }
 
 /* Build a node's groups by rolling up a finer node's groups */
@@ -209,25 +289,46 @@ static FdGroups *
 groups_rollup(const FdContext *ctx, const FdGroups *f, const int *levels)
 {
 	uint32_t	codes[FD_MAX_QI];
+	int			moved[FD_MAX_QI];
+	int			nmoved = 0;
+	uint64_t	keep = 0;
 	FdGroups   *g;
 	int			a;
 	int			i;
 
-	g = fd_groups_new(ctx, f->ngroups < 1024 ? f->ngroups : 1024);
+	g = fd_groups_new(ctx, f->ngroups);
 	if (g == NULL)
 		return NULL;
 	for (a = 0; a < ctx->nqi; a++)
+	{
 		g->levels[a] = (uint8_t) levels[a];
+		if (f->levels[a] != levels[a])
+			moved[nmoved++] = a;
+	}
+	if (ctx->packed)
+		keep = rollup_trans(ctx, f, levels);
 	for (i = 0; i < f->ngroups; i++)
 	{
 		const uint32_t *fc = f->codes + (size_t) i * ctx->nqi;
 		bool		fresh;
 		int			j;
 
-		for (a = 0; a < ctx->nqi; a++)
-			codes[a] = f->levels[a] == levels[a] ? fc[a] :
-				ctx->map[a][levels[a]][ctx->rep[a][f->levels[a]][fc[a]]];
-		j = fd_groups_find(ctx, g, codes, fd_hash_codes(codes, ctx->nqi), &fresh);
+		if (ctx->packed)
+		{
+			uint64_t	key = f->key[i] & keep;
+			int			m;
+
+			for (m = 0; m < nmoved; m++)
+				key |= ctx->trans[moved[m]][fc[moved[m]]];
+			j = fd_groups_find(ctx, g, NULL, key, &fresh);
+		}
+		else
+		{
+			for (a = 0; a < ctx->nqi; a++)
+				codes[a] = f->levels[a] == levels[a] ? fc[a] :
+					ctx->map[a][levels[a]][ctx->rep[a][f->levels[a]][fc[a]]];
+			j = fd_groups_find(ctx, g, codes, fd_group_key(ctx, codes), &fresh);
+		}
 		if (j < 0)
 		{
 			fd_groups_free(g);
@@ -251,7 +352,8 @@ groups_rollup(const FdContext *ctx, const FdGroups *f, const int *levels)
 static size_t
 groups_bytes(const FdContext *ctx, const FdGroups *g)
 {
-	return (size_t) g->cap * (sizeof(uint32_t) * (ctx->nqi + ctx->nhist) + sizeof(int)) +
+	return (size_t) g->cap * (sizeof(uint32_t) * (ctx->nqi + ctx->nhist) + sizeof(int) +
+							  sizeof(uint64_t)) +
 		sizeof(int) * (size_t) (g->hmask + 1);
 }
 

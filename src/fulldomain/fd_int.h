@@ -31,6 +31,7 @@ typedef struct FdGroups
 	int			ngroups;
 	int			cap;
 	uint32_t   *codes;			/* [cap * nqi] */
+	uint64_t   *key;			/* [cap] the codes packed, or their hash */
 	int		   *size;			/* [cap] */
 	uint32_t   *hist;			/* [cap * nhist], NULL when nhist == 0 */
 	int		   *slot;			/* [hmask + 1]: group index or -1 */
@@ -60,6 +61,9 @@ struct FdContext
 	int			maxlev[FD_MAX_QI];	/* min(max_level, H) */
 	const uint32_t *const *map[FD_MAX_QI];	/* the caller's map[a][l] */
 	const uint32_t *ncodes[FD_MAX_QI];
+	bool		packed;			/* a tuple of codes fits in a uint64 key */
+	int			shift[FD_MAX_QI];	/* of each QI's code in a packed key */
+	uint64_t	kmask[FD_MAX_QI];	/* its bits, before shifting */
 	uint32_t   *rep[FD_MAX_QI][FD_MAX_LEVELS];	/* a leaf of each code */
 	int			e_full[FD_MAX_QI][FD_MAX_LEVELS];	/* distinct codes, all rows */
 	double		eta_d[FD_MAX_QI];
@@ -70,6 +74,7 @@ struct FdContext
 	int			distinct_sens;
 	/* scratch for evaluating groups */
 	uint32_t   *stamp[FD_MAX_QI];	/* [largest ncodes] */
+	uint64_t   *trans[FD_MAX_QI];	/* [largest ncodes] roll-up key parts */
 	uint32_t	stampval;
 	uint32_t   *sorted;			/* [nsens] */
 	/* cache of group tables and memo of measures */
@@ -91,8 +96,9 @@ extern FdGroups *fd_groups_new(const FdContext *ctx, int cap);
 extern void fd_groups_free(FdGroups *g);
 extern FdGroups *fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group);
 extern int	fd_groups_find(const FdContext *ctx, FdGroups *g, const uint32_t *codes,
-						   uint64_t h, bool *fresh);
+						   uint64_t key, bool *fresh);
 extern uint64_t fd_hash_codes(const uint32_t *codes, int n);
+extern uint64_t fd_group_key(const FdContext *ctx, const uint32_t *codes);
 extern bool fd_group_passes(const FdContext *ctx, int size, const uint32_t *hist,
 							int *distinct, int *recl, double *emd);
 extern void fd_cache_clear(FdContext *ctx);
