@@ -201,20 +201,18 @@ fd_groups_find(const FdContext *ctx, FdGroups *g, const uint32_t *codes, uint64_
 	return i;
 }
 
-/* Add row r to group i: its count, its sensitive code, its group number */
-static inline void
-group_add_row(const FdContext *ctx, FdGroups *g, int i, int r, int *row_group)
+/* Rows to group: leaf codes, sensitive codes and counts (w NULL: 1 each) */
+typedef struct RowSet
 {
-	g->size[i]++;
-	if (ctx->nhist > 0)
-		g->hist[(size_t) i * ctx->nhist + ctx->sens[r]]++;
-	if (row_group != NULL)
-		row_group[r] = i;
-}
+	int			n;
+	uint32_t   *const *qi;
+	const uint32_t *sens;
+	const int  *w;
+} RowSet;
 
-/* Build a node's groups by one pass over the rows; row_group may be NULL */
-FdGroups *
-fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group)
+/* Build a node's groups by one pass over a row set; row_group may be NULL */
+static FdGroups *
+scan_rows(const FdContext *ctx, const RowSet *rs, const int *levels, int *row_group)
 {
 	const uint32_t *lm[FD_MAX_QI];
 	uint32_t	codes[FD_MAX_QI];
@@ -222,7 +220,7 @@ fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group)
 	int			a;
 	int			r;
 
-	g = fd_groups_new(ctx, ctx->nrows < 1024 ? ctx->nrows : 1024);
+	g = fd_groups_new(ctx, rs->n < 1024 ? rs->n : 1024);
 	if (g == NULL)
 		return NULL;
 	for (a = 0; a < ctx->nqi; a++)
@@ -230,22 +228,23 @@ fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group)
 		lm[a] = ctx->map[a][levels[a]];
 		g->levels[a] = (uint8_t) levels[a];
 	}
-	for (r = 0; r < ctx->nrows; r++)
+	for (r = 0; r < rs->n; r++)
 	{
 		bool		fresh;
 		uint64_t	key = 0;
+		int			w = rs->w != NULL ? rs->w[r] : 1;
 		int			i;
 
 		if (ctx->packed)
 		{
 			for (a = 0; a < ctx->nqi; a++)
-				key |= (uint64_t) lm[a][ctx->qi[a][r]] << ctx->shift[a];
+				key |= (uint64_t) lm[a][rs->qi[a][r]] << ctx->shift[a];
 			i = fd_groups_find(ctx, g, NULL, key, &fresh);
 		}
 		else
 		{
 			for (a = 0; a < ctx->nqi; a++)
-				codes[a] = lm[a][ctx->qi[a][r]];
+				codes[a] = lm[a][rs->qi[a][r]];
 			i = fd_groups_find(ctx, g, codes, fd_hash_codes(codes, ctx->nqi), &fresh);
 		}
 		if (i < 0)
@@ -253,9 +252,128 @@ fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group)
 			fd_groups_free(g);
 			return NULL;
 		}
-		group_add_row(ctx, g, i, r, row_group);
+		g->size[i] += w;
+		if (ctx->nhist > 0)
+			g->hist[(size_t) i * ctx->nhist + rs->sens[r]] += w;
+		if (row_group != NULL)
+			row_group[r] = i;
 	}
 	return g;
+}
+
+/* Build a node's groups by one pass over the rows; row_group may be NULL */
+FdGroups *
+fd_groups_scan(const FdContext *ctx, const int *levels, int *row_group)
+{
+	RowSet		rs = {ctx->nrows, ctx->qi, ctx->sens, NULL};
+
+	return scan_rows(ctx, &rs, levels, row_group);
+}
+
+/* Build a node's groups by one pass over the folded rows */
+static FdGroups *
+groups_scan_base(const FdContext *ctx, const int *levels)
+{
+	RowSet		rs = {ctx->nbase, ctx->base_qi, ctx->base_sens, ctx->base_w};
+
+	return scan_rows(ctx, &rs, levels, NULL);
+}
+
+/* Room for n folded rows */
+static FdStatus
+base_alloc(FdContext *ctx, int n)
+{
+	int			a;
+
+	ctx->base_sens = ke_malloc(sizeof(uint32_t) * n);
+	ctx->base_w = ke_calloc(n, sizeof(int));
+	if (ctx->base_sens == NULL || ctx->base_w == NULL)
+		return FD_ERR_NOMEM;
+	for (a = 0; a < ctx->nqi; a++)
+		if ((ctx->base_qi[a] = ke_malloc(sizeof(uint32_t) * n)) == NULL)
+			return FD_ERR_NOMEM;
+	ctx->nbase = n;
+	return FD_OK;
+}
+
+/*
+ * Fold the rows into distinct (leaf codes, sensitive code) pairs with
+ * counts, the sensitive code left out when no histogram is kept: a scan
+ * for a check passes over these instead of the rows.  The leaf tuples are
+ * found by a scan at the bottom node without histograms, then the pairs of
+ * (tuple, sensitive code) by a second hash over the rows.
+ */
+FdStatus
+fd_base_build(FdContext *ctx)
+{
+	int			zero[FD_MAX_QI] = {0};
+	FdContext  *plain = ke_malloc(sizeof(FdContext));
+	FdGroups   *g = NULL;
+	FdGroups   *pairs = NULL;
+	int		   *row_group = ke_malloc(sizeof(int) * ctx->nrows);
+	FdStatus	st = FD_ERR_NOMEM;
+	int			r;
+	int			a;
+
+	if (plain == NULL || row_group == NULL)
+		goto done;
+	*plain = *ctx;
+	plain->nhist = 0;
+	if ((g = fd_groups_scan(plain, zero, row_group)) == NULL)
+		goto done;
+	if (ctx->nhist == 0)
+	{
+		if ((st = base_alloc(ctx, g->ngroups)) != FD_OK)
+			goto done;
+		for (r = 0; r < g->ngroups; r++)
+			for (a = 0; a < ctx->nqi; a++)
+				ctx->base_qi[a][r] = g->codes[(size_t) r * ctx->nqi + a];
+		memcpy(ctx->base_w, g->size, sizeof(int) * g->ngroups);
+		memset(ctx->base_sens, 0, sizeof(uint32_t) * g->ngroups);
+		st = FD_OK;
+		goto done;
+	}
+	memset(plain, 0, sizeof(FdContext));
+	plain->nqi = 2;
+	if ((pairs = fd_groups_new(plain, 1024)) == NULL)
+		goto done;
+	for (r = 0; r < ctx->nrows; r++)
+	{
+		uint32_t	pair[2] = {(uint32_t) row_group[r], ctx->sens[r]};
+		bool		fresh;
+		int			i = fd_groups_find(plain, pairs, pair, fd_hash_codes(pair, 2), &fresh);
+
+		if (i < 0)
+			goto done;
+		pairs->size[i]++;
+	}
+	if ((st = base_alloc(ctx, pairs->ngroups)) != FD_OK)
+		goto done;
+	for (r = 0; r < pairs->ngroups; r++)
+	{
+		for (a = 0; a < ctx->nqi; a++)
+			ctx->base_qi[a][r] = g->codes[(size_t) pairs->codes[2 * r] * ctx->nqi + a];
+		ctx->base_sens[r] = pairs->codes[2 * r + 1];
+		ctx->base_w[r] = pairs->size[r];
+	}
+done:
+	fd_groups_free(g);
+	fd_groups_free(pairs);
+	ke_free(plain);
+	ke_free(row_group);
+	return st;
+}
+
+/* Free the folded rows */
+void
+fd_base_free(FdContext *ctx)
+{
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+		ke_free(ctx->base_qi[a]);
+	ke_free(ctx->base_sens);
+	ke_free(ctx->base_w);
 }
 
 /*
@@ -649,7 +767,7 @@ node_groups(FdContext *ctx, const int *levels)
 		return groups_rollup(ctx, f, levels);
 	}
 	ctx->counters.scans++;
-	return fd_groups_scan(ctx, levels, NULL);
+	return groups_scan_base(ctx, levels);
 }
 
 /* Evaluate the full-domain table at a node (a level per QI) */

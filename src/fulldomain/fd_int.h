@@ -70,6 +70,11 @@ struct FdContext
 	uint32_t   *qi[FD_MAX_QI];	/* [nrows] leaf codes of active rows */
 	uint32_t   *sens;			/* [nrows] */
 	int		   *row_id;			/* [nrows] the caller's row number */
+	/* the rows folded into distinct (leaf codes, sensitive code) with counts */
+	int			nbase;
+	uint32_t   *base_qi[FD_MAX_QI];	/* [nbase] leaf codes */
+	uint32_t   *base_sens;		/* [nbase] */
+	int		   *base_w;			/* [nbase] rows folded into each */
 	double	   *qdist;			/* [nsens] whole-table distribution */
 	int			distinct_sens;
 	/* scratch for evaluating groups */
@@ -102,6 +107,8 @@ extern uint64_t fd_group_key(const FdContext *ctx, const uint32_t *codes);
 extern bool fd_group_passes(const FdContext *ctx, int size, const uint32_t *hist,
 							int *distinct, int *recl, double *emd);
 extern void fd_cache_clear(FdContext *ctx);
+extern FdStatus fd_base_build(FdContext *ctx);
+extern void fd_base_free(FdContext *ctx);
 
 /* fd_score.c */
 extern double fd_score_bound_node(const FdContext *ctx, const int *levels);

@@ -480,6 +480,8 @@ fd_prepare(const FdTable *t, const FdParams *p, FdContext **out, FdError *err)
 		st = check_reachable(ctx, err);
 	if (st == FD_OK)
 		st = derive_levels(ctx, t);
+	if (st == FD_OK)
+		st = fd_base_build(ctx);
 	if (st != FD_OK)
 	{
 		if (st == FD_ERR_NOMEM)
@@ -503,6 +505,7 @@ fd_free(FdContext *ctx)
 	if (ctx == NULL)
 		return;
 	fd_cache_clear(ctx);
+	fd_base_free(ctx);
 	for (a = 0; a < ctx->nqi; a++)
 	{
 		ke_free(ctx->qi[a]);
