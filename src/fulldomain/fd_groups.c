@@ -402,6 +402,28 @@ rollup_trans(const FdContext *ctx, const FdGroups *f, const int *levels)
 	return keep;
 }
 
+/*
+ * The room to start a roll-up with: no more groups than the finer node's,
+ * nor than the product of the levels' code counts; with histograms at
+ * most 1024, as their room is cleared when allocated and most roll-ups
+ * merge many groups
+ */
+static int
+rollup_room(const FdContext *ctx, const FdGroups *f, const int *levels)
+{
+	double		prod = 1.0;
+	int			cap = f->ngroups;
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+		prod *= ctx->ncodes[a][levels[a]];
+	if (prod < cap)
+		cap = (int) prod;
+	if (ctx->nhist > 0 && cap > 1024)
+		cap = 1024;
+	return cap;
+}
+
 /* Build a node's groups by rolling up a finer node's groups */
 static FdGroups *
 groups_rollup(const FdContext *ctx, const FdGroups *f, const int *levels)
@@ -414,7 +436,7 @@ groups_rollup(const FdContext *ctx, const FdGroups *f, const int *levels)
 	int			a;
 	int			i;
 
-	g = fd_groups_new(ctx, f->ngroups);
+	g = fd_groups_new(ctx, rollup_room(ctx, f, levels));
 	if (g == NULL)
 		return NULL;
 	for (a = 0; a < ctx->nqi; a++)
@@ -563,6 +585,31 @@ cmp_desc(const void *x, const void *y)
 	return a < b ? 1 : (a > b ? -1 : 0);
 }
 
+/* Sort m counts in decreasing order: by insertion when few */
+static void
+sort_desc(uint32_t *r, int m)
+{
+	int			i;
+
+	if (m > 32)
+	{
+		qsort(r, m, sizeof(uint32_t), cmp_desc);
+		return;
+	}
+	for (i = 1; i < m; i++)
+	{
+		uint32_t	v = r[i];
+		int			j = i;
+
+		while (j > 0 && r[j - 1] < v)
+		{
+			r[j] = r[j - 1];
+			j--;
+		}
+		r[j] = v;
+	}
+}
+
 /* The greatest l for which a histogram is recursive (c,l)-diverse; 0 if none */
 static int
 recursive_l(const FdContext *ctx, const uint32_t *hist, int size)
@@ -576,7 +623,7 @@ recursive_l(const FdContext *ctx, const uint32_t *hist, int size)
 	for (s = 0; s < ctx->nsens; s++)
 		if (hist[s] > 0)
 			r[m++] = hist[s];
-	qsort(r, m, sizeof(uint32_t), cmp_desc);
+	sort_desc(r, m);
 
 	/* (c,l) holds iff r1 < c (r_l + ... + r_m); the tail only shrinks with l */
 	for (l = 1; l <= m; l++)
@@ -592,6 +639,7 @@ recursive_l(const FdContext *ctx, const uint32_t *hist, int size)
 static double
 group_emd(const FdContext *ctx, const uint32_t *hist, int size)
 {
+	double		inv = 1.0 / size;
 	double		sum = 0.0;
 	double		cum = 0.0;
 	int			s;
@@ -602,14 +650,14 @@ group_emd(const FdContext *ctx, const uint32_t *hist, int size)
 			return 0.0;
 		for (s = 0; s < ctx->nsens; s++)
 		{
-			cum += (double) hist[s] / size - ctx->qdist[s];
+			cum += (double) hist[s] * inv - ctx->qdist[s];
 			sum += cum < 0 ? -cum : cum;
 		}
 		return sum / (ctx->nsens - 1);
 	}
 	for (s = 0; s < ctx->nsens; s++)
 	{
-		double		d = (double) hist[s] / size - ctx->qdist[s];
+		double		d = (double) hist[s] * inv - ctx->qdist[s];
 
 		sum += d < 0 ? -d : d;
 	}
@@ -676,7 +724,7 @@ evaluate(FdContext *ctx, const FdGroups *g, FdMeasures *m)
 		int			rl;
 		double		emd;
 
-		if (!fd_group_passes(ctx, g->size[i], hist, &d, &rl, &emd))
+		if (g->size[i] < ctx->p.k || !fd_group_passes(ctx, g->size[i], hist, &d, &rl, &emd))
 		{
 			m->failing_groups++;
 			m->suppressed += g->size[i];
