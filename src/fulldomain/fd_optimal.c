@@ -83,17 +83,17 @@ decode(const Lattice *lt, int64_t idx, int *lev)
 	}
 }
 
-/* Order by increasing height, then decreasing bound, then index */
+/* Order by decreasing height, then increasing bound, then index */
 static int
-cmp_height(const void *x, const void *y)
+cmp_top_down(const void *x, const void *y)
 {
 	const OptNode *a = x;
 	const OptNode *b = y;
 
 	if (a->height != b->height)
-		return a->height < b->height ? -1 : 1;
+		return a->height > b->height ? -1 : 1;
 	if (a->bound != b->bound)
-		return a->bound > b->bound ? -1 : 1;
+		return a->bound < b->bound ? -1 : 1;
 	return a->idx < b->idx ? -1 : (a->idx > b->idx ? 1 : 0);
 }
 
@@ -179,73 +179,22 @@ can_beat(const Lattice *lt, double bound)
 	return lt->best_idx < 0 || bound > lt->best;
 }
 
-/* Phase 1 from one node: a path upward, searched by bisection */
-static FdStatus
-search_path(Lattice *lt, int64_t start)
-{
-	int64_t		path[FD_MAX_QI * FD_MAX_LEVELS + 1];
-	int			lev[FD_MAX_QI];
-	int			len = 0;
-	int			lo;
-	int			hi;
-	int64_t		cur = start;
-
-	decode(lt, start, lev);
-	for (;;)
-	{
-		double		bb = 0.0;
-		int			ba = -1;
-		int			a;
-
-		path[len++] = cur;
-		for (a = 0; a < lt->ctx->nqi; a++)
-		{
-			double		b;
-
-			if (lev[a] >= lt->ctx->maxlev[a] || lt->state[cur + lt->stride[a]] != 0)
-				continue;
-			lev[a]++;
-			b = fd_score_bound_node(lt->ctx, lev);
-			lev[a]--;
-			if (can_beat(lt, b) && (ba < 0 || b > bb))
-			{
-				bb = b;
-				ba = a;
-			}
-		}
-		if (ba < 0)
-			break;
-		lev[ba]++;
-		cur += lt->stride[ba];
-	}
-	lo = 0;
-	hi = len - 1;
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-		bool		q;
-		FdStatus	st;
-
-		if ((st = visit(lt, path[mid], &q)) != FD_OK)
-			return st;
-		if (q)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
-	}
-	return FD_OK;
-}
-
-/* Phase 1: Flash-like frontier search with tagging (monotone criteria) */
+/*
+ * Phase 1: top down, every node not tagged whose bound beats the best is
+ * checked (monotone criteria).  Among those left, the first in the order
+ * has no such node above it, so a failure there tags the largest cone
+ * below that is still open.
+ */
 static FdStatus
 phase1(Lattice *lt)
 {
 	int64_t		i;
 
-	qsort(lt->nodes, lt->n, sizeof(OptNode), cmp_height);
+	qsort(lt->nodes, lt->n, sizeof(OptNode), cmp_top_down);
 	for (i = 0; i < lt->n; i++)
 	{
 		const OptNode *u = &lt->nodes[i];
+		bool		q;
 		FdStatus	st;
 
 		if (lt->state[u->idx] != 0)
@@ -255,7 +204,7 @@ phase1(Lattice *lt)
 			lt->ctx->counters.bound_skips++;
 			continue;
 		}
-		if ((st = search_path(lt, u->idx)) != FD_OK)
+		if ((st = visit(lt, u->idx, &q)) != FD_OK)
 			return st;
 	}
 	return FD_OK;
