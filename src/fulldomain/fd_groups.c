@@ -488,6 +488,159 @@ groups_rollup(const FdContext *ctx, const FdGroups *f, const int *levels)
 	return g;
 }
 
+/*
+ * Direct counting.  When the product of a node's code counts is small, a
+ * group is a cell of a dense array (the codes in mixed radix) holding its
+ * count and histogram, so that a pass adds each row or finer group into
+ * its cell with no hashing; the non-empty cells then become the groups.
+ * ctx->trans[a] holds each source code's contribution to the cell number.
+ */
+
+/* The cells a direct count of a node takes from n sources; 0: too many */
+static size_t
+dense_cells(FdContext *ctx, const int *levels, int n)
+{
+	size_t		stride = 1 + ctx->nhist;
+	double		prod = 1.0;
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+		prod *= ctx->ncodes[a][levels[a]];
+	if (prod * stride > (double) FD_DENSE_CELLS || prod > 4.0 * n + 4096.0)
+		return 0;
+	if (prod * stride > ctx->dense_cap)
+	{
+		ke_free(ctx->dense);
+		ctx->dense_cap = 0;
+		if ((ctx->dense = ke_calloc((size_t) prod * stride, sizeof(uint32_t))) == NULL)
+			return 0;
+		ctx->dense_cap = (size_t) prod * stride;
+	}
+	return (size_t) prod;
+}
+
+/* Fill ctx->trans for a direct count at levels from leaves (from NULL) or from finer levels */
+static void
+dense_trans(FdContext *ctx, const int *levels, const uint8_t *from)
+{
+	uint64_t	mult = 1;
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+	{
+		const uint32_t *up = ctx->map[a][levels[a]];
+		int			fl = from != NULL ? from[a] : 0;
+		uint32_t	c;
+
+		for (c = 0; c < ctx->ncodes[a][fl]; c++)
+			ctx->trans[a][c] = mult * (from != NULL ? up[ctx->rep[a][fl][c]] : up[c]);
+		mult *= ctx->ncodes[a][levels[a]];
+	}
+}
+
+/* Turn the non-empty cells of a direct count into groups, clearing the cells */
+static FdGroups *
+dense_collect(FdContext *ctx, const int *levels, size_t cells, int ngroups)
+{
+	size_t		stride = 1 + ctx->nhist;
+	uint32_t	codes[FD_MAX_QI];
+	FdGroups   *g = fd_groups_new(ctx, ngroups);
+	size_t		c;
+	int			a;
+
+	for (a = 0; g != NULL && a < ctx->nqi; a++)
+		g->levels[a] = (uint8_t) levels[a];
+	for (c = 0; c < cells; c++)
+	{
+		uint32_t   *d = ctx->dense + c * stride;
+		size_t		rest = c;
+		bool		fresh;
+		int			i;
+
+		if (d[0] == 0)
+			continue;
+		for (a = 0; a < ctx->nqi; a++)
+		{
+			codes[a] = (uint32_t) (rest % ctx->ncodes[a][levels[a]]);
+			rest /= ctx->ncodes[a][levels[a]];
+		}
+		i = g == NULL ? -1 : fd_groups_find(ctx, g, codes, fd_group_key(ctx, codes), &fresh);
+		if (i >= 0)
+		{
+			g->size[i] = (int) d[0];
+			if (ctx->nhist > 0)
+				memcpy(g->hist + (size_t) i * ctx->nhist, d + 1, sizeof(uint32_t) * ctx->nhist);
+		}
+		memset(d, 0, sizeof(uint32_t) * stride);
+	}
+	if (g != NULL && g->ngroups != ngroups)
+	{
+		fd_groups_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* A node's groups by a direct count over the folded rows; NULL: not done */
+static FdGroups *
+dense_scan(FdContext *ctx, const int *levels)
+{
+	size_t		stride = 1 + ctx->nhist;
+	size_t		cells = dense_cells(ctx, levels, ctx->nbase);
+	int			ngroups = 0;
+	int			r;
+	int			a;
+
+	if (cells == 0)
+		return NULL;
+	dense_trans(ctx, levels, NULL);
+	for (r = 0; r < ctx->nbase; r++)
+	{
+		uint64_t	cell = 0;
+		uint32_t   *d;
+
+		for (a = 0; a < ctx->nqi; a++)
+			cell += ctx->trans[a][ctx->base_qi[a][r]];
+		d = ctx->dense + cell * stride;
+		ngroups += d[0] == 0;
+		d[0] += ctx->base_w[r];
+		if (ctx->nhist > 0)
+			d[1 + ctx->base_sens[r]] += ctx->base_w[r];
+	}
+	return dense_collect(ctx, levels, cells, ngroups);
+}
+
+/* A node's groups by a direct count over a finer node's groups; NULL: not done */
+static FdGroups *
+dense_rollup(FdContext *ctx, const FdGroups *f, const int *levels)
+{
+	size_t		stride = 1 + ctx->nhist;
+	size_t		cells = dense_cells(ctx, levels, f->ngroups);
+	int			ngroups = 0;
+	int			i;
+	int			a;
+	int			s;
+
+	if (cells == 0)
+		return NULL;
+	dense_trans(ctx, levels, f->levels);
+	for (i = 0; i < f->ngroups; i++)
+	{
+		const uint32_t *fc = f->codes + (size_t) i * ctx->nqi;
+		uint64_t	cell = 0;
+		uint32_t   *d;
+
+		for (a = 0; a < ctx->nqi; a++)
+			cell += ctx->trans[a][fc[a]];
+		d = ctx->dense + cell * stride;
+		ngroups += d[0] == 0;
+		d[0] += f->size[i];
+		for (s = 0; s < ctx->nhist; s++)
+			d[1 + s] += f->hist[(size_t) i * ctx->nhist + s];
+	}
+	return dense_collect(ctx, levels, cells, ngroups);
+}
+
 /* Bytes a group table holds */
 static size_t
 groups_bytes(const FdContext *ctx, const FdGroups *g)
@@ -809,13 +962,17 @@ node_groups(FdContext *ctx, const int *levels)
 {
 	FdGroups   *f = cache_finer(ctx, levels);
 
+	FdGroups   *g;
+
 	if (f != NULL)
 	{
 		ctx->counters.rollups++;
-		return groups_rollup(ctx, f, levels);
+		g = dense_rollup(ctx, f, levels);
+		return g != NULL ? g : groups_rollup(ctx, f, levels);
 	}
 	ctx->counters.scans++;
-	return groups_scan_base(ctx, levels);
+	g = dense_scan(ctx, levels);
+	return g != NULL ? g : groups_scan_base(ctx, levels);
 }
 
 /* Evaluate the full-domain table at a node (a level per QI) */

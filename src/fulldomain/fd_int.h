@@ -22,6 +22,7 @@
 
 #define FD_CACHE_SLOTS		8
 #define FD_CACHE_BYTES		((size_t) 256 * 1024 * 1024)
+#define FD_DENSE_CELLS		((size_t) 1 << 22)	/* largest direct count */
 #define FD_EMD_SLACK		1e-9	/* EMD <= t + slack passes */
 
 /* The groups of one node's table */
@@ -82,6 +83,8 @@ struct FdContext
 	uint64_t   *trans[FD_MAX_QI];	/* [largest ncodes] roll-up key parts */
 	uint32_t	stampval;
 	uint32_t   *sorted;			/* [nsens] */
+	uint32_t   *dense;			/* [dense_cap] cells of a direct count, zeroed */
+	size_t		dense_cap;
 	/* cache of group tables and memo of measures */
 	FdGroups   *cache[FD_CACHE_SLOTS];
 	uint64_t	clock;

@@ -518,6 +518,7 @@ fd_free(FdContext *ctx)
 	ke_free(ctx->sens);
 	ke_free(ctx->qdist);
 	ke_free(ctx->sorted);
+	ke_free(ctx->dense);
 	ke_free(ctx->memo);
 	ke_free(ctx);
 }
