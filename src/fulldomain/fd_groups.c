@@ -506,7 +506,7 @@ dense_cells(FdContext *ctx, const int *levels, int n)
 
 	for (a = 0; a < ctx->nqi; a++)
 		prod *= ctx->ncodes[a][levels[a]];
-	if (prod * stride > (double) FD_DENSE_CELLS || prod > 4.0 * n + 4096.0)
+	if (prod * stride > (double) ctx->dense_limit || prod > 4.0 * n + 4096.0)
 		return 0;
 	if (prod * stride > ctx->dense_cap)
 	{

@@ -85,6 +85,7 @@ struct FdContext
 	uint32_t   *sorted;			/* [nsens] */
 	uint32_t   *dense;			/* [dense_cap] cells of a direct count, zeroed */
 	size_t		dense_cap;
+	size_t		dense_limit;	/* most cells a direct count may take */
 	/* cache of group tables and memo of measures */
 	FdGroups   *cache[FD_CACHE_SLOTS];
 	uint64_t	clock;

@@ -416,6 +416,7 @@ settle_params(FdContext *ctx, const FdTable *t, const FdParams *p)
 		ctx->ncodes[a] = t->hier[a].ncodes;
 	}
 	ctx->stampval = FD_MAX_LEVELS + 1;
+	ctx->dense_limit = FD_DENSE_CELLS;
 }
 
 /* Check the criteria against the rows: k and l must be reachable */

@@ -17,7 +17,11 @@
  *				'optimal' equals the brute force's best qualifying score;
  *				PrivacyFrost2's node qualifies and scores no more; its
  *				published classes (partial-domain refinement on) are
- *				checked row by row
+ *				checked row by row; each table's groups built in one of
+ *				three ways in turn (direct counts where they fit; hashed
+ *				with packed keys; hashed with the codes compared)
+ *	wide		a table whose codes do not fit a packed key, against a
+ *				naive count
  *	presample	pre-sampling against a naive count, and its rows marked
  *	nomem		allocations failing at every point give FD_ERR_NOMEM
  *
@@ -35,6 +39,7 @@
 
 #include "ke_alloc.h"
 #include "fd_anon.h"
+#include "fd_int.h"
 
 #define MAX_FAIL_LINES	8
 #define MAX_ROWS		80
@@ -117,6 +122,19 @@ rng_below(int n)
 	rng_state ^= rng_state << 25;
 	rng_state ^= rng_state >> 27;
 	return (int) (((rng_state * 2685821657736338717ULL) >> 33) % (uint64_t) n);
+}
+
+/* How group tables are built in the random tables: 0 as fd_prepare chose */
+static int	build_mode;
+
+/* Make a context build groups as build_mode says: 1 hashed, 2 hashed unpacked */
+static void
+apply_build_mode(FdContext *ctx)
+{
+	if (build_mode >= 1)
+		ctx->dense_limit = 0;
+	if (build_mode >= 2)
+		ctx->packed = false;
 }
 
 /* ----------------------------------------------------------------
@@ -958,6 +976,7 @@ check_all_nodes(const TTable *tt, const FdParams *p)
 		fail("prepare: %s", err.message);
 		return;
 	}
+	apply_build_mode(ctx);
 	for (a = 0; a < tt->q; a++)
 		top[a] = tt->hier[a].nlevels - 1;
 	do
@@ -1009,6 +1028,7 @@ run_search(const TTable *tt, const FdParams *p, FdMethod method, bool ext, bool 
 
 	if ((*st = fd_prepare(&tt->t, p, &ctx, &err)) != FD_OK)
 		return NULL;
+	apply_build_mode(ctx);
 	fd_search_opts_init(&o);
 	o.method = method;
 	o.extension = ext;
@@ -1041,9 +1061,9 @@ random_case(uint64_t seed, bool nonmonotone)
 	rng_seed(seed);
 	random_table(&tt, 1 + rng_below(MAX_SENS), rng_below(2) == 0);
 	random_params(&tt, &p, nonmonotone);
-	case_begin("random %llu (n=%d q=%d k=%d l=%d c=%g,%d t=%g sup=%d score=%d)",
+	case_begin("random %llu (n=%d q=%d k=%d l=%d c=%g,%d t=%g sup=%d score=%d build=%d)",
 			   (unsigned long long) seed, tt.n, tt.q, p.k, p.l_distinct, p.rec_c, p.rec_l,
-			   p.t, p.max_suppressed, (int) p.scoring);
+			   p.t, p.max_suppressed, (int) p.scoring, build_mode);
 	if (p.k > tt.n)
 		p.k = tt.n;
 	for (i = 0; i < tt.n; i++)
@@ -1123,7 +1143,11 @@ test_random(int ntables)
 	int			i;
 
 	for (i = 0; i < ntables; i++)
+	{
+		build_mode = i % 3;
 		random_case(1000 + i, i % 4 == 3);
+	}
+	build_mode = 0;
 	if (total_rollups == 0 || total_scans == 0)
 	{
 		case_begin("random: both roll-ups and scans exercised");
