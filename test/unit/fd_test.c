@@ -1162,6 +1162,187 @@ test_random(int ntables)
 }
 
 /* ----------------------------------------------------------------
+ * A table too wide for packed keys
+ * ----------------------------------------------------------------
+ */
+#define WIDE_Q		12
+#define WIDE_LEAVES	64
+#define WIDE_ROWS	60
+
+/* Naively: the groups at a node (bit a set: QI a at '*') and the least size */
+static int
+wide_min_group(uint32_t cols[WIDE_Q][WIDE_ROWS], int node, int *groups)
+{
+	int			least = WIDE_ROWS;
+	int			r;
+	int			s;
+	int			a;
+
+	*groups = 0;
+	for (r = 0; r < WIDE_ROWS; r++)
+	{
+		int			size = 0;
+		bool		first = true;
+
+		for (s = 0; s < WIDE_ROWS; s++)
+		{
+			bool		same = true;
+
+			for (a = 0; a < WIDE_Q && same; a++)
+				same = (node >> a & 1) || cols[a][r] == cols[a][s];
+			if (same && s < r)
+				first = false;
+			size += same;
+		}
+		if (first)
+		{
+			(*groups)++;
+			if (size < least)
+				least = size;
+		}
+	}
+	return least;
+}
+
+/*
+ * Rows for the wide table: 25 random rows twice each, then 10 copies of
+ * some of them with one or two attributes changed
+ */
+static void
+wide_rows(uint32_t cols[WIDE_Q][WIDE_ROWS], int *e_full)
+{
+	int			a;
+	int			i;
+
+	for (i = 0; i < 25; i++)
+		for (a = 0; a < WIDE_Q; a++)
+			cols[a][2 * i] = cols[a][2 * i + 1] = rng_below(WIDE_LEAVES);
+	for (i = 50; i < WIDE_ROWS; i++)
+	{
+		int			from = rng_below(50);
+
+		for (a = 0; a < WIDE_Q; a++)
+			cols[a][i] = cols[a][from];
+		cols[rng_below(WIDE_Q)][i] = rng_below(WIDE_LEAVES);
+		if (rng_below(2))
+			cols[rng_below(WIDE_Q)][i] = rng_below(WIDE_LEAVES);
+	}
+	for (a = 0; a < WIDE_Q; a++)
+	{
+		bool		seen[WIDE_LEAVES] = {0};
+
+		e_full[a] = 0;
+		for (i = 0; i < WIDE_ROWS; i++)
+		{
+			e_full[a] += !seen[cols[a][i]];
+			seen[cols[a][i]] = true;
+		}
+	}
+}
+
+/* Every node of the wide table checked against the naive count; the optimum */
+static double
+wide_check_all(FdContext *ctx, uint32_t cols[WIDE_Q][WIDE_ROWS], const int *e_full)
+{
+	double		best = -1;
+	int			node;
+	int			a;
+
+	for (node = 0; node < 1 << WIDE_Q; node++)
+	{
+		int			lev[WIDE_Q];
+		FdMeasures	m;
+		int			groups;
+		int			least = wide_min_group(cols, node, &groups);
+		double		score = 0;
+
+		for (a = 0; a < WIDE_Q; a++)
+		{
+			lev[a] = node >> a & 1;
+			score += lev[a] ? 1 : e_full[a];
+		}
+		if (fd_check(ctx, lev, &m) != FD_OK)
+			fail("check failed");
+		else if (m.qualifies != (least >= 2) ||
+				 (m.qualifies && (m.groups != groups || m.min_group != least ||
+								  !close_to(m.score, score))))
+			fail("node %x: qualifies %d, %d groups, least %d; want %d, %d, %d", node,
+				 m.qualifies, m.groups, m.min_group, least >= 2, groups, least);
+		if (least >= 2 && score > best)
+			best = score;
+	}
+	return best;
+}
+
+/* Twelve QIs of 64 leaves (72 bits of codes): every node and the optimum, naively */
+static void
+test_wide(void)
+{
+	static uint32_t leaf[WIDE_LEAVES];
+	static uint32_t root[WIDE_LEAVES];
+	static uint32_t cols[WIDE_Q][WIDE_ROWS];
+	static uint32_t sens[WIDE_ROWS];
+	static const uint32_t ncodes[2] = {WIDE_LEAVES, 1};
+	static const uint32_t *maps[2] = {leaf, root};
+	FdHierarchy hier[WIDE_Q];
+	const uint32_t *qi[WIDE_Q];
+	FdTable		t;
+	FdParams	p;
+	FdSearchOpts o;
+	FdContext  *ctx;
+	FdResult   *r;
+	FdError		err;
+	double		best;
+	int			e_full[WIDE_Q];
+	int			a;
+
+	case_begin("wide");
+	rng_seed(99);
+	for (a = 0; a < WIDE_LEAVES; a++)
+		leaf[a] = a;
+	wide_rows(cols, e_full);
+	for (a = 0; a < WIDE_Q; a++)
+	{
+		hier[a].nleaves = WIDE_LEAVES;
+		hier[a].nlevels = 2;
+		hier[a].map = maps;
+		hier[a].ncodes = ncodes;
+		qi[a] = cols[a];
+	}
+	memset(&t, 0, sizeof(t));
+	t.nrows = WIDE_ROWS;
+	t.nqi = WIDE_Q;
+	t.qi = qi;
+	t.hier = hier;
+	t.sens = sens;
+	t.nsens = 1;
+	fd_params_init(&p);
+	p.k = 2;
+	if (fd_prepare(&t, &p, &ctx, &err) != FD_OK)
+	{
+		fail("prepare: %s", err.message);
+		case_end();
+		return;
+	}
+	if (ctx->packed)
+		fail("72 bits of codes packed");
+	best = wide_check_all(ctx, cols, e_full);
+	fd_free(ctx);
+	fd_search_opts_init(&o);
+	o.method = FD_METHOD_OPTIMAL;
+	if (fd_prepare(&t, &p, &ctx, &err) != FD_OK || fd_search(ctx, &o, &r, &err) != FD_OK)
+		fail("optimal: %s", err.message);
+	else
+	{
+		if (!close_to(r->full.score, best) || best <= 12)
+			fail("optimal score %g, naive %g", r->full.score, best);
+		fd_result_free(r);
+	}
+	fd_free(ctx);
+	case_end();
+}
+
+/* ----------------------------------------------------------------
  * Pre-sampling
  * ----------------------------------------------------------------
  */
@@ -1331,6 +1512,7 @@ main(int argc, char **argv)
 	test_args();
 	printf("hand, args: checked\n");
 	test_random(ntables);
+	test_wide();
 	test_presample();
 	test_nomem();
 	printf("%d passed, %d failed\n", cases_passed, cases_failed);
