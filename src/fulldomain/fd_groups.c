@@ -296,12 +296,106 @@ base_alloc(FdContext *ctx, int n)
 	return FD_OK;
 }
 
+/* Sort keys of the given bits by least significant digits first; tmp as long as keys */
+static void
+radix_sort(uint64_t *keys, uint64_t *tmp, int n, int bits)
+{
+	int			count[1 << 11];
+	int			shift;
+
+	for (shift = 0; shift < bits; shift += 11)
+	{
+		uint64_t   *swap;
+		int			sum = 0;
+		int			i;
+		int			d;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(keys[i] >> shift) & 2047]++;
+		for (d = 0; d < 2048; d++)
+		{
+			int			c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(keys[i] >> shift) & 2047]++] = keys[i];
+		swap = keys;
+		keys = tmp;
+		tmp = swap;
+	}
+	if (((bits + 10) / 11) % 2 == 1)
+		memcpy(tmp, keys, sizeof(uint64_t) * n);
+}
+
+/*
+ * Fold the rows when their leaf codes and sensitive code pack into 64 bits:
+ * sort the packed keys and count the runs.  *done false: they do not fit.
+ */
+static FdStatus
+base_build_sorted(FdContext *ctx, bool *done)
+{
+	int			sbits = 0;
+	uint64_t   *keys;
+	uint64_t   *tmp;
+	FdStatus	st;
+	int			n = 0;
+	int			r;
+	int			a;
+
+	while (ctx->nhist > 0 && ((uint64_t) 1 << sbits) < (uint64_t) ctx->nsens)
+		sbits++;
+	*done = ctx->packed && ctx->keybits + sbits <= 64;
+	if (!*done)
+		return FD_OK;
+	keys = ke_malloc(sizeof(uint64_t) * ctx->nrows);
+	tmp = ke_malloc(sizeof(uint64_t) * ctx->nrows);
+	if (keys == NULL || tmp == NULL)
+	{
+		ke_free(keys);
+		ke_free(tmp);
+		return FD_ERR_NOMEM;
+	}
+	for (r = 0; r < ctx->nrows; r++)
+	{
+		uint64_t	key = ctx->nhist > 0 && sbits > 0 ? (uint64_t) ctx->sens[r] << ctx->keybits : 0;
+
+		for (a = 0; a < ctx->nqi; a++)
+			key |= (uint64_t) ctx->qi[a][r] << ctx->shift[a];
+		keys[r] = key;
+	}
+	radix_sort(keys, tmp, ctx->nrows, ctx->keybits + sbits);
+	for (r = 0; r < ctx->nrows; r++)
+		n += r == 0 || keys[r] != keys[r - 1];
+	if ((st = base_alloc(ctx, n)) == FD_OK)
+	{
+		n = -1;
+		for (r = 0; r < ctx->nrows; r++)
+		{
+			if (r == 0 || keys[r] != keys[r - 1])
+			{
+				n++;
+				for (a = 0; a < ctx->nqi; a++)
+					ctx->base_qi[a][n] = (uint32_t) ((keys[r] >> ctx->shift[a]) & ctx->kmask[a]);
+				ctx->base_sens[n] = ctx->nhist > 0 ? (uint32_t) (keys[r] >> ctx->keybits) : 0;
+			}
+			ctx->base_w[n]++;
+		}
+	}
+	ke_free(keys);
+	ke_free(tmp);
+	return st;
+}
+
 /*
  * Fold the rows into distinct (leaf codes, sensitive code) pairs with
  * counts, the sensitive code left out when no histogram is kept: a scan
  * for a check passes over these instead of the rows.  The leaf tuples are
  * found by a scan at the bottom node without histograms, then the pairs of
- * (tuple, sensitive code) by a second hash over the rows.
+ * (tuple, sensitive code) by a second hash over the rows, unless they pack
+ * into a 64-bit key and are found by sorting.
  */
 FdStatus
 fd_base_build(FdContext *ctx)
@@ -312,11 +406,15 @@ fd_base_build(FdContext *ctx)
 	FdGroups   *pairs = NULL;
 	int		   *row_group = ke_malloc(sizeof(int) * ctx->nrows);
 	FdStatus	st = FD_ERR_NOMEM;
+	bool		sorted;
 	int			r;
 	int			a;
 
 	if (plain == NULL || row_group == NULL)
 		goto done;
+	if ((st = base_build_sorted(ctx, &sorted)) != FD_OK || sorted)
+		goto done;
+	st = FD_ERR_NOMEM;
 	*plain = *ctx;
 	plain->nhist = 0;
 	if ((g = fd_groups_scan(plain, zero, row_group)) == NULL)

@@ -65,6 +65,7 @@ struct FdContext
 	bool		packed;			/* a tuple of codes fits in a uint64 key */
 	int			shift[FD_MAX_QI];	/* of each QI's code in a packed key */
 	uint64_t	kmask[FD_MAX_QI];	/* its bits, before shifting */
+	int			keybits;		/* bits of a packed key */
 	uint32_t   *rep[FD_MAX_QI][FD_MAX_LEVELS];	/* a leaf of each code */
 	int			e_full[FD_MAX_QI][FD_MAX_LEVELS];	/* distinct codes, all rows */
 	double		eta_d[FD_MAX_QI];

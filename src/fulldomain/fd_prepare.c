@@ -334,6 +334,7 @@ settle_packing(FdContext *ctx)
 		bits += b;
 	}
 	ctx->packed = bits <= 64;
+	ctx->keybits = bits;
 }
 
 /* Derive each level's representative leaves and distinct codes over all rows */

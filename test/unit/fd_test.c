@@ -1314,10 +1314,13 @@ test_wide(void)
 	t.nqi = WIDE_Q;
 	t.qi = qi;
 	t.hier = hier;
+	for (a = 0; a < WIDE_ROWS; a++)
+		sens[a] = a % 2;
 	t.sens = sens;
-	t.nsens = 1;
+	t.nsens = 2;
 	fd_params_init(&p);
 	p.k = 2;
+	p.l_distinct = 1;			/* always met; keeps histograms */
 	if (fd_prepare(&t, &p, &ctx, &err) != FD_OK)
 	{
 		fail("prepare: %s", err.message);
