@@ -5,13 +5,26 @@
  *
  * A group table is a hash of the tuple of generalized codes to a group
  * holding its row count and, when a diversity or closeness criterion is
- * on, its sensitive histogram.  Because levels nest, the groups of a node
- * N are unions of the groups of any node F finer than N on every
+ * on, its sensitive histogram.  When every attribute's codes together fit
+ * in 64 bits (fd_prepare decides), a tuple is keyed by its codes packed
+ * side by side, so that a lookup compares one integer; otherwise by a hash
+ * of the codes, compared in full.  Because levels nest, the groups of a
+ * node N are unions of the groups of any node F finer than N on every
  * attribute (F <= N component-wise): mapping each F group's codes to N's
  * levels (through a representative leaf of the code) and adding up counts
  * and histograms gives N's table exactly, at a cost proportional to F's
- * groups instead of the rows.  The cache keeps the most recently used
- * tables; a check picks the cached finer node with the fewest groups.
+ * groups instead of the rows.  With packed keys only the attributes that
+ * move are translated.  The cache keeps the most recently used tables; a
+ * check picks the cached finer node with the fewest groups.
+ *
+ * A check with no finer node cached does not pass over the rows but over
+ * the rows folded at fd_prepare into distinct (leaf codes, sensitive code)
+ * pairs with their counts (the sensitive code left out without histograms):
+ * the bottom node's groups split by sensitive code, found by sorting the
+ * packed keys or by hashing.  When the product of a node's code counts is
+ * small, groups are counted directly in a dense array indexed by the codes
+ * in mixed radix, with no hashing at all, and the non-empty cells become
+ * the table.
  *
  * Every check's measures are memorized by node, so that a search asking
  * again about a node costs a hash lookup and is not counted as a check.

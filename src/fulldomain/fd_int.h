@@ -10,10 +10,13 @@
  * (the score's upper bounds), the whole table's sensitive distribution.
  *
  * A group table holds one entry per distinct tuple of generalized codes:
- * the codes, the row count and, when a diversity or closeness criterion is
- * on, the histogram of sensitive codes.  The cache keeps the last few such
- * tables so that a coarser node is built from a finer one's groups; the
- * memo keeps every evaluated node's measures.
+ * the codes, their key (packed or hashed), the row count and, when a
+ * diversity or closeness criterion is on, the histogram of sensitive codes.
+ * The cache keeps the last few such tables so that a coarser node is built
+ * from a finer one's groups; the memo keeps every evaluated node's
+ * measures.  The folded rows (base_*) are the distinct (leaf codes,
+ * sensitive code) pairs with their counts, which a check passes over when
+ * no finer table is cached.
  */
 #ifndef FD_INT_H
 #define FD_INT_H

@@ -2,7 +2,7 @@
  * fd_optimal.c
  *		The best-scoring qualifying full-domain node over the whole
  *		lattice, with predictive tagging in the manner of ARX's Flash and
- *		OLA, and a score bound.
+ *		OLA, top down, and a score bound.
  *
  * Monotonicity.  Generalizing a node merges its groups.  Without
  * suppression every criterion here is monotone: a union of groups of at
@@ -30,14 +30,21 @@
  * score of N and of all its generalizations.  Without suppression a
  * qualifying node publishes every row and its score is exactly its bound.
  *
- * Phase 1 (monotone only), in the manner of Flash: nodes by increasing
- * height, then decreasing bound; from each untagged node whose bound beats
- * the best score so far, a path is built upward through untagged nodes
- * (each step to the successor of greatest bound that can still beat the
- * best), and the lowest qualifying node on it found by binary search; each
- * check tags the qualifying node's generalizations or the failing node's
- * specializations.  Without suppression a tagged qualifying node scores no
- * more than the node that tagged it, so phase 1 is exact.
+ * Phase 1 (monotone only) goes top down: nodes by decreasing height, then
+ * increasing bound, then index; every node not yet tagged whose bound
+ * beats the best score so far is checked, and the check tags the
+ * qualifying node's generalizations or the failing node's
+ * specializations.  The first such node in that order has no open node
+ * above it that could beat the best, so a failure there tags the widest
+ * cone still open; among nodes of one height, the lower bound first
+ * measured fewer checks on the benchmarks than the higher.  Without
+ * suppression a qualifying node scores exactly
+ * its bound, so a node tagged as qualifying scores no more than the node
+ * that tagged it, and every node is checked, tagged or beaten by the
+ * bound when the pass ends: phase 1 is exact.  On ARX's Adult set-up it
+ * needs a fifth of the checks of Flash-style bisection on paths from the
+ * bottom, which checked the many low nodes below the optimum's bound
+ * before their failing generalizations.
  * Phase 2 (with suppression, or not monotone): nodes by decreasing bound,
  * stopping at the first bound that cannot beat the best; every node not
  * yet checked and not known to fail is checked.
