@@ -38,13 +38,13 @@
  * above it that could beat the best, so a failure there tags the widest
  * cone still open; among nodes of one height, the lower bound first
  * measured fewer checks on the benchmarks than the higher.  Without
- * suppression a qualifying node scores exactly
- * its bound, so a node tagged as qualifying scores no more than the node
- * that tagged it, and every node is checked, tagged or beaten by the
- * bound when the pass ends: phase 1 is exact.  On ARX's Adult set-up it
- * needs a fifth of the checks of Flash-style bisection on paths from the
- * bottom, which checked the many low nodes below the optimum's bound
- * before their failing generalizations.
+ * suppression a qualifying node scores exactly its bound, so a node
+ * tagged as qualifying scores no more than the node that tagged it, and
+ * when the pass ends every node is checked, tagged or beaten by the
+ * bound: phase 1 is exact.  On ARX's Adult set-up it needs a fifth of the
+ * checks of a Flash-style bisection of paths climbing from the bottom,
+ * which spends checks on low nodes (high bounds) that one failing
+ * generalization would have tagged.
  * Phase 2 (with suppression, or not monotone): nodes by decreasing bound,
  * stopping at the first bound that cannot beat the best; every node not
  * yet checked and not known to fail is checked.
