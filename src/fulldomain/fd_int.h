@@ -25,7 +25,7 @@
 
 #define FD_CACHE_SLOTS		8
 #define FD_CACHE_BYTES		((size_t) 256 * 1024 * 1024)
-#define FD_DENSE_CELLS		((size_t) 1 << 22)	/* largest direct count */
+#define FD_DENSE_CELLS		((size_t) 1 << 20)	/* largest direct count */
 #define FD_EMD_SLACK		1e-9	/* EMD <= t + slack passes */
 
 /* The groups of one node's table */
