@@ -403,15 +403,11 @@ base_build_sorted(FdContext *ctx, bool *done)
 }
 
 /*
- * Fold the rows into distinct (leaf codes, sensitive code) pairs with
- * counts, the sensitive code left out when no histogram is kept: a scan
- * for a check passes over these instead of the rows.  The leaf tuples are
- * found by a scan at the bottom node without histograms, then the pairs of
- * (tuple, sensitive code) by a second hash over the rows, unless they pack
- * into a 64-bit key and are found by sorting.
+ * Fold the rows by hashing: the bottom node's groups, found by a scan
+ * without histograms, then the (group, sensitive code) pairs
  */
-FdStatus
-fd_base_build(FdContext *ctx)
+static FdStatus
+base_build_hashed(FdContext *ctx)
 {
 	int			zero[FD_MAX_QI] = {0};
 	FdContext  *plain = ke_malloc(sizeof(FdContext));
@@ -419,15 +415,11 @@ fd_base_build(FdContext *ctx)
 	FdGroups   *pairs = NULL;
 	int		   *row_group = ke_malloc(sizeof(int) * ctx->nrows);
 	FdStatus	st = FD_ERR_NOMEM;
-	bool		sorted;
 	int			r;
 	int			a;
 
 	if (plain == NULL || row_group == NULL)
 		goto done;
-	if ((st = base_build_sorted(ctx, &sorted)) != FD_OK || sorted)
-		goto done;
-	st = FD_ERR_NOMEM;
 	*plain = *ctx;
 	plain->nhist = 0;
 	if ((g = fd_groups_scan(plain, zero, row_group)) == NULL)
@@ -473,6 +465,24 @@ done:
 	ke_free(plain);
 	ke_free(row_group);
 	return st;
+}
+
+/*
+ * Fold the rows into distinct (leaf codes, sensitive code) pairs with
+ * counts, the sensitive code left out when no histogram is kept: a scan
+ * for a check passes over these instead of the rows.  When the codes and
+ * the sensitive code pack into 64 bits they are found by sorting the keys,
+ * else by hashing.
+ */
+FdStatus
+fd_base_build(FdContext *ctx)
+{
+	bool		sorted;
+	FdStatus	st = base_build_sorted(ctx, &sorted);
+
+	if (st != FD_OK || sorted)
+		return st;
+	return base_build_hashed(ctx);
 }
 
 /* Free the folded rows */
