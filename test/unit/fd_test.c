@@ -20,6 +20,9 @@
  *				checked row by row; each table's groups built in one of
  *				three ways in turn (direct counts where they fit; hashed
  *				with packed keys; hashed with the codes compared)
+ *	big			larger random lattices (4 to 6 QIs, up to 4 levels, up to
+ *				400 rows): 'optimal' equals the best of fd_check at every
+ *				node
  *	wide		a table whose codes do not fit a packed key, against a
  *				naive count
  *	presample	pre-sampling against a naive count, and its rows marked
@@ -1162,6 +1165,183 @@ test_random(int ntables)
 }
 
 /* ----------------------------------------------------------------
+ * Larger lattices: the search against every node's check
+ * ----------------------------------------------------------------
+ */
+#define BIG_Q		6
+#define BIG_LEAVES	16
+#define BIG_LEV		4
+#define BIG_ROWS	400
+
+typedef struct BigTable
+{
+	uint32_t	map[BIG_Q][BIG_LEV][BIG_LEAVES];
+	const uint32_t *mapp[BIG_Q][BIG_LEV];
+	uint32_t	ncodes[BIG_Q][BIG_LEV];
+	FdHierarchy hier[BIG_Q];
+	uint32_t	col[BIG_Q][BIG_ROWS];
+	const uint32_t *colp[BIG_Q];
+	uint32_t	sens[BIG_ROWS];
+	FdTable		t;
+} BigTable;
+
+/* A random table of 4 to 6 QIs with up to 4 levels each, skewed codes */
+static void
+big_table(BigTable *bt)
+{
+	int			a;
+	int			l;
+	int			x;
+	int			r;
+
+	memset(bt, 0, sizeof(*bt));
+	bt->t.nqi = 4 + rng_below(BIG_Q - 3);
+	bt->t.nrows = 50 + rng_below(BIG_ROWS - 50);
+	bt->t.nsens = 1 + rng_below(5);
+	for (a = 0; a < bt->t.nqi; a++)
+	{
+		FdHierarchy *h = &bt->hier[a];
+
+		h->nleaves = 2 + rng_below(BIG_LEAVES - 1);
+		h->nlevels = 2 + rng_below(BIG_LEV - 1);
+		bt->ncodes[a][0] = h->nleaves;
+		for (x = 0; x < h->nleaves; x++)
+			bt->map[a][0][x] = x;
+		for (l = 1; l < h->nlevels; l++)
+		{
+			uint32_t	m = bt->ncodes[a][l - 1];
+			uint32_t	mm = l == h->nlevels - 1 ? 1 : (m + 1) / 2;
+
+			bt->ncodes[a][l] = mm;
+			for (x = 0; x < h->nleaves; x++)
+				bt->map[a][l][x] = bt->map[a][l - 1][x] * mm / m;
+		}
+		for (l = 0; l < h->nlevels; l++)
+			bt->mapp[a][l] = bt->map[a][l];
+		h->map = bt->mapp[a];
+		h->ncodes = bt->ncodes[a];
+		for (r = 0; r < bt->t.nrows; r++)
+			bt->col[a][r] = rng_below(3) ? (uint32_t) rng_below(1 + rng_below(h->nleaves)) :
+				(uint32_t) rng_below(h->nleaves);
+		bt->colp[a] = bt->col[a];
+	}
+	for (r = 0; r < bt->t.nrows; r++)
+		bt->sens[r] = rng_below(bt->t.nsens);
+	bt->t.qi = bt->colp;
+	bt->t.hier = bt->hier;
+	bt->t.sens = bt->sens;
+	bt->t.sens_numeric = rng_below(2);
+}
+
+/* Random criteria for a larger table; one in three without suppression */
+static void
+big_params(const BigTable *bt, FdParams *p)
+{
+	int			a;
+
+	fd_params_init(p);
+	p->k = 1 + rng_below(8);
+	if (rng_below(3) == 0)
+		p->l_distinct = 1 + rng_below(2);
+	if (rng_below(4) == 0)
+	{
+		p->rec_l = 1 + rng_below(2);
+		p->rec_c = 1.5 + rng_below(3);
+	}
+	if (rng_below(3) == 0)
+		p->t = 0.1 + 0.2 * rng_below(3);
+	if (rng_below(3) == 0)
+		p->max_suppressed = rng_below(bt->t.nrows / 10 + 1);
+	p->scoring = (FdScoring) rng_below(3);
+	for (a = 0; a < bt->t.nqi; a++)
+	{
+		p->priority[a] = 1 + rng_below(3);
+		if (rng_below(5) == 0)
+			p->max_level[a] = rng_below(bt->hier[a].nlevels);
+	}
+}
+
+/* The best qualifying score over every node, by fd_check; -1 when none */
+static double
+big_brute_force(const BigTable *bt, const FdParams *p)
+{
+	FdContext  *ctx;
+	FdError		err;
+	int			top[BIG_Q];
+	int			lev[BIG_Q] = {0};
+	double		best = -1;
+	int			a;
+
+	if (fd_prepare(&bt->t, p, &ctx, &err) != FD_OK)
+		return -2;
+	for (a = 0; a < bt->t.nqi; a++)
+		top[a] = p->max_level[a] < 0 ? bt->hier[a].nlevels - 1 : p->max_level[a];
+	do
+	{
+		FdMeasures	m;
+
+		if (fd_check(ctx, lev, &m) != FD_OK)
+			fail("check failed");
+		if (m.qualifies && m.score > best)
+			best = m.score;
+	} while (next_node(lev, top, bt->t.nqi));
+	fd_free(ctx);
+	return best;
+}
+
+/* Optimal on larger random lattices equals the best of every node's check */
+static void
+test_big_lattices(int ntables)
+{
+	int			refused = 0;
+	int			solved = 0;
+	int			i;
+
+	for (i = 0; i < ntables; i++)
+	{
+		BigTable	bt;
+		FdParams	p;
+		FdContext  *ctx;
+		FdResult   *r = NULL;
+		FdSearchOpts o;
+		FdError		err;
+		FdStatus	st;
+		double		best;
+
+		rng_seed(9000 + i);
+		big_table(&bt);
+		big_params(&bt, &p);
+		case_begin("big %d (n=%d q=%d k=%d l=%d c=%g,%d t=%g sup=%d score=%d)", i,
+				   bt.t.nrows, bt.t.nqi, p.k, p.l_distinct, p.rec_c, p.rec_l, p.t,
+				   p.max_suppressed, (int) p.scoring);
+		if ((best = big_brute_force(&bt, &p)) < -1)
+		{
+			refused++;
+			case_end();
+			continue;
+		}
+		solved += best >= 0;
+		fd_search_opts_init(&o);
+		o.method = FD_METHOD_OPTIMAL;
+		if (fd_prepare(&bt.t, &p, &ctx, &err) != FD_OK)
+			fail("prepare: %s", err.message);
+		else
+		{
+			st = fd_search(ctx, &o, &r, &err);
+			if (best < 0 && st != FD_ERR_NO_SOLUTION)
+				fail("optimal found a node where none qualifies");
+			if (best >= 0 && (st != FD_OK || !close_to(r->full.score, best)))
+				fail("optimal score %g, every node's best %g", r ? r->full.score : -1.0, best);
+			fd_result_free(r);
+			fd_free(ctx);
+		}
+		case_end();
+	}
+	printf("big: %d tables (%d refused for k or l, %d with a qualifying node)\n", ntables,
+		   refused, solved);
+}
+
+/* ----------------------------------------------------------------
  * A table too wide for packed keys
  * ----------------------------------------------------------------
  */
@@ -1515,6 +1695,7 @@ main(int argc, char **argv)
 	test_args();
 	printf("hand, args: checked\n");
 	test_random(ntables);
+	test_big_lattices(ntables / 10);
 	test_wide();
 	test_presample();
 	test_nomem();
