@@ -84,7 +84,7 @@ struct FdContext
 	int			distinct_sens;
 	/* scratch for evaluating groups */
 	uint32_t   *stamp[FD_MAX_QI];	/* [largest ncodes] */
-	uint64_t   *trans[FD_MAX_QI];	/* [largest ncodes] roll-up key parts */
+	uint64_t   *trans[FD_MAX_QI];	/* [largest ncodes] key or cell parts */
 	uint32_t	stampval;
 	uint32_t   *sorted;			/* [nsens] */
 	uint32_t   *dense;			/* [dense_cap] cells of a direct count, zeroed */
