@@ -311,6 +311,32 @@ load_rows(FdContext *ctx, const FdTable *t)
 	return FD_OK;
 }
 
+/* Pack group keys when every QI's codes together fit in 64 bits */
+static void
+settle_packing(FdContext *ctx)
+{
+	int			bits = 0;
+	int			a;
+
+	for (a = 0; a < ctx->nqi; a++)
+	{
+		uint32_t	maxcodes = 0;
+		int			b = 0;
+		int			l;
+
+		for (l = 0; l < ctx->nlevels[a]; l++)
+			if (ctx->ncodes[a][l] > maxcodes)
+				maxcodes = ctx->ncodes[a][l];
+		while (b < 32 && ((uint64_t) 1 << b) < maxcodes)
+			b++;
+		ctx->shift[a] = bits;
+		ctx->kmask[a] = ((uint64_t) 1 << b) - 1;
+		bits += b;
+	}
+	ctx->packed = bits <= 64;
+	ctx->keybits = bits;
+}
+
 /* Derive each level's representative leaves and distinct codes over all rows */
 static FdStatus
 derive_levels(FdContext *ctx, const FdTable *t)
@@ -330,8 +356,9 @@ derive_levels(FdContext *ctx, const FdTable *t)
 			if (h->ncodes[l] > maxcodes)
 				maxcodes = h->ncodes[l];
 		ctx->stamp[a] = ke_calloc(maxcodes, sizeof(uint32_t));
+		ctx->trans[a] = ke_malloc(sizeof(uint64_t) * maxcodes);
 		present = ke_calloc(h->nleaves, 1);
-		if (ctx->stamp[a] == NULL || present == NULL)
+		if (ctx->stamp[a] == NULL || ctx->trans[a] == NULL || present == NULL)
 		{
 			ke_free(present);
 			return FD_ERR_NOMEM;
@@ -366,6 +393,7 @@ derive_levels(FdContext *ctx, const FdTable *t)
 		ke_free(present);
 		memset(ctx->stamp[a], 0, sizeof(uint32_t) * maxcodes);
 	}
+	settle_packing(ctx);
 	return FD_OK;
 }
 
@@ -389,6 +417,7 @@ settle_params(FdContext *ctx, const FdTable *t, const FdParams *p)
 		ctx->ncodes[a] = t->hier[a].ncodes;
 	}
 	ctx->stampval = FD_MAX_LEVELS + 1;
+	ctx->dense_limit = FD_DENSE_CELLS;
 }
 
 /* Check the criteria against the rows: k and l must be reachable */
@@ -453,6 +482,8 @@ fd_prepare(const FdTable *t, const FdParams *p, FdContext **out, FdError *err)
 		st = check_reachable(ctx, err);
 	if (st == FD_OK)
 		st = derive_levels(ctx, t);
+	if (st == FD_OK)
+		st = fd_base_build(ctx);
 	if (st != FD_OK)
 	{
 		if (st == FD_ERR_NOMEM)
@@ -476,10 +507,12 @@ fd_free(FdContext *ctx)
 	if (ctx == NULL)
 		return;
 	fd_cache_clear(ctx);
+	fd_base_free(ctx);
 	for (a = 0; a < ctx->nqi; a++)
 	{
 		ke_free(ctx->qi[a]);
 		ke_free(ctx->stamp[a]);
+		ke_free(ctx->trans[a]);
 		for (l = 0; l < FD_MAX_LEVELS; l++)
 			ke_free(ctx->rep[a][l]);
 	}
@@ -487,6 +520,7 @@ fd_free(FdContext *ctx)
 	ke_free(ctx->sens);
 	ke_free(ctx->qdist);
 	ke_free(ctx->sorted);
+	ke_free(ctx->dense);
 	ke_free(ctx->memo);
 	ke_free(ctx);
 }

@@ -17,7 +17,14 @@
  *				'optimal' equals the brute force's best qualifying score;
  *				PrivacyFrost2's node qualifies and scores no more; its
  *				published classes (partial-domain refinement on) are
- *				checked row by row
+ *				checked row by row; each table's groups built in one of
+ *				three ways in turn (direct counts where they fit; hashed
+ *				with packed keys; hashed with the codes compared)
+ *	big			larger random lattices (4 to 6 QIs, up to 4 levels, up to
+ *				400 rows): 'optimal' equals the best of fd_check at every
+ *				node
+ *	wide		a table whose codes do not fit a packed key, against a
+ *				naive count
  *	presample	pre-sampling against a naive count, and its rows marked
  *	nomem		allocations failing at every point give FD_ERR_NOMEM
  *
@@ -35,6 +42,7 @@
 
 #include "ke_alloc.h"
 #include "fd_anon.h"
+#include "fd_int.h"
 
 #define MAX_FAIL_LINES	8
 #define MAX_ROWS		80
@@ -117,6 +125,19 @@ rng_below(int n)
 	rng_state ^= rng_state << 25;
 	rng_state ^= rng_state >> 27;
 	return (int) (((rng_state * 2685821657736338717ULL) >> 33) % (uint64_t) n);
+}
+
+/* How group tables are built in the random tables: 0 as fd_prepare chose */
+static int	build_mode;
+
+/* Make a context build groups as build_mode says: 1 hashed, 2 hashed unpacked */
+static void
+apply_build_mode(FdContext *ctx)
+{
+	if (build_mode >= 1)
+		ctx->dense_limit = 0;
+	if (build_mode >= 2)
+		ctx->packed = false;
 }
 
 /* ----------------------------------------------------------------
@@ -958,6 +979,7 @@ check_all_nodes(const TTable *tt, const FdParams *p)
 		fail("prepare: %s", err.message);
 		return;
 	}
+	apply_build_mode(ctx);
 	for (a = 0; a < tt->q; a++)
 		top[a] = tt->hier[a].nlevels - 1;
 	do
@@ -1009,6 +1031,7 @@ run_search(const TTable *tt, const FdParams *p, FdMethod method, bool ext, bool 
 
 	if ((*st = fd_prepare(&tt->t, p, &ctx, &err)) != FD_OK)
 		return NULL;
+	apply_build_mode(ctx);
 	fd_search_opts_init(&o);
 	o.method = method;
 	o.extension = ext;
@@ -1041,9 +1064,9 @@ random_case(uint64_t seed, bool nonmonotone)
 	rng_seed(seed);
 	random_table(&tt, 1 + rng_below(MAX_SENS), rng_below(2) == 0);
 	random_params(&tt, &p, nonmonotone);
-	case_begin("random %llu (n=%d q=%d k=%d l=%d c=%g,%d t=%g sup=%d score=%d)",
+	case_begin("random %llu (n=%d q=%d k=%d l=%d c=%g,%d t=%g sup=%d score=%d build=%d)",
 			   (unsigned long long) seed, tt.n, tt.q, p.k, p.l_distinct, p.rec_c, p.rec_l,
-			   p.t, p.max_suppressed, (int) p.scoring);
+			   p.t, p.max_suppressed, (int) p.scoring, build_mode);
 	if (p.k > tt.n)
 		p.k = tt.n;
 	for (i = 0; i < tt.n; i++)
@@ -1123,7 +1146,11 @@ test_random(int ntables)
 	int			i;
 
 	for (i = 0; i < ntables; i++)
+	{
+		build_mode = i % 3;
 		random_case(1000 + i, i % 4 == 3);
+	}
+	build_mode = 0;
 	if (total_rollups == 0 || total_scans == 0)
 	{
 		case_begin("random: both roll-ups and scans exercised");
@@ -1135,6 +1162,367 @@ test_random(int ntables)
 		   "%lld refined classes%s\n", ntables, tables_refused, tables_solved,
 		   (long long) total_rollups, (long long) total_scans, frost_found, frost_optimal,
 		   (long long) total_refined, cases_failed > before ? " (with failures)" : "");
+}
+
+/* ----------------------------------------------------------------
+ * Larger lattices: the search against every node's check
+ * ----------------------------------------------------------------
+ */
+#define BIG_Q		6
+#define BIG_LEAVES	16
+#define BIG_LEV		4
+#define BIG_ROWS	400
+
+typedef struct BigTable
+{
+	uint32_t	map[BIG_Q][BIG_LEV][BIG_LEAVES];
+	const uint32_t *mapp[BIG_Q][BIG_LEV];
+	uint32_t	ncodes[BIG_Q][BIG_LEV];
+	FdHierarchy hier[BIG_Q];
+	uint32_t	col[BIG_Q][BIG_ROWS];
+	const uint32_t *colp[BIG_Q];
+	uint32_t	sens[BIG_ROWS];
+	FdTable		t;
+} BigTable;
+
+/* A random table of 4 to 6 QIs with up to 4 levels each, skewed codes */
+static void
+big_table(BigTable *bt)
+{
+	int			a;
+	int			l;
+	int			x;
+	int			r;
+
+	memset(bt, 0, sizeof(*bt));
+	bt->t.nqi = 4 + rng_below(BIG_Q - 3);
+	bt->t.nrows = 50 + rng_below(BIG_ROWS - 50);
+	bt->t.nsens = 1 + rng_below(5);
+	for (a = 0; a < bt->t.nqi; a++)
+	{
+		FdHierarchy *h = &bt->hier[a];
+
+		h->nleaves = 2 + rng_below(BIG_LEAVES - 1);
+		h->nlevels = 2 + rng_below(BIG_LEV - 1);
+		bt->ncodes[a][0] = h->nleaves;
+		for (x = 0; x < h->nleaves; x++)
+			bt->map[a][0][x] = x;
+		for (l = 1; l < h->nlevels; l++)
+		{
+			uint32_t	m = bt->ncodes[a][l - 1];
+			uint32_t	mm = l == h->nlevels - 1 ? 1 : (m + 1) / 2;
+
+			bt->ncodes[a][l] = mm;
+			for (x = 0; x < h->nleaves; x++)
+				bt->map[a][l][x] = bt->map[a][l - 1][x] * mm / m;
+		}
+		for (l = 0; l < h->nlevels; l++)
+			bt->mapp[a][l] = bt->map[a][l];
+		h->map = bt->mapp[a];
+		h->ncodes = bt->ncodes[a];
+		for (r = 0; r < bt->t.nrows; r++)
+			bt->col[a][r] = rng_below(3) ? (uint32_t) rng_below(1 + rng_below(h->nleaves)) :
+				(uint32_t) rng_below(h->nleaves);
+		bt->colp[a] = bt->col[a];
+	}
+	for (r = 0; r < bt->t.nrows; r++)
+		bt->sens[r] = rng_below(bt->t.nsens);
+	bt->t.qi = bt->colp;
+	bt->t.hier = bt->hier;
+	bt->t.sens = bt->sens;
+	bt->t.sens_numeric = rng_below(2);
+}
+
+/* Random criteria for a larger table; one in three without suppression */
+static void
+big_params(const BigTable *bt, FdParams *p)
+{
+	int			a;
+
+	fd_params_init(p);
+	p->k = 1 + rng_below(8);
+	if (rng_below(3) == 0)
+		p->l_distinct = 1 + rng_below(2);
+	if (rng_below(4) == 0)
+	{
+		p->rec_l = 1 + rng_below(2);
+		p->rec_c = 1.5 + rng_below(3);
+	}
+	if (rng_below(3) == 0)
+		p->t = 0.1 + 0.2 * rng_below(3);
+	if (rng_below(3) == 0)
+		p->max_suppressed = rng_below(bt->t.nrows / 10 + 1);
+	p->scoring = (FdScoring) rng_below(3);
+	for (a = 0; a < bt->t.nqi; a++)
+	{
+		p->priority[a] = 1 + rng_below(3);
+		if (rng_below(5) == 0)
+			p->max_level[a] = rng_below(bt->hier[a].nlevels);
+	}
+}
+
+/* The best qualifying score over every node, by fd_check; -1 when none */
+static double
+big_brute_force(const BigTable *bt, const FdParams *p)
+{
+	FdContext  *ctx;
+	FdError		err;
+	int			top[BIG_Q];
+	int			lev[BIG_Q] = {0};
+	double		best = -1;
+	int			a;
+
+	if (fd_prepare(&bt->t, p, &ctx, &err) != FD_OK)
+		return -2;
+	for (a = 0; a < bt->t.nqi; a++)
+		top[a] = p->max_level[a] < 0 ? bt->hier[a].nlevels - 1 : p->max_level[a];
+	do
+	{
+		FdMeasures	m;
+
+		if (fd_check(ctx, lev, &m) != FD_OK)
+			fail("check failed");
+		if (m.qualifies && m.score > best)
+			best = m.score;
+	} while (next_node(lev, top, bt->t.nqi));
+	fd_free(ctx);
+	return best;
+}
+
+/* Optimal on larger random lattices equals the best of every node's check */
+static void
+test_big_lattices(int ntables)
+{
+	int			refused = 0;
+	int			solved = 0;
+	int			i;
+
+	for (i = 0; i < ntables; i++)
+	{
+		BigTable	bt;
+		FdParams	p;
+		FdContext  *ctx;
+		FdResult   *r = NULL;
+		FdSearchOpts o;
+		FdError		err;
+		FdStatus	st;
+		double		best;
+
+		rng_seed(9000 + i);
+		big_table(&bt);
+		big_params(&bt, &p);
+		case_begin("big %d (n=%d q=%d k=%d l=%d c=%g,%d t=%g sup=%d score=%d)", i,
+				   bt.t.nrows, bt.t.nqi, p.k, p.l_distinct, p.rec_c, p.rec_l, p.t,
+				   p.max_suppressed, (int) p.scoring);
+		if ((best = big_brute_force(&bt, &p)) < -1)
+		{
+			refused++;
+			case_end();
+			continue;
+		}
+		solved += best >= 0;
+		fd_search_opts_init(&o);
+		o.method = FD_METHOD_OPTIMAL;
+		if (fd_prepare(&bt.t, &p, &ctx, &err) != FD_OK)
+			fail("prepare: %s", err.message);
+		else
+		{
+			st = fd_search(ctx, &o, &r, &err);
+			if (best < 0 && st != FD_ERR_NO_SOLUTION)
+				fail("optimal found a node where none qualifies");
+			if (best >= 0 && (st != FD_OK || !close_to(r->full.score, best)))
+				fail("optimal score %g, every node's best %g", r ? r->full.score : -1.0, best);
+			fd_result_free(r);
+			fd_free(ctx);
+		}
+		case_end();
+	}
+	printf("big: %d tables (%d refused for k or l, %d with a qualifying node)\n", ntables,
+		   refused, solved);
+}
+
+/* ----------------------------------------------------------------
+ * A table too wide for packed keys
+ * ----------------------------------------------------------------
+ */
+#define WIDE_Q		12
+#define WIDE_LEAVES	64
+#define WIDE_ROWS	60
+
+/* Naively: the groups at a node (bit a set: QI a at '*') and the least size */
+static int
+wide_min_group(uint32_t cols[WIDE_Q][WIDE_ROWS], int node, int *groups)
+{
+	int			least = WIDE_ROWS;
+	int			r;
+	int			s;
+	int			a;
+
+	*groups = 0;
+	for (r = 0; r < WIDE_ROWS; r++)
+	{
+		int			size = 0;
+		bool		first = true;
+
+		for (s = 0; s < WIDE_ROWS; s++)
+		{
+			bool		same = true;
+
+			for (a = 0; a < WIDE_Q && same; a++)
+				same = (node >> a & 1) || cols[a][r] == cols[a][s];
+			if (same && s < r)
+				first = false;
+			size += same;
+		}
+		if (first)
+		{
+			(*groups)++;
+			if (size < least)
+				least = size;
+		}
+	}
+	return least;
+}
+
+/*
+ * Rows for the wide table: 25 random rows twice each, then 10 copies of
+ * some of them with one or two attributes changed
+ */
+static void
+wide_rows(uint32_t cols[WIDE_Q][WIDE_ROWS], int *e_full)
+{
+	int			a;
+	int			i;
+
+	for (i = 0; i < 25; i++)
+		for (a = 0; a < WIDE_Q; a++)
+			cols[a][2 * i] = cols[a][2 * i + 1] = rng_below(WIDE_LEAVES);
+	for (i = 50; i < WIDE_ROWS; i++)
+	{
+		int			from = rng_below(50);
+
+		for (a = 0; a < WIDE_Q; a++)
+			cols[a][i] = cols[a][from];
+		cols[rng_below(WIDE_Q)][i] = rng_below(WIDE_LEAVES);
+		if (rng_below(2))
+			cols[rng_below(WIDE_Q)][i] = rng_below(WIDE_LEAVES);
+	}
+	for (a = 0; a < WIDE_Q; a++)
+	{
+		bool		seen[WIDE_LEAVES] = {0};
+
+		e_full[a] = 0;
+		for (i = 0; i < WIDE_ROWS; i++)
+		{
+			e_full[a] += !seen[cols[a][i]];
+			seen[cols[a][i]] = true;
+		}
+	}
+}
+
+/* Every node of the wide table checked against the naive count; the optimum */
+static double
+wide_check_all(FdContext *ctx, uint32_t cols[WIDE_Q][WIDE_ROWS], const int *e_full)
+{
+	double		best = -1;
+	int			node;
+	int			a;
+
+	for (node = 0; node < 1 << WIDE_Q; node++)
+	{
+		int			lev[WIDE_Q];
+		FdMeasures	m;
+		int			groups;
+		int			least = wide_min_group(cols, node, &groups);
+		double		score = 0;
+
+		for (a = 0; a < WIDE_Q; a++)
+		{
+			lev[a] = node >> a & 1;
+			score += lev[a] ? 1 : e_full[a];
+		}
+		if (fd_check(ctx, lev, &m) != FD_OK)
+			fail("check failed");
+		else if (m.qualifies != (least >= 2) ||
+				 (m.qualifies && (m.groups != groups || m.min_group != least ||
+								  !close_to(m.score, score))))
+			fail("node %x: qualifies %d, %d groups, least %d; want %d, %d, %d", node,
+				 m.qualifies, m.groups, m.min_group, least >= 2, groups, least);
+		if (least >= 2 && score > best)
+			best = score;
+	}
+	return best;
+}
+
+/* Twelve QIs of 64 leaves (72 bits of codes): every node and the optimum, naively */
+static void
+test_wide(void)
+{
+	static uint32_t leaf[WIDE_LEAVES];
+	static uint32_t root[WIDE_LEAVES];
+	static uint32_t cols[WIDE_Q][WIDE_ROWS];
+	static uint32_t sens[WIDE_ROWS];
+	static const uint32_t ncodes[2] = {WIDE_LEAVES, 1};
+	static const uint32_t *maps[2] = {leaf, root};
+	FdHierarchy hier[WIDE_Q];
+	const uint32_t *qi[WIDE_Q];
+	FdTable		t;
+	FdParams	p;
+	FdSearchOpts o;
+	FdContext  *ctx;
+	FdResult   *r;
+	FdError		err;
+	double		best;
+	int			e_full[WIDE_Q];
+	int			a;
+
+	case_begin("wide");
+	rng_seed(99);
+	for (a = 0; a < WIDE_LEAVES; a++)
+		leaf[a] = a;
+	wide_rows(cols, e_full);
+	for (a = 0; a < WIDE_Q; a++)
+	{
+		hier[a].nleaves = WIDE_LEAVES;
+		hier[a].nlevels = 2;
+		hier[a].map = maps;
+		hier[a].ncodes = ncodes;
+		qi[a] = cols[a];
+	}
+	memset(&t, 0, sizeof(t));
+	t.nrows = WIDE_ROWS;
+	t.nqi = WIDE_Q;
+	t.qi = qi;
+	t.hier = hier;
+	for (a = 0; a < WIDE_ROWS; a++)
+		sens[a] = a % 2;
+	t.sens = sens;
+	t.nsens = 2;
+	fd_params_init(&p);
+	p.k = 2;
+	p.l_distinct = 1;			/* always met; keeps histograms */
+	if (fd_prepare(&t, &p, &ctx, &err) != FD_OK)
+	{
+		fail("prepare: %s", err.message);
+		case_end();
+		return;
+	}
+	if (ctx->packed)
+		fail("72 bits of codes packed");
+	best = wide_check_all(ctx, cols, e_full);
+	fd_free(ctx);
+	fd_search_opts_init(&o);
+	o.method = FD_METHOD_OPTIMAL;
+	if (fd_prepare(&t, &p, &ctx, &err) != FD_OK || fd_search(ctx, &o, &r, &err) != FD_OK)
+		fail("optimal: %s", err.message);
+	else
+	{
+		if (!close_to(r->full.score, best) || best <= 12)
+			fail("optimal score %g, naive %g", r->full.score, best);
+		fd_result_free(r);
+	}
+	fd_free(ctx);
+	case_end();
 }
 
 /* ----------------------------------------------------------------
@@ -1307,6 +1695,8 @@ main(int argc, char **argv)
 	test_args();
 	printf("hand, args: checked\n");
 	test_random(ntables);
+	test_big_lattices(ntables / 10);
+	test_wide();
 	test_presample();
 	test_nomem();
 	printf("%d passed, %d failed\n", cases_passed, cases_failed);
