@@ -8,6 +8,9 @@
  *	fd_bench presample ADULT HIERDIR	their Table 1 (pre-sampling alone)
  *	fd_bench arx ADULT HIERDIR		ARX's benchmark set-up (8 QIs, k = 5)
  *	fd_bench census N				their Table 3 settings, N synthetic rows
+ *	fd_bench census-files N DIR		the same synthetic rows and hierarchies as
+ *									files for keanon.anonymize inside
+ *									PostgreSQL (test/bench/anonymize.sh)
  *
  * Each prints CSV on stdout.  Times are wall-clock milliseconds of
  * fd_prepare plus fd_search on the encoded table (reading and encoding the
@@ -741,6 +744,90 @@ load_census(FdTable *t, int n)
 	t->sens_numeric = false;
 }
 
+static const char *const census_names[8] = {"age", "worker", "education", "marital", "race", "sex",
+"citizenship", "birth"};
+
+/* The label of node (level l, code c) of attribute a's hierarchy */
+static void
+census_label(char *buf, size_t len, const FdHierarchy *h, int a, int l, uint32_t c)
+{
+	if (l == h->nlevels - 1)
+		snprintf(buf, len, "%s:*", census_names[a]);
+	else if (l == 0)
+		snprintf(buf, len, "%s%u", census_names[a], c);
+	else
+		snprintf(buf, len, "%s:%d:%u", census_names[a], l, c);
+}
+
+/* Write attribute a's hierarchy as (value, parent) lines, the root's parent empty */
+static int
+write_census_hier(const char *dir, const FdHierarchy *h, int a)
+{
+	char		path[1024];
+	char		v[64];
+	char		p[64];
+	FILE	   *f;
+	int			l;
+	int			x;
+
+	snprintf(path, sizeof(path), "%s/h_%s.csv", dir, census_names[a]);
+	if ((f = fopen(path, "w")) == NULL)
+		return -1;
+	fprintf(f, "value,parent\n");
+	census_label(v, sizeof(v), h, a, h->nlevels - 1, 0);
+	fprintf(f, "%s,\n", v);
+	for (l = 0; l < h->nlevels - 1; l++)
+	{
+		char	   *done = calloc(h->ncodes[l], 1);
+
+		for (x = 0; x < h->nleaves; x++)
+		{
+			uint32_t	c = h->map[l][x];
+
+			if (done[c])
+				continue;
+			done[c] = 1;
+			census_label(v, sizeof(v), h, a, l, c);
+			census_label(p, sizeof(p), h, a, l + 1, h->map[l + 1][x]);
+			fprintf(f, "%s,%s\n", v, p);
+		}
+		free(done);
+	}
+	return fclose(f);
+}
+
+/*
+ * Write the synthetic Census-Income rows (DIR/census.tsv: the eight
+ * quasi-identifiers as leaf labels, then the occupation) and each
+ * hierarchy (DIR/h_<name>.csv)
+ */
+static int
+write_census_files(const FdTable *t, const char *dir)
+{
+	char		path[1024];
+	char		v[64];
+	FILE	   *f;
+	int			a;
+	int			r;
+
+	for (a = 0; a < t->nqi; a++)
+		if (write_census_hier(dir, &t->hier[a], a) != 0)
+			return -1;
+	snprintf(path, sizeof(path), "%s/census.tsv", dir);
+	if ((f = fopen(path, "w")) == NULL)
+		return -1;
+	for (r = 0; r < t->nrows; r++)
+	{
+		for (a = 0; a < t->nqi; a++)
+		{
+			census_label(v, sizeof(v), &t->hier[a], a, 0, t->qi[a][r]);
+			fprintf(f, "%s\t", v);
+		}
+		fprintf(f, "occupation%u\n", t->sens[r]);
+	}
+	return fclose(f);
+}
+
 /* Run the mode named on the command line */
 int
 main(int argc, char **argv)
@@ -769,9 +856,18 @@ main(int argc, char **argv)
 		load_census(&t, atoi(argv[2]));
 		run_settings("census-synthetic", &t, table3_ms);
 	}
+	else if (argc >= 4 && strcmp(argv[1], "census-files") == 0)
+	{
+		load_census(&t, atoi(argv[2]));
+		if (write_census_files(&t, argv[3]) != 0)
+		{
+			perror(argv[3]);
+			return 1;
+		}
+	}
 	else
 	{
-		fprintf(stderr, "usage: fd_bench paper|presample|arx ADULT HIERDIR | census N\n");
+		fprintf(stderr, "usage: fd_bench paper|presample|arx ADULT HIERDIR | census N | census-files N DIR\n");
 		return 2;
 	}
 	return 0;
