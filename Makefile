@@ -8,6 +8,7 @@
 #   make bench            every benchmark (after make install)
 #   make demo             scripts/demo.sh: a throwaway cluster and an example
 #   make test             scripts/test.sh: everything CI runs
+#   make deb              scripts/deb.sh: the Debian packages, tried in clean chroots
 
 MODULE_big = keanon
 OBJS = \
@@ -161,7 +162,7 @@ UNIT_CC = cc
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Isrc/engine
 BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
 
-.PHONY: unit bench-engine bench-fulldomain bench demo test
+.PHONY: unit bench-engine bench-fulldomain bench demo test deb
 
 test/unit/ke_test: test/unit/ke_test.c $(wildcard test/unit/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ test/unit/ke_test.c $(ENGINE_SRCS) -lm
@@ -217,3 +218,8 @@ demo:
 
 test:
 	bash scripts/test.sh
+
+# Debian packages postgresql-15-keanon and postgresql-17-keanon in dist/,
+# each installed into a clean chroot and tried (scripts/deb.sh)
+deb:
+	bash scripts/deb.sh
