@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Why a flush slows down as the table grows: one keanon.flush of PENDING
+# (default 20,000) pending single-row INSERTs into a deferred watch of a
+# table of N rows (10^5 and 10^6), values uniform up to 10^6, k = 5, the
+# worker off.  With e fixed (100), the partitions hold more rows as the
+# table grows denser; with e scaled by the density (e = 10^7 / N), they
+# keep their size.  Comparing the two tells the partitions' size from the
+# table's own size.  Run as root after `make install`.  CSV on stdout:
+#   rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pending=${PENDING:-20000}
+# shellcheck source=pg_cluster.sh
+. "$here/pg_cluster.sh"
+
+bench_sql -c "CREATE EXTENSION keanon"
+bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELECT pg_reload_conf()"
+
+echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows"
+for n in 100000 1000000; do
+	for e in 100 $((10000000 / n)); do
+		t=t_${n}_$e
+		bench_sql -c "SELECT setseed(0.5)" \
+			-c "CREATE TABLE $t (id bigint PRIMARY KEY, qi integer, v integer)" \
+			-c "INSERT INTO $t SELECT i, i % 100, (random() * 1000000)::int FROM generate_series(1, $n) i" \
+			-c "SELECT keanon.watch('$t', 'v', '{qi}', 5, $e, mode => 'deferred')" \
+			-c "INSERT INTO $t SELECT $n + i, i % 100, (random() * 1000000)::int FROM generate_series(1, $pending) i" \
+			-c "VACUUM ANALYZE" -c "CHECKPOINT"
+		before=$(bench_psql -At -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '${t}_keanon_rows'")
+		ms=$(bench_psql -At -c "SELECT extract(epoch FROM clock_timestamp())" -c "SELECT keanon.flush('$t')" \
+			-c "SELECT extract(epoch FROM clock_timestamp())" | awk 'NR==1{s=$1} NR==3{printf "%.1f", ($1-s)*1000}')
+		bench_psql -At -F, -c "SELECT pg_sleep(0.6)" -c "
+SELECT $n, $e, $pending, $ms, round($pending / ($ms / 1000.0)),
+	u.n_tup_upd - $before, round((u.n_tup_upd - $before) / $pending::numeric, 2),
+	(SELECT count(*) FROM ${t}_keanon_parts), (SELECT round(avg(p.n), 1) FROM ${t}_keanon_parts p)
+FROM pg_stat_user_tables u WHERE u.relname = '${t}_keanon_rows'" | grep -v '^$'
+		bench_sql -c "DROP TABLE $t CASCADE"
+	done
+done
