@@ -18,7 +18,9 @@ bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELEC
 
 echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows"
 for n in 100000 1000000; do
-	for e in 100 $((10000000 / n)); do
+	es=100
+	[ $((10000000 / n)) -ne 100 ] && es="$es $((10000000 / n))"
+	for e in $es; do
 		t=t_${n}_$e
 		bench_sql -c "SELECT setseed(0.5)" \
 			-c "CREATE TABLE $t (id bigint PRIMARY KEY, qi integer, v integer)" \
