@@ -99,6 +99,30 @@ COMMIT;
 SELECT keanon.check('people');
 SELECT count(*) FROM people_anon WHERE postal_code IN ('90000', '90001', '90002');
 
+-- One exception block per row, 1,100 of them, every seventh undone: a
+-- transaction may hold any number of writing subtransactions
+CREATE TABLE sxw (id integer PRIMARY KEY, qi integer NOT NULL, salary integer);
+INSERT INTO sxw SELECT i, i % 10, 1000 * i FROM generate_series(1, 30) i;
+SELECT keanon.watch('sxw', 'salary', '{qi}', 3, 2000);
+DO $$
+BEGIN
+	FOR i IN 31 .. 1130 LOOP
+		BEGIN
+			INSERT INTO sxw VALUES (i, i % 10, (i * 7919) % 100000);
+			IF i % 7 = 0 THEN
+				RAISE EXCEPTION 'undone';
+			END IF;
+		EXCEPTION WHEN raise_exception THEN
+			NULL;
+		END;
+	END LOOP;
+END;
+$$;
+SELECT count(*) AS rows_kept, keanon.check('sxw') FROM sxw;
+SELECT count(*) AS published FROM sxw_anon;
+SELECT keanon.unwatch('sxw');
+DROP TABLE sxw;
+
 -- Also maintained under session_replication_role = replica
 SET session_replication_role = replica;
 INSERT INTO people (postal_code, age, sex, salary) VALUES ('91000', 22, 'Male', 61000);

@@ -4,8 +4,8 @@
  *		metapage's list of unconfirmed transactions, repair after aborts
  *		and crashes, and applying a batch of changes.
  *
- * Every writer first records its (sub)transaction id in the metapage (one
- * small WAL record, flushed before any node page changes) unless it is
+ * Every writer first records its top-level transaction id in the metapage
+ * (one small WAL record, flushed before any node page changes) unless it is
  * already there.  Whoever next opens the index looks at that list: ids that
  * committed are dropped, ids of the current transaction stay, and any id
  * that aborted or was cut short by a crash means the pages may hold changes
@@ -13,6 +13,17 @@
  * else happens.  Readers do the same check; they can repair only on a
  * primary.  Ids are looked up under XactTruncationLock, after checking that
  * the oldest listed one is still within the commit log (see keanon_am.h).
+ *
+ * Subtransactions.  A writer's keanon lock belongs to its top-level
+ * transaction (taken under TopTransactionResourceOwner), so that a
+ * subtransaction's abort releases it to no one.  Each backend remembers
+ * which of its subtransactions wrote which index; when one aborts, what it
+ * wrote is in the pages but not in the table, and only this backend can
+ * open the index until its transaction ends: its next open in the
+ * transaction rebuilds the state first, and a COMMIT or PREPARE that comes
+ * before any marks the metapage for a rebuild by the next opener.  The
+ * metapage thus lists one id per writing transaction, whatever the number
+ * of its savepoints or exception blocks.
  */
 #include "postgres.h"
 
@@ -20,6 +31,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/transam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -32,6 +44,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 
 #include "keanon_am.h"
 
@@ -206,7 +219,7 @@ changing_on_primary(Relation index)
 static void
 register_writer(Relation index, bool rebuilding)
 {
-	TransactionId xid = GetCurrentTransactionId();
+	TransactionId xid = GetTopTransactionId();
 	GenericXLogState *state;
 	Buffer		buf;
 	Page		page;
@@ -247,9 +260,9 @@ register_writer(Relation index, bool rebuilding)
 		if (n >= KEANON_MAX_FLUX)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many subtransactions changed keanon index \"%s\" in one transaction",
+					 errmsg("too many unfinished transactions are listed in keanon index \"%s\"",
 							RelationGetRelationName(index)),
-					 errhint("Use fewer savepoints in one transaction.")));
+					 errhint("REINDEX the index.")));
 		meta->flux[n++] = xid;
 	}
 	meta->nflux = n;
@@ -318,6 +331,32 @@ KeanonIndexValueType(Oid indexoid, KeanonValueType *vt)
 	index_close(index, AccessShareLock);
 }
 
+/*
+ * Take the keanon lock of an index; the writer's (ExclusiveLock) is held
+ * by the top-level transaction, whatever subtransaction takes it
+ */
+static void
+keanon_lock(Oid indexoid, LOCKMODE mode)
+{
+	ResourceOwner save = CurrentResourceOwner;
+
+	if (mode != ExclusiveLock)
+	{
+		LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+		return;
+	}
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	PG_TRY();
+	{
+		LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+	}
+	PG_FINALLY();
+	{
+		CurrentResourceOwner = save;
+	}
+	PG_END_TRY();
+}
+
 /* Take a keanon index's writer lock, to the end of the transaction */
 void
 KeanonIndexLockForWrite(Oid indexoid)
@@ -326,20 +365,160 @@ KeanonIndexLockForWrite(Oid indexoid)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot change a keanon index during recovery")));
-	LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, ExclusiveLock);
-}
-
-/* Lock tag helpers: the keanon lock of an index */
-static void
-keanon_lock(Oid indexoid, LOCKMODE mode)
-{
-	LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+	keanon_lock(indexoid, ExclusiveLock);
 }
 
 static void
 keanon_unlock(Oid indexoid, LOCKMODE mode)
 {
 	UnlockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+}
+
+/* An index a subtransaction of this backend wrote (see the file's comment) */
+typedef struct SubWriter
+{
+	Oid			indexoid;
+	SubTransactionId subid;		/* the writer, or its committed ancestor */
+	bool		aborted;		/* it aborted: the pages need a repair */
+} SubWriter;
+
+/* this transaction's writers, in TopTransactionContext; NIL between */
+static List *sub_writers = NIL;
+static bool sub_callbacks = false;
+
+/* Did an aborted subtransaction of this transaction write the index? */
+static bool
+written_by_aborted_sub(Oid indexoid)
+{
+	ListCell   *lc;
+
+	foreach(lc, sub_writers)
+	{
+		SubWriter  *sw = lfirst(lc);
+
+		if (sw->indexoid == indexoid && sw->aborted)
+			return true;
+	}
+	return false;
+}
+
+/* The index was rebuilt: what aborted subtransactions wrote is gone */
+static void
+forget_aborted_sub(Oid indexoid)
+{
+	ListCell   *lc;
+
+	foreach(lc, sub_writers)
+	{
+		SubWriter  *sw = lfirst(lc);
+
+		if (sw->indexoid == indexoid && sw->aborted)
+			sw->indexoid = InvalidOid;
+	}
+}
+
+/* Mark the metapage of an index for a rebuild by its next opener */
+static void
+mark_for_rebuild(Oid indexoid)
+{
+	Relation	index = try_relation_open(indexoid, RowExclusiveLock);
+	GenericXLogState *state;
+	Buffer		buf;
+	Page		page;
+
+	if (index == NULL)
+		return;					/* dropped since, in this transaction */
+	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	KeanonPageGetMeta(page)->needs_rebuild = true;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	relation_close(index, NoLock);
+}
+
+/*
+ * Before COMMIT or PREPARE: an index an aborted subtransaction wrote, not
+ * repaired since, is marked for its next opener; after the end, forget all
+ */
+static void
+sub_writers_xact(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			foreach(lc, sub_writers)
+			{
+				SubWriter  *sw = lfirst(lc);
+
+				if (sw->aborted && OidIsValid(sw->indexoid))
+				{
+					mark_for_rebuild(sw->indexoid);
+					forget_aborted_sub(sw->indexoid);
+				}
+			}
+			break;
+		default:
+			sub_writers = NIL;	/* its memory went with the transaction */
+			break;
+	}
+}
+
+/* At a subtransaction's end, pass its writes to its parent or mark them */
+static void
+sub_writers_subxact(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	foreach(lc, sub_writers)
+	{
+		SubWriter  *sw = lfirst(lc);
+
+		if (sw->subid != mySubid || sw->aborted)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			sw->subid = parentSubid;
+		else
+			sw->aborted = true;
+	}
+}
+
+/* Remember that the current subtransaction writes the index */
+static void
+note_writer(Oid indexoid)
+{
+	SubTransactionId subid = GetCurrentSubTransactionId();
+	MemoryContext old;
+	SubWriter  *sw;
+	ListCell   *lc;
+
+	if (!sub_callbacks)
+	{
+		RegisterXactCallback(sub_writers_xact, NULL);
+		RegisterSubXactCallback(sub_writers_subxact, NULL);
+		sub_callbacks = true;
+	}
+	foreach(lc, sub_writers)
+	{
+		sw = lfirst(lc);
+		if (sw->indexoid == indexoid && sw->subid == subid && !sw->aborted)
+			return;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	sw = palloc(sizeof(SubWriter));
+	sw->indexoid = indexoid;
+	sw->subid = subid;
+	sw->aborted = false;
+	sub_writers = lappend(sub_writers, sw);
+	MemoryContextSwitchTo(old);
 }
 
 /* Attach a store and the engine to an opened index */
@@ -413,7 +592,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 	KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 	if (RecoveryInProgress() && flux_state(meta) == FLUX_BUSY)
 		changing_on_primary(ki->index);
-	if (!state_ok(meta))
+	if (!state_ok(meta) || written_by_aborted_sub(indexoid))
 	{
 		if (!for_write)
 		{
@@ -429,7 +608,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			ki->lockmode = ExclusiveLock;
 			KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 		}
-		if (!state_ok(meta))
+		if (!state_ok(meta) || written_by_aborted_sub(indexoid))
 		{
 			KeanonMetaValueType(meta, indexoid, &ki->vt);
 			ki->k = meta->k;
@@ -437,13 +616,17 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			register_writer(ki->index, true);
 			KeanonRebuild(ki);
 			clear_rebuild_mark(ki->index);
+			forget_aborted_sub(indexoid);
 		}
 	}
 	KeanonMetaValueType(meta, indexoid, &ki->vt);
 	ki->k = meta->k;
 	ki->e = meta->e;
 	if (for_write)
+	{
 		register_writer(ki->index, false);
+		note_writer(indexoid);
+	}
 	attach_engine(ki, for_write ? KEANON_STORE_WRITE : KEANON_STORE_READ);
 	MemoryContextSwitchTo(old);
 	return ki;
