@@ -21,6 +21,7 @@ OBJS = \
 	src/am_handler.o \
 	src/am_index.o \
 	src/am_store.o \
+	src/am_undo.o \
 	src/am_vacuum.o \
 	src/am_validate.o \
 	src/am_values.o \
@@ -210,6 +211,7 @@ bench: bench-engine bench-cluster bench-fulldomain
 	bash test/bench/generalize.sh > test/bench/results/generalize.csv
 	bash test/bench/anonymize.sh > test/bench/results/anonymize.csv
 	bash test/bench/disk.sh > test/bench/results/disk.csv
+	bash test/bench/abort.sh > test/bench/results/abort.csv
 	if command -v gnuplot > /dev/null 2>&1; then \
 		gnuplot -e "resdir='test/bench/results'; docdir='docs'" test/bench/plot_maintenance.gp; \
 	else echo "bench: gnuplot is not installed; no maintenance plot"; fi

@@ -172,9 +172,10 @@ SELECT * FROM keanon.index_partitions('t35_ke');
 
 -- every subtransaction of a transaction writes as the transaction: an
 -- exception block per row, 1,100 of them (more than the metapage could
--- list), every seventh undone, each undone one repaired by the next open;
--- a savepoint rolled back and the transaction committed with no write
--- since leaves the rebuild mark for the next user
+-- list), every seventh undone, each undone one put back from its pages'
+-- images at the next open; a savepoint rolled back and the transaction
+-- committed with no write since is put back at COMMIT; past work_mem the
+-- images are dropped, and the COMMIT marks the index for a rebuild
 CREATE TABLE sx (id serial PRIMARY KEY, v integer);
 INSERT INTO sx (v) SELECT i FROM generate_series(1, 20) i;
 CREATE INDEX sx_ke ON sx USING keanon (v) WITH (k = 3, e = 2);
@@ -207,6 +208,19 @@ COMMIT;
 SELECT needs_rebuild AS marked FROM index_metapage('sx_ke');
 SELECT keanon.index_check('sx_ke');
 SELECT index_agrees('sx_ke', ARRAY(SELECT v FROM sx)::bigint[], 3, 2);
+INSERT INTO sx (v) SELECT 10 * i FROM generate_series(1000, 60000) i;
+REINDEX INDEX sx_ke;
+SET work_mem = '64kB';
+BEGIN;
+SAVEPOINT s;
+SELECT FROM keanon.index_apply('sx_ke', ARRAY(SELECT (10 * i + 5)::numeric FROM generate_series(1000, 60000, 10) i),
+	array_fill(1::bigint, ARRAY[5901]));
+INSERT INTO sx (v) SELECT 10 * i + 5 FROM generate_series(1000, 60000, 10) i;
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+RESET work_mem;
+SELECT needs_rebuild AS marked FROM index_metapage('sx_ke');
+SELECT keanon.index_check('sx_ke');
 SELECT needs_rebuild AS marked FROM index_metapage('sx_ke');
 DROP TABLE sx;
 

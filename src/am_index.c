@@ -16,14 +16,12 @@
  *
  * Subtransactions.  A writer's keanon lock belongs to its top-level
  * transaction (taken under TopTransactionResourceOwner), so that a
- * subtransaction's abort releases it to no one.  Each backend remembers
- * which of its subtransactions wrote which index; when one aborts, what it
+ * subtransaction's abort releases it to no one: what the subtransaction
  * wrote is in the pages but not in the table, and only this backend can
- * open the index until its transaction ends: its next open in the
- * transaction rebuilds the state first, and a COMMIT or PREPARE that comes
- * before any marks the metapage for a rebuild by the next opener.  The
- * metapage thus lists one id per writing transaction, whatever the number
- * of its savepoints or exception blocks.
+ * open the index until its transaction ends.  am_undo.c puts the pages
+ * back from their images at the next open (or at COMMIT), or has the state
+ * rebuilt.  The metapage thus lists one id per writing transaction,
+ * whatever the number of its savepoints or exception blocks.
  */
 #include "postgres.h"
 
@@ -270,6 +268,9 @@ register_writer(Relation index, bool rebuilding)
 	if (rebuilding)
 		meta->needs_rebuild = true;
 	lsn = GenericXLogFinish(state);
+	/* pages written in place, without images: no subtransaction can undo them */
+	if (rebuilding)
+		KeanonUndoGiveUp(RelationGetRelid(index));
 	UnlockReleaseBuffer(buf);
 
 	/*
@@ -374,153 +375,6 @@ keanon_unlock(Oid indexoid, LOCKMODE mode)
 	UnlockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
 }
 
-/* An index a subtransaction of this backend wrote (see the file's comment) */
-typedef struct SubWriter
-{
-	Oid			indexoid;
-	SubTransactionId subid;		/* the writer, or its committed ancestor */
-	bool		aborted;		/* it aborted: the pages need a repair */
-} SubWriter;
-
-/* this transaction's writers, in TopTransactionContext; NIL between */
-static List *sub_writers = NIL;
-static bool sub_callbacks = false;
-
-/* Did an aborted subtransaction of this transaction write the index? */
-static bool
-written_by_aborted_sub(Oid indexoid)
-{
-	ListCell   *lc;
-
-	foreach(lc, sub_writers)
-	{
-		SubWriter  *sw = lfirst(lc);
-
-		if (sw->indexoid == indexoid && sw->aborted)
-			return true;
-	}
-	return false;
-}
-
-/* The index was rebuilt: what aborted subtransactions wrote is gone */
-static void
-forget_aborted_sub(Oid indexoid)
-{
-	ListCell   *lc;
-
-	foreach(lc, sub_writers)
-	{
-		SubWriter  *sw = lfirst(lc);
-
-		if (sw->indexoid == indexoid && sw->aborted)
-			sw->indexoid = InvalidOid;
-	}
-}
-
-/* Mark the metapage of an index for a rebuild by its next opener */
-static void
-mark_for_rebuild(Oid indexoid)
-{
-	Relation	index = try_relation_open(indexoid, RowExclusiveLock);
-	GenericXLogState *state;
-	Buffer		buf;
-	Page		page;
-
-	if (index == NULL)
-		return;					/* dropped since, in this transaction */
-	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	KeanonPageGetMeta(page)->needs_rebuild = true;
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(buf);
-	relation_close(index, NoLock);
-}
-
-/*
- * Before COMMIT or PREPARE: an index an aborted subtransaction wrote, not
- * repaired since, is marked for its next opener; after the end, forget all
- */
-static void
-sub_writers_xact(XactEvent event, void *arg)
-{
-	ListCell   *lc;
-
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			foreach(lc, sub_writers)
-			{
-				SubWriter  *sw = lfirst(lc);
-
-				if (sw->aborted && OidIsValid(sw->indexoid))
-				{
-					mark_for_rebuild(sw->indexoid);
-					forget_aborted_sub(sw->indexoid);
-				}
-			}
-			break;
-		default:
-			sub_writers = NIL;	/* its memory went with the transaction */
-			break;
-	}
-}
-
-/* At a subtransaction's end, pass its writes to its parent or mark them */
-static void
-sub_writers_subxact(SubXactEvent event, SubTransactionId mySubid,
-					SubTransactionId parentSubid, void *arg)
-{
-	ListCell   *lc;
-
-	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
-		return;
-	foreach(lc, sub_writers)
-	{
-		SubWriter  *sw = lfirst(lc);
-
-		if (sw->subid != mySubid || sw->aborted)
-			continue;
-		if (event == SUBXACT_EVENT_COMMIT_SUB)
-			sw->subid = parentSubid;
-		else
-			sw->aborted = true;
-	}
-}
-
-/* Remember that the current subtransaction writes the index */
-static void
-note_writer(Oid indexoid)
-{
-	SubTransactionId subid = GetCurrentSubTransactionId();
-	MemoryContext old;
-	SubWriter  *sw;
-	ListCell   *lc;
-
-	if (!sub_callbacks)
-	{
-		RegisterXactCallback(sub_writers_xact, NULL);
-		RegisterSubXactCallback(sub_writers_subxact, NULL);
-		sub_callbacks = true;
-	}
-	foreach(lc, sub_writers)
-	{
-		sw = lfirst(lc);
-		if (sw->indexoid == indexoid && sw->subid == subid && !sw->aborted)
-			return;
-	}
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	sw = palloc(sizeof(SubWriter));
-	sw->indexoid = indexoid;
-	sw->subid = subid;
-	sw->aborted = false;
-	sub_writers = lappend(sub_writers, sw);
-	MemoryContextSwitchTo(old);
-}
-
 /* Attach a store and the engine to an opened index */
 static void
 attach_engine(KeanonIndex *ki, KeanonStoreMode mode)
@@ -589,10 +443,12 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 
 	keanon_lock(indexoid, lockmode);
 	ki->lockmode = lockmode;
+	if (for_write)
+		KeanonUndoNoteWriter(indexoid);
 	KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 	if (RecoveryInProgress() && flux_state(meta) == FLUX_BUSY)
 		changing_on_primary(ki->index);
-	if (!state_ok(meta) || written_by_aborted_sub(indexoid))
+	if (!state_ok(meta) || KeanonUndoPending(indexoid))
 	{
 		if (!for_write)
 		{
@@ -608,7 +464,10 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			ki->lockmode = ExclusiveLock;
 			KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
 		}
-		if (!state_ok(meta) || written_by_aborted_sub(indexoid))
+		/* what an aborted subtransaction wrote: undone from its page images */
+		if (state_ok(meta) && KeanonUndoRestore(ki->index))
+			KeanonIndexReadMeta(ki->index, meta, &ki->meta_lsn);
+		if (!state_ok(meta) || KeanonUndoPending(indexoid))
 		{
 			KeanonMetaValueType(meta, indexoid, &ki->vt);
 			ki->k = meta->k;
@@ -616,17 +475,14 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			register_writer(ki->index, true);
 			KeanonRebuild(ki);
 			clear_rebuild_mark(ki->index);
-			forget_aborted_sub(indexoid);
+			KeanonUndoForget(indexoid);
 		}
 	}
 	KeanonMetaValueType(meta, indexoid, &ki->vt);
 	ki->k = meta->k;
 	ki->e = meta->e;
 	if (for_write)
-	{
 		register_writer(ki->index, false);
-		note_writer(indexoid);
-	}
 	attach_engine(ki, for_write ? KEANON_STORE_WRITE : KEANON_STORE_READ);
 	MemoryContextSwitchTo(old);
 	return ki;

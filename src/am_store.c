@@ -117,6 +117,14 @@ init_node_page(Page page)
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + KEANON_NODE_SIZE;
 }
 
+/* Initialize a free page image, as a store marks a page it no longer uses */
+void
+KeanonInitFreePage(Page page)
+{
+	init_node_page(page);
+	KeanonPageGetOpaque(page)->flags = KEANON_PAGE_FREE;
+}
+
 /* The cache entry of a block, reading it in if needed */
 static PageEntry *
 get_entry(PageStore *ps, BlockNumber blkno)
@@ -413,6 +421,8 @@ KeanonStoreFinish(KeStore *store)
 			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
 			e->buf = ReadBuffer(ps->index, e->blkno);
 			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
+			/* a subtransaction keeps the page as it was, to undo (am_undo.c) */
+			KeanonUndoSave(ps->index, e->blkno, BufferGetPage(e->buf), e->isnew);
 			page = GenericXLogRegisterBuffer(state, e->buf,
 											 e->isnew ? GENERIC_XLOG_FULL_IMAGE : 0);
 			memcpy(page, e->shadow, BLCKSZ);

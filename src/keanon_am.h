@@ -242,6 +242,15 @@ extern KeanonMetaPageData *KeanonStoreMetaPage(KeStore *store);
 extern void KeanonInitMetaPage(Relation index, ForkNumber fork,
 							   const KeanonValueType *vt, int k, KeNum e);
 extern void KeanonEngineAllocator(void);
+extern void KeanonInitFreePage(Page page);
+
+/* am_undo.c */
+extern void KeanonUndoNoteWriter(Oid indexoid);
+extern void KeanonUndoSave(Relation index, BlockNumber blkno, Page page, bool isnew);
+extern void KeanonUndoGiveUp(Oid indexoid);
+extern bool KeanonUndoPending(Oid indexoid);
+extern void KeanonUndoForget(Oid indexoid);
+extern bool KeanonUndoRestore(Relation index);
 
 /* am_index.c */
 extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
