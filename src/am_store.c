@@ -125,9 +125,14 @@ KeanonInitFreePage(Page page)
 	KeanonPageGetOpaque(page)->flags = KEANON_PAGE_FREE;
 }
 
-/* The cache entry of a block, reading it in if needed */
+/*
+ * The cache entry of a block, reading it in if needed.  A BUILD store
+ * about to overwrite the block whole (overwrite) takes it zeroed and
+ * locked without reading it: a rebuild must not trip over a page a crash
+ * tore while an earlier rebuild wrote it in place, without WAL.
+ */
 static PageEntry *
-get_entry(PageStore *ps, BlockNumber blkno)
+get_entry(PageStore *ps, BlockNumber blkno, bool overwrite)
 {
 	PageEntry  *e;
 	bool		found;
@@ -139,6 +144,14 @@ get_entry(PageStore *ps, BlockNumber blkno)
 		e->shadow = NULL;
 		e->isnew = false;
 		e->locked = false;
+		if (overwrite && ps->mode == KEANON_STORE_BUILD)
+		{
+			e->buf = ReadBufferExtended(ps->index, MAIN_FORKNUM, blkno, RBM_ZERO_AND_LOCK, NULL);
+			e->locked = true;
+			ps->nclean++;
+			e->stamp = ++ps->clock;
+			return e;
+		}
 		e->buf = ReadBuffer(ps->index, blkno);
 		if (ps->mode == KEANON_STORE_READ)
 		{
@@ -160,7 +173,7 @@ get_entry(PageStore *ps, BlockNumber blkno)
 static Page
 page_for(PageStore *ps, BlockNumber blkno, bool for_write)
 {
-	PageEntry  *e = get_entry(ps, blkno);
+	PageEntry  *e = get_entry(ps, blkno, false);
 	Page		page;
 
 	if (e->shadow != NULL)
@@ -234,7 +247,7 @@ store_alloc(KeStore *store)
 		blkno = ps->next_block++;
 		if (blkno < RelationGetNumberOfBlocks(ps->index))
 		{
-			e = get_entry(ps, blkno);
+			e = get_entry(ps, blkno, true);
 			init_node_page(BufferGetPage(e->buf));
 			return blkno;
 		}
@@ -388,7 +401,7 @@ KeanonStoreFinish(KeStore *store)
 
 		for (BlockNumber b = ps->next_block; b < nblocks; b++)
 		{
-			PageEntry  *fe = get_entry(ps, b);
+			PageEntry  *fe = get_entry(ps, b, true);
 			Page		page = BufferGetPage(fe->buf);
 
 			init_node_page(page);
