@@ -282,9 +282,9 @@ register_writer(Relation index, bool rebuilding)
 		XLogFlush(lsn);
 }
 
-/* Clear the rebuild mark once the state is whole again */
-static void
-clear_rebuild_mark(Relation index)
+/* Set or clear the metapage's rebuild mark */
+void
+KeanonSetRebuildMark(Relation index, bool needs_rebuild)
 {
 	GenericXLogState *state;
 	Buffer		buf;
@@ -294,7 +294,7 @@ clear_rebuild_mark(Relation index)
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
-	KeanonPageGetMeta(page)->needs_rebuild = false;
+	KeanonPageGetMeta(page)->needs_rebuild = needs_rebuild;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
 }
@@ -474,7 +474,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			ki->e = meta->e;
 			register_writer(ki->index, true);
 			KeanonRebuild(ki);
-			clear_rebuild_mark(ki->index);
+			KeanonSetRebuildMark(ki->index, false);
 			KeanonUndoForget(indexoid);
 		}
 	}
@@ -559,7 +559,7 @@ rewrite_state(KeanonIndex *ki, const KeanonValueType *vt, KeNum e,
 	KeanonStoreRelease(ki->store);
 	register_writer(ki->index, true);
 	KeanonWriteRuns(ki->index, vt, ki->k, e, vals, counts, n);
-	clear_rebuild_mark(ki->index);
+	KeanonSetRebuildMark(ki->index, false);
 	ki->vt = *vt;
 	ki->e = e;
 	attach_engine(ki, KEANON_STORE_WRITE);

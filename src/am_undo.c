@@ -179,23 +179,6 @@ undo_subxact(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
-/* Mark the metapage of an index for a rebuild by its next opener */
-static void
-mark_for_rebuild(Relation index)
-{
-	GenericXLogState *state;
-	Buffer		buf;
-	Page		page;
-
-	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	KeanonPageGetMeta(page)->needs_rebuild = true;
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(buf);
-}
-
 /*
  * Before COMMIT or PREPARE, an index left written by an aborted
  * subtransaction is undone from its images, or marked for a rebuild;
@@ -225,7 +208,7 @@ undo_xact(XactEvent event, void *arg)
 				}
 				if (!KeanonUndoRestore(index))
 				{
-					mark_for_rebuild(index);
+					KeanonSetRebuildMark(index, true);
 					KeanonUndoForget(RelationGetRelid(index));
 				}
 				relation_close(index, NoLock);

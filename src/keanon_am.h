@@ -257,6 +257,7 @@ extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
 extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
 extern void KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn);
 extern void KeanonIndexLockForWrite(Oid indexoid);
+extern void KeanonSetRebuildMark(Relation index, bool needs_rebuild);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
