@@ -15,6 +15,12 @@
 #      the normal way (without -DUSE_ASSERT_CHECKING, in another copy) and
 #      install that, so the assertion-enabled build does not stay installed
 #      in place of a normal one
+#   6. when the 15 suites passed, the unit tests and the same installcheck
+#      on PostgreSQL 17, in a Debian 13 chroot (scripts/test-pg17.sh; it
+#      makes the chroot with debootstrap on the first run, which needs the
+#      network, and reuses it afterwards)
+#
+# KEANON_PG17=0 skips step 6 (the PostgreSQL 17 suites).
 #
 # PostgreSQL refuses to run as root, and the postgres user may not be able
 # to read or write the tree where it is (under /root, owned by root), hence
@@ -131,4 +137,13 @@ if ! bash "$root/test/core/run.sh"; then
 fi
 
 rm -rf "$work"
+
+if [ "${KEANON_PG17:-1}" != 0 ]; then
+	section "PostgreSQL 17 (scripts/test-pg17.sh; KEANON_PG17=0 skips it)"
+	if ! bash "$root/scripts/test-pg17.sh"; then
+		echo "test: FAILED: the PostgreSQL 17 suites" >&2
+		exit 1
+	fi
+fi
+
 section "all tests passed"
