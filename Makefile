@@ -7,8 +7,13 @@
 #   make bench-engine     build the engine benchmark and run it
 #   make bench            every benchmark (after make install)
 #   make demo             scripts/demo.sh: a throwaway cluster and an example
-#   make test             scripts/test.sh: everything CI runs
+#   make test             scripts/test.sh: everything CI runs (PostgreSQL 15,
+#                         then 17 in a chroot: scripts/test-pg17.sh)
 #   make deb              scripts/deb.sh: the Debian packages, tried in clean chroots
+#
+# It builds for PostgreSQL 15 when its pg_config is installed; for 17 (or
+# another installation) name the pg_config:
+#   make PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config
 
 MODULE_big = keanon
 OBJS = \
@@ -103,7 +108,8 @@ EXTRA_CLEAN = test/unit/ke_test test/unit/kc_test test/bench/ke_bench test/bench
 # it needs a clang matching the server's.
 override with_llvm = no
 
-# Prefer the server-dev package's own pg_config for PostgreSQL 15
+# Prefer the server-dev package's own pg_config for PostgreSQL 15 (a
+# PG_CONFIG given on the command line or in the environment wins)
 ifneq ($(wildcard /usr/lib/postgresql/15/bin/pg_config),)
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 else

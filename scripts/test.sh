@@ -11,10 +11,18 @@
 #      runs all three from the same target; then PostgreSQL's own
 #      regression suite with keanon loaded in every database, against the
 #      suite without it (test/core/run.sh)
-#   5. afterwards, whether the tests passed or failed, build keanon again
+#   5. when the 15 suites passed, the unit tests and the same installcheck
+#      on PostgreSQL 17, in a Debian 13 chroot (scripts/test-pg17.sh; it
+#      makes the chroot with debootstrap on the first run, which needs the
+#      network, and reuses it afterwards)
+#   6. afterwards, whether the tests passed or failed, build keanon again
 #      the normal way (without -DUSE_ASSERT_CHECKING, in another copy) and
-#      install that, so the assertion-enabled build does not stay installed
-#      in place of a normal one
+#      install that into 15, so the assertion-enabled build does not stay
+#      installed in place of a normal one
+#
+# KEANON_PG17=0 skips step 5 (the PostgreSQL 17 suites); KEANON_PG17_CHROOT
+# and KEANON_PG17_MIRROR choose its chroot folder and Debian mirror (see
+# scripts/test-pg17.sh).
 #
 # PostgreSQL refuses to run as root, and the postgres user may not be able
 # to read or write the tree where it is (under /root, owned by root), hence
@@ -22,7 +30,7 @@
 # printed and the script exits non-zero; the copy is kept for inspection.
 #
 # KEANON_ASSERTS=0 builds without -DUSE_ASSERT_CHECKING; that build is
-# a normal one, so step 5 is skipped.
+# a normal one, so step 6 is skipped.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -131,4 +139,13 @@ if ! bash "$root/test/core/run.sh"; then
 fi
 
 rm -rf "$work"
+
+if [ "${KEANON_PG17:-1}" != 0 ]; then
+	section "PostgreSQL 17 (scripts/test-pg17.sh; KEANON_PG17=0 skips it)"
+	if ! bash "$root/scripts/test-pg17.sh"; then
+		echo "test: FAILED: the PostgreSQL 17 suites" >&2
+		exit 1
+	fi
+fi
+
 section "all tests passed"

@@ -308,7 +308,11 @@ CREATE TABLE rc (id integer PRIMARY KEY, qi integer, s integer);
 INSERT INTO rc SELECT i, i % 3, i * 10 FROM generate_series(1, 30) i;
 SELECT keanon.watch('rc', 's', '{qi}', 3, 20);
 REINDEX INDEX CONCURRENTLY rc_keanon_idx;
+-- (the server's warning that it skips the invalid copy is worded
+-- differently in PostgreSQL 15 and 17; only the error is shown)
+SET client_min_messages = error;
 REINDEX TABLE CONCURRENTLY rc_keanon_rows;
+RESET client_min_messages;
 SELECT count(*) AS keanon_indexes, count(*) FILTER (WHERE i.indisvalid) AS valid
 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
 WHERE i.indrelid = 'rc_keanon_rows'::regclass AND a.amname = 'keanon';

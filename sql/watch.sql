@@ -426,6 +426,24 @@ CREATE INDEX direct_hi_desc ON direct_keanon_parts (hi DESC);
 SELECT direct_churn(20000);
 SELECT direct_btrees_exact();
 SELECT keanon.check('direct');
+-- A summarizing (BRIN) index on a quasi-identifier of the rows table: an
+-- UPDATE of that column alone may be HOT from PostgreSQL 16 on, and the new
+-- value must still reach the BRIN index (the bitmap scan through it finds
+-- every updated row)
+CREATE INDEX direct_brin ON direct_keanon_rows USING brin (g) WITH (pages_per_range = 1);
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 BY 3 LOOP
+		UPDATE direct SET g = 1000 + i WHERE id = i;
+	END LOOP;
+END $$;
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+SELECT count(*) AS through_brin FROM direct_keanon_rows WHERE g >= 1000;
+RESET enable_seqscan;
+RESET enable_indexscan;
+SELECT count(*) AS updated FROM direct WHERE g >= 1000;
+SELECT keanon.check('direct');
 DROP TABLE direct;
 DROP FUNCTION direct_churn(integer);
 DROP FUNCTION direct_btrees_exact();

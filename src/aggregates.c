@@ -62,6 +62,7 @@
 #include "utils/typcache.h"
 
 #include "keanon_watch.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(keanon_hits_trans);
 PG_FUNCTION_INFO_V1(keanon_hits_range_trans);
@@ -916,7 +917,7 @@ num_range(Datum lo, Datum hi)
 	u.infinite = false;
 	u.inclusive = true;
 	u.lower = false;
-	return RangeTypePGetDatum(make_range(tc, &l, &u, false));
+	return RangeTypePGetDatum(keanon_make_range(tc, &l, &u, false));
 }
 
 Datum
@@ -1012,5 +1013,5 @@ keanon_count_final(PG_FUNCTION_ARGS)
 	u.infinite = false;
 	u.inclusive = true;
 	u.lower = false;
-	PG_RETURN_DATUM(RangeTypePGetDatum(make_range(tc, &l, &u, false)));
+	PG_RETURN_DATUM(RangeTypePGetDatum(keanon_make_range(tc, &l, &u, false)));
 }

@@ -37,6 +37,7 @@
 #include "utils/typcache.h"
 
 #include "keanon_am.h"
+#include "pg_compat.h"
 
 #define KEANON_PHASE_SORT	2
 #define KEANON_PHASE_WRITE	3
@@ -142,7 +143,7 @@ drain_sort(CollectState *cs, KeanonValueType *vt, KeanonValues *out)
 	out->vals = MemoryContextAllocExtended(CurrentMemoryContext,
 										   sizeof(KeNum) * Max(cs->nvalues, 1),
 										   MCXT_ALLOC_HUGE);
-	while (tuplesort_getdatum(cs->sort, true, &d, &isnull, NULL))
+	while (keanon_tuplesort_getdatum(cs->sort, true, &d, &isnull))
 	{
 		out->vals[i++] = KeanonDatumToNum(vt, d);
 		if (vt->typid == NUMERICOID)

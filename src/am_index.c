@@ -45,6 +45,7 @@
 #include "utils/resowner.h"
 
 #include "keanon_am.h"
+#include "pg_compat.h"
 
 typedef enum FluxState
 {
@@ -107,7 +108,7 @@ bool
 KeanonFluxBeyondClog(const KeanonMetaPageData *meta)
 {
 	FullTransactionId next = ReadNextFullTransactionId();
-	TransactionId oldest_clog = ShmemVariableCache->oldestClogXid;
+	TransactionId oldest_clog = keanon_oldest_clog_xid();
 	uint32		behind = XidFromFullTransactionId(next) - oldest_clog;
 	FullTransactionId clog_full;
 

@@ -51,6 +51,7 @@
 
 #include "fd_anon.h"
 #include "keanon_watch.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(keanon_anonymize_core);
 
@@ -876,7 +877,7 @@ target_table(Oid relid, const char *name)
 
 	if (get_rel_relkind(target) != RELKIND_RELATION ||
 		get_rel_namespace(target) != get_rel_namespace(relid) ||
-		!pg_class_ownercheck(target, GetUserId()))
+		!keanon_owns_relation(target, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" cannot be the target of keanon.anonymize", name),

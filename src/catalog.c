@@ -49,6 +49,7 @@
 #include "utils/timestamp.h"
 
 #include "keanon_watch.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(keanon_register_watch);
 PG_FUNCTION_INFO_V1(keanon_forget_watch);
@@ -150,7 +151,7 @@ check_register_table(Oid relid, Oid *owner, Oid *nsp)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an ordinary permanent table", NameStr(form->relname))));
 	ReleaseSysCache(tup);
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!keanon_owns_relation(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 }
 
@@ -293,7 +294,7 @@ keanon_forget_watch(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)) &&
-		!pg_class_ownercheck(relid, GetUserId()))
+		!keanon_owns_relation(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -338,7 +339,7 @@ keanon_rename_watched_column(PG_FUNCTION_ARGS)
 	Oid			types[3] = {OIDOID, NAMEOID, NAMEOID};
 	Datum		values[3];
 
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!keanon_owns_relation(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	if (get_attnum(relid, NameStr(*newname)) == InvalidAttrNumber ||
 		get_attnum(relid, NameStr(*oldname)) != InvalidAttrNumber)
@@ -390,7 +391,7 @@ keanon_schedule_releases(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!keanon_owns_relation(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	if (!PG_ARGISNULL(1))
 	{

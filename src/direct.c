@@ -28,7 +28,9 @@
  *			of the table (the executor's own ExecInsertIndexTuples, so unique
  *			checks, partial and expression indexes an owner added behave as
  *			under SQL; the updated columns are declared, so that the
- *			"unchanged" hint goes only to the other indexes);
+ *			"unchanged" hint goes only to the other indexes); from
+ *			PostgreSQL 16, a HOT update that changed a column of a
+ *			summarizing index (BRIN) inserts into those indexes only;
  *	insert	heap_form_tuple and simple_heap_insert, then the same index
  *			insertion (toasting as any heap insert does); the many rows of
  *			a watch's fill or of a multi-row INSERT are sorted into the
@@ -89,6 +91,7 @@
 #include "utils/typcache.h"
 
 #include "maintain_int.h"
+#include "pg_compat.h"
 
 /* the btree operator families of int2/int4/int8 and of oid (pg_opfamily.dat) */
 #define KEANON_INTEGER_BTREE_FAM 1976
@@ -206,10 +209,9 @@ direct_open(DirectTable *d, Oid relid, const AttrNumber *updated, int nupdated)
 	rte->relid = relid;
 	rte->relkind = d->rel->rd_rel->relkind;
 	rte->rellockmode = RowExclusiveLock;
+	keanon_init_range_table(d->estate, rte);
 	for (int i = 0; i < nupdated; i++)
-		rte->updatedCols = bms_add_member(rte->updatedCols,
-										  updated[i] - FirstLowInvalidHeapAttributeNumber);
-	ExecInitRangeTable(d->estate, list_make1(rte));
+		keanon_mark_column_updated(d->estate, updated[i]);
 	d->rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(d->rri, d->rel, 1, NULL, 0);
 	ExecOpenIndices(d->rri, false);
@@ -361,6 +363,7 @@ direct_update(DirectTable *d, ItemPointer tid)
 	HeapTuple	newtup;
 	Buffer		buf;
 	TupleDesc	desc = RelationGetDescr(d->rel);
+	KeanonIndexUpdate which;
 
 	old.t_self = *tid;
 	if (!heap_fetch(d->rel, SnapshotSelf, &old, &buf, true))
@@ -371,11 +374,11 @@ direct_update(DirectTable *d, ItemPointer tid)
 	ReleaseBuffer(buf);
 	memset(d->replace, 0, sizeof(bool) * desc->natts);
 	memset(d->nulls, 0, sizeof(bool) * desc->natts);
-	simple_heap_update(d->rel, tid, newtup);
-	if (!HeapTupleIsHeapOnly(newtup))
+	which = keanon_simple_heap_update(d->rel, tid, newtup);
+	if (which != KEANON_INDEX_NONE)
 	{
 		ExecStoreHeapTuple(newtup, d->tslot, false);
-		(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, true, false, NULL, NIL);
+		(void) keanon_insert_index_tuples(d->rri, d->tslot, d->estate, true, which);
 		ExecClearTuple(d->tslot);
 		ResetPerTupleExprContext(d->estate);
 	}
@@ -395,7 +398,7 @@ direct_insert(DirectTable *d)
 	memset(d->nulls, 0, sizeof(bool) * desc->natts);
 	simple_heap_insert(d->rel, tup);
 	ExecStoreHeapTuple(tup, d->tslot, false);
-	(void) ExecInsertIndexTuples(d->rri, d->tslot, d->estate, false, false, NULL, NIL);
+	(void) keanon_insert_index_tuples(d->rri, d->tslot, d->estate, false, KEANON_INDEX_ALL);
 	ExecClearTuple(d->tslot);
 	ResetPerTupleExprContext(d->estate);
 	heap_freetuple(tup);
@@ -446,7 +449,6 @@ rows_table(Watch *w)
 	/* the watched table's columns copied into the rows table, by name */
 	{
 		TupleDesc	desc = RelationGetDescr(rt->rows.rel);
-		RangeTblEntry *rte = exec_rt_fetch(1, rt->rows.estate);
 		ListCell   *lc;
 
 		rt->src_att = palloc0(sizeof(AttrNumber) * desc->natts);
@@ -464,8 +466,7 @@ rows_table(Watch *w)
 				if (strcmp(lfirst(lc), quote_identifier(NameStr(a->attname))) == 0)
 					rt->is_qi[i] = rt->src_att[i] > 0;
 			if (rt->is_qi[i])
-				rte->updatedCols = bms_add_member(rte->updatedCols,
-												  i + 1 - FirstLowInvalidHeapAttributeNumber);
+				keanon_mark_column_updated(rt->rows.estate, i + 1);
 			if (i + 1 == rt->att_value)
 				rt->src_value = rt->src_att[i];
 		}
@@ -815,7 +816,8 @@ write_sorted_rows(Watch *w, Tuplesortstate *sort, TupleDesc sdesc)
 			table_multi_insert(d->rel, batch, nbatch, cid, 0, bistate);
 			for (int i = 0; i < nbatch && btrees; i++)
 			{
-				(void) ExecInsertIndexTuples(d->rri, batch[i], d->estate, false, false, NULL, NIL);
+				(void) keanon_insert_index_tuples(d->rri, batch[i], d->estate, false,
+												  KEANON_INDEX_ALL);
 				ResetPerTupleExprContext(d->estate);
 			}
 			nbatch = 0;

@@ -37,6 +37,7 @@
 #include "utils/syscache.h"
 
 #include "keanon_watch.h"
+#include "pg_compat.h"
 
 /* the search path of every statement keanon runs as an owner */
 #define KEANON_SAFE_SEARCH_PATH "pg_catalog, pg_temp"
@@ -113,7 +114,7 @@ KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid))
 	KeanonOwnerScope os;
 	int64		n;
 
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!keanon_owns_relation(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -30,6 +30,7 @@
 
 #include "keanon_gen.h"
 #include "keanon_watch.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(keanon_maintain);
 PG_FUNCTION_INFO_V1(keanon_lock_watch);
@@ -669,7 +670,7 @@ keanon_check(PG_FUNCTION_ARGS)
 	 * primary flushed); a reader's check flushes nothing, so that it cannot
 	 * hold the writers' lock of the watch to the end of its transaction
 	 */
-	if (!RecoveryInProgress() && !XactReadOnly && pg_class_ownercheck(relid, os.save_user))
+	if (!RecoveryInProgress() && !XactReadOnly && keanon_owns_relation(relid, os.save_user))
 		KeanonFlush(relid);
 
 	/*
@@ -721,7 +722,7 @@ keanon_check_layout(PG_FUNCTION_ARGS)
 	KeanonOwnerScope os;
 	Watch		w;
 
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!keanon_owns_relation(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	KeanonWatchForget(relid);
 	KeanonOwnerBegin(relid, &os);

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# keanon's suites on PostgreSQL 17, as root on Debian 12 (scripts/test.sh
+# runs this after the PostgreSQL 15 suites):
+#
+#   1. make a Debian 13 (trixie) chroot with debootstrap, or reuse the one
+#      an earlier run made (debootstrap is installed first if missing)
+#   2. install in it whatever is missing of postgresql-17 (which contains
+#      the contrib modules, cube among them), postgresql-server-dev-17,
+#      make, gcc and libipc-run-perl
+#   3. copy the tree into the chroot's /tmp, build keanon there with
+#      warnings as errors and assertions on, and install it into the
+#      chroot's PostgreSQL 17
+#   4. as the chroot's postgres user: make unit, then make installcheck
+#      against a private temporary server (pg_regress, the isolation specs
+#      and the TAP tests, as for 15)
+#
+# PostgreSQL's own regression suite (test/core/run.sh) runs for 15 only.
+# Nothing outside the chroot is installed or changed but the chroot itself
+# and, while the script runs, /proc and /dev mounted into it (unmounted at
+# exit; mounts that were already there are left alone).  Unlike for 15, the
+# assertion-enabled build stays installed: only these tests use the
+# chroot's server.  On failure the regression diffs and the server and TAP
+# logs are printed and the script exits non-zero; the test copy is kept.
+#
+# Settings (environment variables):
+#   KEANON_PG17_CHROOT   the chroot's folder (default /tmp/keanon-trixie);
+#                        made when missing, reused when an earlier run
+#                        finished making it
+#   KEANON_PG17_MIRROR   the Debian mirror (default http://deb.debian.org/debian)
+#   KEANON_ASSERTS=0     build without -DUSE_ASSERT_CHECKING, as for 15
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+chroot_dir=${KEANON_PG17_CHROOT:-/tmp/keanon-trixie}
+mirror=${KEANON_PG17_MIRROR:-http://deb.debian.org/debian}
+log=/tmp/keanon-pg17-setup.log
+pg_config=/usr/lib/postgresql/17/bin/pg_config
+# marks a chroot whose making finished (debootstrap and the packages)
+ready="$chroot_dir/etc/keanon-pg17-ready"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "test-pg17: run as root (it makes a chroot and installs packages)" >&2
+	exit 1
+fi
+
+# Show the lines between two headings, so CI logs are easy to scan (with
+# the seconds since the start)
+section() {
+	echo
+	echo "=== PostgreSQL 17: $* ($SECONDS s) ==="
+}
+
+# Run one setup step with its output appended to the log; on failure show
+# the end of the log and say where the whole of it is
+setup_step() {
+	if ! "$@" >>"$log" 2>&1 </dev/null; then
+		echo "test-pg17: failed: $*" >&2
+		echo "test-pg17: last lines of $log:" >&2
+		tail -n 30 "$log" >&2
+		exit 1
+	fi
+}
+
+# Run a command inside the chroot with a small, known environment
+in_chroot() {
+	chroot "$chroot_dir" /usr/bin/env -i \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# the mounts this run made, unmounted at exit (innermost first)
+mounted=()
+
+# Undo this run's mounts
+unmount_all() {
+	local i
+	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+		umount -R "${mounted[$i]}" 2>/dev/null || umount -R -l "${mounted[$i]}" ||
+			echo "test-pg17: could not unmount ${mounted[$i]}" >&2
+	done
+	mounted=()
+}
+
+# Mount /proc and /dev into the chroot where nothing is mounted yet
+mount_all() {
+	if ! mountpoint -q "$chroot_dir/proc"; then
+		mount -t proc proc "$chroot_dir/proc"
+		mounted+=("$chroot_dir/proc")
+	fi
+	if ! mountpoint -q "$chroot_dir/dev"; then
+		# /dev/shm for the server's dynamic shared memory; rslave, so
+		# that unmounting here never reaches the host's /dev
+		mount --rbind /dev "$chroot_dir/dev"
+		mount --make-rslave "$chroot_dir/dev"
+		mounted+=("$chroot_dir/dev")
+	fi
+}
+
+: >"$log"
+trap unmount_all EXIT
+
+section "chroot in $chroot_dir"
+if [ -f "$ready" ]; then
+	echo "test-pg17: reusing the chroot"
+elif [ -d "$chroot_dir/debootstrap" ]; then
+	echo "test-pg17: $chroot_dir is an interrupted debootstrap;" \
+		"remove it (with nothing mounted in it) or set KEANON_PG17_CHROOT" >&2
+	exit 1
+elif [ -x "$chroot_dir/usr/bin/apt-get" ]; then
+	echo "test-pg17: using the chroot found there (its packages are checked)"
+elif [ -e "$chroot_dir" ] && [ -n "$(ls -A "$chroot_dir")" ]; then
+	echo "test-pg17: $chroot_dir is neither empty nor a chroot;" \
+		"set KEANON_PG17_CHROOT to another folder" >&2
+	exit 1
+else
+	if ! command -v debootstrap >/dev/null 2>&1; then
+		echo "test-pg17: installing debootstrap (output in $log)"
+		setup_step env DEBIAN_FRONTEND=noninteractive apt-get update
+		setup_step env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y --no-install-recommends debootstrap
+	fi
+	echo "test-pg17: debootstrap trixie from $mirror (a few minutes; output in $log)"
+	setup_step debootstrap --variant=minbase trixie "$chroot_dir" "$mirror"
+fi
+mount_all
+# name resolution for apt, as the host has it
+cp -L /etc/resolv.conf "$chroot_dir/etc/resolv.conf" 2>/dev/null || true
+
+packages=(postgresql-17 postgresql-server-dev-17 make gcc libipc-run-perl)
+missing=()
+for pkg in "${packages[@]}"; do
+	# dpkg -s also succeeds for removed packages that left config files
+	if ! in_chroot dpkg -s "$pkg" 2>/dev/null |
+			grep -q '^Status: install ok installed$'; then
+		missing+=("$pkg")
+	fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "test-pg17: installing ${missing[*]} in the chroot (output in $log)"
+	# no service starts inside the chroot (the packages' own cluster stays down)
+	printf '#!/bin/sh\nexit 101\n' >"$chroot_dir/usr/sbin/policy-rc.d"
+	chmod 755 "$chroot_dir/usr/sbin/policy-rc.d"
+	setup_step in_chroot apt-get update
+	setup_step in_chroot apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+# postgresql-17 provides postgresql-contrib-17: the tests need cube from it
+if [ ! -f "$chroot_dir/usr/share/postgresql/17/extension/cube.control" ]; then
+	echo "test-pg17: the chroot's PostgreSQL 17 has no cube extension" >&2
+	exit 1
+fi
+touch "$ready"
+in_chroot "$pg_config" --version
+
+cflags="-Werror"
+if [ "${KEANON_ASSERTS:-1}" != 0 ]; then
+	cflags="$cflags -DUSE_ASSERT_CHECKING"
+fi
+
+work_in=$(in_chroot mktemp -d /tmp/keanon-test17.XXXXXX)
+work="$chroot_dir$work_in"
+chmod 755 "$work"
+
+section "copy of the tree in $work"
+tar -C "$root" --exclude=./.git -cf - . | tar -C "$work" -xf -
+
+section "build and install (PG_CFLAGS=$cflags)"
+# also removes objects built for 15 and earlier test output copied along
+in_chroot make -C "$work_in" PG_CONFIG="$pg_config" clean >/dev/null
+in_chroot make -C "$work_in" -j"$(nproc)" PG_CONFIG="$pg_config" PG_CFLAGS="$cflags"
+in_chroot make -C "$work_in" PG_CONFIG="$pg_config" PG_CFLAGS="$cflags" install
+
+chown -R --reference="$chroot_dir/var/lib/postgresql" "$work"
+
+# Run make in the test copy as the chroot's postgres user
+make_as_postgres() {
+	in_chroot runuser -u postgres -- make -C "$work_in" PG_CONFIG="$pg_config" "$@"
+}
+
+# Print whatever explains a failed installcheck
+report_failure() {
+	local f
+	for f in "$work/regression.diffs" "$work/output_iso/regression.diffs"; do
+		if [ -f "$f" ]; then
+			section "$f"
+			cat "$f"
+		fi
+	done
+	for f in "$work/log/postmaster.log" "$work/output_iso/log/postmaster.log"; do
+		if [ -f "$f" ]; then
+			section "last lines of $f"
+			tail -n 100 "$f"
+		fi
+	done
+	if [ -d "$work/tmp_check/log" ]; then
+		for f in "$work"/tmp_check/log/*; do
+			[ -f "$f" ] || continue
+			section "$f"
+			cat "$f"
+		done
+	fi
+	echo
+	echo "test-pg17: FAILED; the test tree is kept in $work" >&2
+}
+
+section "unit tests as postgres"
+if ! make_as_postgres unit; then
+	echo "test-pg17: FAILED: make unit; the test tree is kept in $work" >&2
+	exit 1
+fi
+
+section "installcheck as postgres"
+if ! make_as_postgres installcheck EXTRA_REGRESS_OPTS="--temp-instance=$work_in/tmp_pgr"; then
+	report_failure
+	exit 1
+fi
+
+rm -rf "$work"
+section "all tests passed"
