@@ -13,6 +13,11 @@
 #   4. as the chroot's postgres user: make unit, then make installcheck
 #      against a private temporary server (pg_regress, the isolation specs
 #      and the TAP tests, as for 15)
+#   5. a database watching tables in every mode, made on this machine's
+#      PostgreSQL 15 (test/upgrade/dump_source.sql), dumped with 15's
+#      pg_dump and restored into 17 with 17's pg_restore: every view shows
+#      what it showed, every watch checks and takes writes, releases and
+#      flushes (test/upgrade/restored_check.sql)
 #
 # PostgreSQL's own regression suite (test/core/run.sh) runs for 15 only.
 # Nothing outside the chroot is installed or changed but the chroot itself
@@ -213,6 +218,49 @@ if ! make_as_postgres installcheck EXTRA_REGRESS_OPTS="--temp-instance=$work_in/
 	report_failure
 	exit 1
 fi
+
+# A database watching tables in every mode, dumped from PostgreSQL 15 (this
+# machine's, where keanon is installed) and restored into 17
+section "a database dumped from PostgreSQL 15, restored into 17"
+pg15=/usr/lib/postgresql/15/bin
+dump15=$(mktemp -d /tmp/keanon-dump15.XXXXXX)
+chown postgres: "$dump15"
+stop15() {
+	runuser -u postgres -- "$pg15/pg_ctl" -D "$dump15/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+psql15() {
+	runuser -u postgres -- "$pg15/psql" -X -q -v ON_ERROR_STOP=1 -h "$dump15" -p 54715 -d postgres "$@"
+}
+if ! { runuser -u postgres -- "$pg15/initdb" -D "$dump15/data" -A trust -U postgres --no-sync >"$dump15/initdb.log" &&
+		runuser -u postgres -- "$pg15/pg_ctl" -D "$dump15/data" -w -l "$dump15/log" \
+			-o "-k $dump15 -p 54715 -c listen_addresses=''" start >/dev/null &&
+		psql15 -f "$root/test/upgrade/dump_source.sql" >"$dump15/source.out" &&
+		runuser -u postgres -- "$pg15/pg_dump" -Fc -h "$dump15" -p 54715 -d postgres -f "$dump15/k15.dump"; }; then
+	stop15
+	cat "$dump15"/*.log "$dump15/source.out" 2>/dev/null | tail -n 40
+	echo "test-pg17: FAILED: the PostgreSQL 15 database to dump; see $dump15" >&2
+	exit 1
+fi
+stop15
+cp "$dump15/k15.dump" "$work/k15.dump"
+chown -R --reference="$chroot_dir/var/lib/postgresql" "$work"
+bin17=/usr/lib/postgresql/17/bin
+as17() {
+	in_chroot runuser -u postgres -- "$@"
+}
+if ! { as17 "$bin17/initdb" -D "$work_in/d17" -A trust -U postgres --no-sync >/dev/null &&
+		as17 "$bin17/pg_ctl" -D "$work_in/d17" -w -l "$work_in/d17.log" \
+			-o "-k $work_in -p 54717 -c listen_addresses=''" start >/dev/null &&
+		as17 "$bin17/createdb" -h "$work_in" -p 54717 restored &&
+		as17 "$bin17/pg_restore" -h "$work_in" -p 54717 -d restored "$work_in/k15.dump" &&
+		as17 "$bin17/psql" -X -q -At -h "$work_in" -p 54717 -d restored -f "$work_in/test/upgrade/restored_check.sql"; }; then
+	as17 "$bin17/pg_ctl" -D "$work_in/d17" -m fast -w stop >/dev/null 2>&1 || true
+	tail -n 40 "$work/d17.log" 2>/dev/null
+	echo "test-pg17: FAILED: restoring the PostgreSQL 15 dump into 17; the test tree is kept in $work" >&2
+	exit 1
+fi
+as17 "$bin17/pg_ctl" -D "$work_in/d17" -m fast -w stop >/dev/null
+rm -rf "$dump15"
 
 rm -rf "$work"
 section "all tests passed"
