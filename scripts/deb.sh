@@ -64,6 +64,15 @@ make_chroot() {
 	fi
 }
 
+# Remove a chroot, /proc unmounted first and nothing crossed beyond it
+drop_chroot() {
+	local dir=$1
+	if mountpoint -q "$dir/proc"; then
+		umount -l "$dir/proc"
+	fi
+	rm -rf --one-file-system "$dir"
+}
+
 # apt-get install in chroot dir, quietly unless it fails
 chroot_apt() {
 	local dir=$1
@@ -109,7 +118,7 @@ install_test() {
 	local suite=$1 pg=$2 dir=$chroots/$1-clean deb
 	deb=$(basename "$dist"/postgresql-"$pg"-keanon_"$version"_*.deb)
 	section "postgresql-$pg-keanon into a clean Debian $suite"
-	rm -rf "$dir"
+	drop_chroot "$dir"
 	make_chroot "$suite" "$dir"
 	cp "$dist/$deb" "$dir/tmp/"
 	chroot_apt "$dir" "/tmp/$deb"
@@ -130,7 +139,7 @@ SELECT keanon.check('people');
 SELECT count(*) FROM people_anon;
 SQL
 		pg_ctlcluster $pg main stop"
-	rm -rf "$dir"
+	drop_chroot "$dir"
 }
 
 install_test bookworm 15

@@ -7,13 +7,13 @@ DO $$
 DECLARE
 	bad bigint;
 BEGIN
-	SELECT count(*) INTO bad FROM seen s
-	WHERE (s.n, s.s) IS DISTINCT FROM (SELECT count(*), sum(v.salary) FROM (
+	SELECT count(*) INTO bad FROM seen s CROSS JOIN LATERAL (SELECT count(*) AS n, sum(v.salary) AS s FROM (
 		SELECT salary FROM t_live_anon WHERE s.tab = 't_live'
 		UNION ALL SELECT salary FROM t_deferred_anon WHERE s.tab = 't_deferred'
 		UNION ALL SELECT salary FROM t_release_anon WHERE s.tab = 't_release'
 		UNION ALL SELECT salary FROM t_gen_anon WHERE s.tab = 't_gen'
-		UNION ALL SELECT salary FROM t_gen_release_anon WHERE s.tab = 't_gen_release') v);
+		UNION ALL SELECT salary FROM t_gen_release_anon WHERE s.tab = 't_gen_release') v) now
+	WHERE s.n IS DISTINCT FROM now.n OR s.s IS DISTINCT FROM now.s;
 	IF bad > 0 THEN
 		RAISE EXCEPTION '% views show other rows after the restore', bad;
 	END IF;
