@@ -14,15 +14,19 @@
 #   5. when the 15 suites passed, the unit tests and the same installcheck
 #      on PostgreSQL 17, in a Debian 13 chroot (scripts/test-pg17.sh; it
 #      makes the chroot with debootstrap on the first run, which needs the
-#      network, and reuses it afterwards)
-#   6. afterwards, whether the tests passed or failed, build keanon again
+#      network, and reuses it afterwards), then a database dumped from 15
+#      and restored into 17
+#   6. the Debian packages, postgresql-15-keanon and postgresql-17-keanon,
+#      each installed into a clean chroot of its release and tried there
+#      (scripts/deb.sh, what `make deb` runs; it needs the network)
+#   7. afterwards, whether the tests passed or failed, build keanon again
 #      the normal way (without -DUSE_ASSERT_CHECKING, in another copy) and
 #      install that into 15, so the assertion-enabled build does not stay
 #      installed in place of a normal one
 #
 # KEANON_PG17=0 skips step 5 (the PostgreSQL 17 suites); KEANON_PG17_CHROOT
 # and KEANON_PG17_MIRROR choose its chroot folder and Debian mirror (see
-# scripts/test-pg17.sh).
+# scripts/test-pg17.sh).  KEANON_DEB=0 skips step 6 (the packages).
 #
 # PostgreSQL refuses to run as root, and the postgres user may not be able
 # to read or write the tree where it is (under /root, owned by root), hence
@@ -30,7 +34,7 @@
 # printed and the script exits non-zero; the copy is kept for inspection.
 #
 # KEANON_ASSERTS=0 builds without -DUSE_ASSERT_CHECKING; that build is
-# a normal one, so step 6 is skipped.
+# a normal one, so step 7 is skipped.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -144,6 +148,14 @@ if [ "${KEANON_PG17:-1}" != 0 ]; then
 	section "PostgreSQL 17 (scripts/test-pg17.sh; KEANON_PG17=0 skips it)"
 	if ! bash "$root/scripts/test-pg17.sh"; then
 		echo "test: FAILED: the PostgreSQL 17 suites" >&2
+		exit 1
+	fi
+fi
+
+if [ "${KEANON_DEB:-1}" != 0 ]; then
+	section "Debian packages (scripts/deb.sh; KEANON_DEB=0 skips it)"
+	if ! bash "$root/scripts/deb.sh"; then
+		echo "test: FAILED: the Debian packages" >&2
 		exit 1
 	fi
 fi
