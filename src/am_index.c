@@ -283,23 +283,6 @@ register_writer(Relation index, bool rebuilding)
 		XLogFlush(lsn);
 }
 
-/* Set or clear the metapage's rebuild mark */
-void
-KeanonSetRebuildMark(Relation index, bool needs_rebuild)
-{
-	GenericXLogState *state;
-	Buffer		buf;
-	Page		page;
-
-	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	KeanonPageGetMeta(page)->needs_rebuild = needs_rebuild;
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(buf);
-}
-
 /* The value type a metapage records, for index `index` */
 void
 KeanonMetaValueType(const KeanonMetaPageData *meta, Oid index, KeanonValueType *vt)
@@ -384,6 +367,8 @@ attach_engine(KeanonIndex *ki, KeanonStoreMode mode)
 
 	ki->mode = mode;
 	ki->store = KeanonStoreCreate(ki->index, mode);
+	if (mode == KEANON_STORE_WRITE)
+		KeanonStoreOnOverwrite(ki->store, KeanonUndoSave);
 	if (ki->store->meta(ki->store, false)->magic == 0)
 	{
 		/* an empty index from ambuildempty: create the tree on first write */

@@ -59,6 +59,7 @@ typedef struct PageStore
 	uint64		clock;
 	BlockNumber next_block;		/* BUILD: next block to hand out */
 	List	   *freed;			/* blocks to report to the FSM */
+	KeanonPageSaver saver;		/* WRITE: told of each page before it is overwritten */
 } PageStore;
 
 static void evict_clean(PageStore *ps);
@@ -115,6 +116,33 @@ init_node_page(Page page)
 	op->page_id = KEANON_PAGE_ID;
 	/* the node fills the page: nothing between pd_lower and pd_upper */
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + KEANON_NODE_SIZE;
+}
+
+/*
+ * Have a WRITE store tell saver of each page it is about to overwrite, as
+ * the page is then (am_undo.c keeps a subtransaction's images that way)
+ */
+void
+KeanonStoreOnOverwrite(KeStore *store, KeanonPageSaver saver)
+{
+	((PageStore *) store)->saver = saver;
+}
+
+/* Set or clear the metapage's rebuild mark */
+void
+KeanonSetRebuildMark(Relation index, bool needs_rebuild)
+{
+	GenericXLogState *state;
+	Buffer		buf;
+	Page		page;
+
+	buf = ReadBuffer(index, KEANON_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	KeanonPageGetMeta(page)->needs_rebuild = needs_rebuild;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
 }
 
 /* Initialize a free page image, as a store marks a page it no longer uses */
@@ -434,8 +462,8 @@ KeanonStoreFinish(KeStore *store)
 			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
 			e->buf = ReadBuffer(ps->index, e->blkno);
 			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
-			/* a subtransaction keeps the page as it was, to undo (am_undo.c) */
-			KeanonUndoSave(ps->index, e->blkno, BufferGetPage(e->buf), e->isnew);
+			if (ps->saver != NULL)
+				ps->saver(ps->index, e->blkno, BufferGetPage(e->buf), e->isnew);
 			page = GenericXLogRegisterBuffer(state, e->buf,
 											 e->isnew ? GENERIC_XLOG_FULL_IMAGE : 0);
 			memcpy(page, e->shadow, BLCKSZ);

@@ -14,7 +14,8 @@
  *
  *	- while a subtransaction other than the top level writes, every page it
  *	  is the first to change gets its image as it was before, kept in the
- *	  transaction's memory (KeanonUndoSave, from KeanonStoreFinish);
+ *	  transaction's memory (KeanonUndoSave, which the index's write store
+ *	  calls before it overwrites a page);
  *	- when it commits, its images go to its parent, which keeps its own for
  *	  pages it changed first; at the top level they are dropped;
  *	- when it aborts, it is only marked (nothing is allocated while

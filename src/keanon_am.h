@@ -234,6 +234,9 @@ extern IndexBulkDeleteResult *keanonvacuumcleanup(IndexVacuumInfo *info,
 												  IndexBulkDeleteResult *stats);
 
 /* am_store.c */
+/* told of a page, as it is, before a WRITE store overwrites it */
+typedef void (*KeanonPageSaver) (Relation index, BlockNumber blkno, Page page, bool isnew);
+
 extern KeStore *KeanonStoreCreate(Relation index, KeanonStoreMode mode);
 extern void KeanonStoreFinish(KeStore *store);
 extern void KeanonStoreRelease(KeStore *store);
@@ -243,6 +246,8 @@ extern void KeanonInitMetaPage(Relation index, ForkNumber fork,
 							   const KeanonValueType *vt, int k, KeNum e);
 extern void KeanonEngineAllocator(void);
 extern void KeanonInitFreePage(Page page);
+extern void KeanonStoreOnOverwrite(KeStore *store, KeanonPageSaver saver);
+extern void KeanonSetRebuildMark(Relation index, bool needs_rebuild);
 
 /* am_undo.c */
 extern void KeanonUndoNoteWriter(Oid indexoid);
@@ -257,7 +262,6 @@ extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
 extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
 extern void KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn);
 extern void KeanonIndexLockForWrite(Oid indexoid);
-extern void KeanonSetRebuildMark(Relation index, bool needs_rebuild);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
