@@ -125,11 +125,16 @@ merge_into_parent(SubWriter *child, SubTransactionId parentSubid)
 	SubWriter  *parent = entry_of(child->indexoid, parentSubid);
 	ListCell   *lc;
 
+	if (parentSubid == TopSubTransactionId)
+	{
+		/* the top level's writes are the metapage's to catch, not ours */
+		drop_images(child);
+		child->indexoid = InvalidOid;
+		return;
+	}
 	if (parent == NULL)
 	{
 		child->subid = parentSubid;
-		if (parentSubid == TopSubTransactionId)
-			drop_images(child);
 		return;
 	}
 	parent->no_images |= child->no_images;
@@ -137,8 +142,7 @@ merge_into_parent(SubWriter *child, SubTransactionId parentSubid)
 	{
 		UndoPage   *up = lfirst(lc);
 
-		if (!parent->no_images && parentSubid != TopSubTransactionId &&
-			!has_image(parent, up->blkno))
+		if (!parent->no_images && !has_image(parent, up->blkno))
 		{
 			MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 
@@ -225,13 +229,18 @@ undo_xact(XactEvent event, void *arg)
 	}
 }
 
-/* Remember that the current subtransaction writes the index */
+/*
+ * Remember that the current subtransaction (not the top level, whose
+ * writes the metapage's list catches) writes the index; settled entries
+ * are dropped first, so the list stays as long as the open nesting
+ */
 void
 KeanonUndoNoteWriter(Oid indexoid)
 {
 	SubTransactionId subid = GetCurrentSubTransactionId();
 	MemoryContext old;
 	SubWriter  *sw;
+	ListCell   *lc;
 
 	if (!callbacks_registered)
 	{
@@ -239,8 +248,16 @@ KeanonUndoNoteWriter(Oid indexoid)
 		RegisterSubXactCallback(undo_subxact, NULL);
 		callbacks_registered = true;
 	}
-	if (entry_of(indexoid, subid) != NULL)
+	if (subid == TopSubTransactionId || entry_of(indexoid, subid) != NULL)
 		return;
+	foreach(lc, sub_writers)
+	{
+		if (!OidIsValid(((SubWriter *) lfirst(lc))->indexoid))
+		{
+			pfree(lfirst(lc));
+			sub_writers = foreach_delete_current(sub_writers, lc);
+		}
+	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	sw = palloc0(sizeof(SubWriter));
 	sw->indexoid = indexoid;

@@ -483,7 +483,7 @@ keanon_register_generalization(PG_FUNCTION_ARGS)
 							  "qi_groups = $6::pg_catalog.regclass, qi_members = $7::pg_catalog.regclass, "
 							  "qi_origins = $8 "
 							  "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
-							  "AND generalize IS NULL AND ($7 IS NULL) = (release_table IS NOT NULL)",
+							  "AND generalize IS NULL AND ($7 IS NULL) OPERATOR(pg_catalog.=) (release_table IS NOT NULL)",
 							  8, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "keanon: could not record the generalization of %s", get_rel_name(relid));
 	if (SPI_processed != 1)

@@ -658,7 +658,7 @@ write_release(Watch *w, LaterRelease *lr, int64 release_no)
 	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
 	initStringInfo(&pick);
 	foreach(lc, cols)
-		appendStringInfo(&pick, "CASE WHEN u.src = 0 THEN x.%s ELSE r.%s END, ",
+		appendStringInfo(&pick, "CASE WHEN u.src OPERATOR(pg_catalog.=) 0 THEN x.%s ELSE r.%s END, ",
 						 (char *) lfirst(lc), (char *) lfirst(lc));
 	values[0] = PointerGetDatum(construct_array(lr->src, (int) lr->nout, INT4OID, 4, true, TYPALIGN_INT));
 	values[1] = PointerGetDatum(construct_array(lr->tid, (int) lr->nout, TIDOID, sizeof(ItemPointerData),
@@ -671,13 +671,13 @@ write_release(Watch *w, LaterRelease *lr, int64 release_no)
 	/* a generalized release: a released row keeps its group, an arrival has none yet */
 	KeanonSpiRun(w->relid,
 				 psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since%s) "
-						  "SELECT %su.pub, u.pid, CASE WHEN u.src = 0 THEN $5 ELSE r.keanon_since END%s "
+						  "SELECT %su.pub, u.pid, CASE WHEN u.src OPERATOR(pg_catalog.=) 0 THEN $5 ELSE r.keanon_since END%s "
 						  "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
 						  "pg_catalog.unnest($4)) WITH ORDINALITY u(src, t, pid, pub, o) "
-						  "LEFT JOIN %s x ON u.src = 0 AND x.ctid = u.t "
-						  "LEFT JOIN %s r ON u.src = 1 AND r.ctid = u.t ORDER BY u.o",
+						  "LEFT JOIN %s x ON u.src OPERATOR(pg_catalog.=) 0 AND x.ctid OPERATOR(pg_catalog.=) u.t "
+						  "LEFT JOIN %s r ON u.src OPERATOR(pg_catalog.=) 1 AND r.ctid OPERATOR(pg_catalog.=) u.t ORDER BY u.o",
 						  w->release, release_columns(w, ""), w->generalize > 0 ? ", keanon_group" : "",
-						  pick.data, w->generalize > 0 ? ", CASE WHEN u.src = 1 THEN r.keanon_group END" : "",
+						  pick.data, w->generalize > 0 ? ", CASE WHEN u.src OPERATOR(pg_catalog.=) 1 THEN r.keanon_group END" : "",
 						  w->rows, w->release),
 				 5, types, values, NULL, SPI_OK_INSERT);
 	if ((int64) SPI_processed != lr->nout)
