@@ -181,31 +181,8 @@ make_as_postgres() {
 	in_chroot runuser -u postgres -- make -C "$work_in" PG_CONFIG="$pg_config" "$@"
 }
 
-# Print whatever explains a failed installcheck
-report_failure() {
-	local f
-	for f in "$work/regression.diffs" "$work/output_iso/regression.diffs"; do
-		if [ -f "$f" ]; then
-			section "$f"
-			cat "$f"
-		fi
-	done
-	for f in "$work/log/postmaster.log" "$work/output_iso/log/postmaster.log"; do
-		if [ -f "$f" ]; then
-			section "last lines of $f"
-			tail -n 100 "$f"
-		fi
-	done
-	if [ -d "$work/tmp_check/log" ]; then
-		for f in "$work"/tmp_check/log/*; do
-			[ -f "$f" ] || continue
-			section "$f"
-			cat "$f"
-		done
-	fi
-	echo
-	echo "test-pg17: FAILED; the test tree is kept in $work" >&2
-}
+# report_failure WORK NAME: what explains a failed installcheck
+. "$root/scripts/report-failure.sh"
 
 section "unit tests as postgres"
 if ! make_as_postgres unit; then
@@ -215,7 +192,7 @@ fi
 
 section "installcheck as postgres"
 if ! make_as_postgres installcheck EXTRA_REGRESS_OPTS="--temp-instance=$work_in/tmp_pgr"; then
-	report_failure
+	report_failure "$work" test-pg17
 	exit 1
 fi
 

@@ -103,36 +103,13 @@ make -C "$work" PG_CFLAGS="$cflags" install
 
 chown -R postgres: "$work"
 
-# Print whatever explains a failed installcheck
-report_failure() {
-	local f
-	for f in "$work/regression.diffs" "$work/output_iso/regression.diffs"; do
-		if [ -f "$f" ]; then
-			section "$f"
-			cat "$f"
-		fi
-	done
-	for f in "$work/log/postmaster.log" "$work/output_iso/log/postmaster.log"; do
-		if [ -f "$f" ]; then
-			section "last lines of $f"
-			tail -n 100 "$f"
-		fi
-	done
-	if [ -d "$work/tmp_check/log" ]; then
-		for f in "$work"/tmp_check/log/*; do
-			[ -f "$f" ] || continue
-			section "$f"
-			cat "$f"
-		done
-	fi
-	echo
-	echo "test: FAILED; the test tree is kept in $work" >&2
-}
+# report_failure WORK NAME: what explains a failed installcheck
+. "$root/scripts/report-failure.sh"
 
 section "installcheck as postgres"
 if ! (cd "$work" && runuser -u postgres -- make installcheck \
 		EXTRA_REGRESS_OPTS="--temp-instance=$work/tmp_pgr"); then
-	report_failure
+	report_failure "$work" test
 	exit 1
 fi
 
