@@ -55,6 +55,7 @@ OBJS = \
 	src/cluster/kc_optimize.o \
 	src/cluster/kc_build.o \
 	src/cluster/kc_zkey.o \
+	src/cluster/kc_memstore.o \
 	src/fulldomain/fd_prepare.o \
 	src/fulldomain/fd_groups.o \
 	src/fulldomain/fd_score.o \

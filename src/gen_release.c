@@ -29,111 +29,21 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "kc_memstore.h"
 #include "keanon_gen.h"
 #include "maintain_int.h"
 
-/* The groups a release's static clustering makes, in memory */
-typedef struct ReleaseGroups
-{
-	int			ndims;
-	int64		first_gid;
-	int64		ngroups;
-	int64		cap;
-	int64	   *group_of;		/* [nrows] each row's group */
-	KcGroup    *groups;			/* [ngroups] summaries, gid first_gid + i */
-} ReleaseGroups;
-
-static KcStatus
-rg_create(void *arg, int64_t *gid)
-{
-	ReleaseGroups *rg = arg;
-
-	if (rg->ngroups == rg->cap)
-	{
-		rg->cap *= 2;
-		rg->groups = repalloc_huge(rg->groups, sizeof(KcGroup) * rg->cap);
-	}
-	memset(&rg->groups[rg->ngroups], 0, sizeof(KcGroup));
-	*gid = rg->first_gid + rg->ngroups++;
-	rg->groups[*gid - rg->first_gid].gid = *gid;
-	return KC_OK;
-}
-
-static KcStatus
-rg_place(void *arg, const KcRow *row, int64_t gid)
-{
-	ReleaseGroups *rg = arg;
-
-	rg->group_of[row->handle] = gid;
-	return KC_OK;
-}
-
-static KcStatus
-rg_put(void *arg, const KcGroup *grp)
-{
-	ReleaseGroups *rg = arg;
-	KcGroup    *to;
-	size_t		len = sizeof(double) * rg->ndims;
-
-	if (grp->gid < rg->first_gid || grp->gid >= rg->first_gid + rg->ngroups)
-		return KC_ERR_ARG;
-	to = &rg->groups[grp->gid - rg->first_gid];
-	to->n = grp->n;
-	to->lo = memcpy(palloc(len), grp->lo, len);
-	to->hi = memcpy(palloc(len), grp->hi, len);
-	to->sum = memcpy(palloc(len), grp->sum, len);
-	return KC_OK;
-}
-
 /*
- * What the static clustering never asks of a store: searches, reads,
- * drops, counts; answered as a store that disagrees with itself would be
- */
-static KcStatus
-rg_search(void *arg, const double *x, int max, int64_t except, KcGroup *out, int *found)
-{
-	return KC_ERR_CORRUPT;
-}
-
-static KcStatus
-rg_get(void *arg, int64_t gid, KcGroup *out)
-{
-	return KC_ERR_CORRUPT;
-}
-
-static KcStatus
-rg_members(void *arg, int64_t gid, const KcRow **rows, int64_t *n)
-{
-	return KC_ERR_CORRUPT;
-}
-
-static KcStatus
-rg_drop(void *arg, int64_t gid)
-{
-	return KC_ERR_CORRUPT;
-}
-
-static KcStatus
-rg_count(void *arg, int64_t *ngroups)
-{
-	return KC_ERR_CORRUPT;
-}
-
-static KcStatus
-rg_all(void *arg, const int64_t **gids, int64_t *n)
-{
-	return KC_ERR_CORRUPT;
-}
-
-/*
- * Read the rows the release added (no group yet) with their coordinates
- * into tids and rows; returns how many
+ * Read the rows the release added (no group yet): their tids, and their
+ * coordinates into a new in-memory store, handles 0 .. n - 1 in order
  */
 static int64
-read_new_rows(Watch *w, const KeanonGen *g, Datum **tids, KcRow **rows)
+read_new_rows(Watch *w, const KeanonGen *g, Datum **tids, KcMemStore **ms)
 {
 	StringInfoData sql;
 	int64		n;
+	int64		first;
+	double	   *x;
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT r.ctid");
@@ -143,21 +53,21 @@ read_new_rows(Watch *w, const KeanonGen *g, Datum **tids, KcRow **rows)
 	KeanonSpiRun(w->relid, sql.data, 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	n = (int64) SPI_processed;
 	*tids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(n, 1));
-	*rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KcRow) * Max(n, 1));
+	x = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * g->ndims * Max(n, 1));
 	for (int64 i = 0; i < n; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		bool		isnull;
-		double	   *x = palloc(sizeof(double) * g->ndims);
 		ItemPointer tid = palloc(sizeof(ItemPointerData));
 
 		ItemPointerCopy((ItemPointer) DatumGetPointer(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)), tid);
 		(*tids)[i] = PointerGetDatum(tid);
-		KeanonGenRowCoordinates(g, tup, SPI_tuptable->tupdesc, 2, x);
-		(*rows)[i].handle = i;
-		(*rows)[i].x = x;
+		KeanonGenRowCoordinates(g, tup, SPI_tuptable->tupdesc, 2, x + i * g->ndims);
 	}
 	SPI_freetuptable(SPI_tuptable);
+	*ms = kc_memstore_create(&g->schema);
+	if (*ms == NULL || kc_memstore_add_rows(*ms, x, n, &first) != KC_OK || first != 0)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	return n;
 }
 
@@ -176,14 +86,14 @@ first_free_gid(Watch *w, const KeanonGen *g)
 
 /* Name each new row's group in the release table */
 static void
-write_membership(Watch *w, const Datum *tids, const ReleaseGroups *rg, int64 n)
+write_membership(Watch *w, const Datum *tids, const KcMemStore *ms, int64 first_gid, int64 n)
 {
 	Oid			types[2] = {TIDARRAYOID, INT8ARRAYOID};
 	Datum		values[2];
 	Datum	   *gids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(n, 1));
 
 	for (int64 i = 0; i < n; i++)
-		gids[i] = Int64GetDatum(rg->group_of[i]);
+		gids[i] = Int64GetDatum(first_gid + kc_memstore_row_group(ms, i));
 	values[0] = PointerGetDatum(construct_array((Datum *) tids, (int) n, TIDOID, sizeof(ItemPointerData),
 												false, TYPALIGN_SHORT));
 	values[1] = PointerGetDatum(construct_array(gids, (int) n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
@@ -206,48 +116,49 @@ int64
 KeanonGeneralizeRelease(Watch *w)
 {
 	KeanonGen	g;
-	KcStore		st;
-	ReleaseGroups rg;
-	Datum	   *tids;
+	KcMemStore *ms;
 	KcRow	   *rows;
+	Datum	   *tids;
 	int64		n;
+	int64		first_gid;
 	int64	   *gids;
+	int64		ngroups = 0;
+	KcGroup		grp;
+	int64		members;
 
 	KeanonGenLoad(w, &g);
 	KeanonGenRefreshSpans(w, &g);
-	n = read_new_rows(w, &g, &tids, &rows);
+	n = read_new_rows(w, &g, &tids, &ms);
 	if (n == 0)
 		return 0;
 	if (n < g.k)
 		elog(ERROR, "keanon: the release of %s adds %lld rows, fewer than a group's %d",
 			 get_rel_name(w->relid), (long long) n, g.k);
-	memset(&rg, 0, sizeof(rg));
-	rg.ndims = g.ndims;
-	rg.first_gid = first_free_gid(w, &g);
-	rg.cap = 16;
-	rg.groups = palloc(sizeof(KcGroup) * rg.cap);
-	rg.group_of = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-	/* the static clustering asks only create, place and put of its store */
-	st.arg = &rg;
-	st.nearest = rg_search;
-	st.covering = rg_search;
-	st.get = rg_get;
-	st.members = rg_members;
-	st.create = rg_create;
-	st.put = rg_put;
-	st.drop = rg_drop;
-	st.place = rg_place;
-	st.count = rg_count;
-	st.all = rg_all;
-	KeanonGeneralizeCheckStatus(kc_build(&g.schema, &st, rows, n), "grouping the release's rows");
-	gids = palloc(sizeof(int64) * rg.ngroups);
-	for (int64 i = 0; i < rg.ngroups; i++)
+	rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KcRow) * n);
+	for (int64 i = 0; i < n; i++)
 	{
-		KeanonGenWriteGroup(w, &g, &rg.groups[i]);
-		gids[i] = rg.groups[i].gid;
+		rows[i].handle = i;
+		rows[i].x = kc_memstore_row(ms, i);
 	}
-	write_membership(w, tids, &rg, n);
+	KeanonGeneralizeCheckStatus(kc_build(&g.schema, kc_memstore_store(ms), rows, n),
+								"grouping the release's rows");
+	/* the store numbers its groups from 0; the table's go on after its last */
+	first_gid = first_free_gid(w, &g);
+	gids = palloc(sizeof(int64) * Max(kc_memstore_gid_limit(ms), 1));
+	grp.lo = palloc(sizeof(double) * g.ndims);
+	grp.hi = palloc(sizeof(double) * g.ndims);
+	grp.sum = palloc(sizeof(double) * g.ndims);
+	for (int64 gid = 0; gid < kc_memstore_gid_limit(ms); gid++)
+	{
+		if (!kc_memstore_group(ms, gid, &grp, &members) || members == 0)
+			continue;
+		grp.gid = first_gid + gid;
+		KeanonGenWriteGroup(w, &g, &grp);
+		gids[ngroups++] = grp.gid;
+	}
+	write_membership(w, tids, ms, first_gid, n);
+	kc_memstore_destroy(ms);
 	KeanonGenPublishRanges(w, &g, psprintf("%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m", w->release),
-						   gids, rg.ngroups);
-	return rg.ngroups;
+						   gids, ngroups);
+	return ngroups;
 }

@@ -1,6 +1,7 @@
 /*
  * kc_memstore.h
- *		An in-memory KcStore for the clustering core's tests and benchmarks.
+ *		An in-memory KcStore: the clustering core's tests and benchmarks, and
+ *		the grouping of the rows a generalized release adds (gen_release.c).
  *
  * Rows are kept in one array (a row's handle is its index) with the group
  * each belongs to; groups are kept in arrays indexed by their id, which is
