@@ -741,3 +741,26 @@ COMMIT;
 SELECT keanon.check('span');
 DROP TABLE span;
 DROP EXTENSION amcheck;
+
+-- A statement that changes more of the keanon index than work_mem holds
+-- installs the pages it changed least recently before it ends (each logged
+-- as at its end); the state is still the optimum, a savepoint rolled back
+-- after such a statement is undone, and so is one rolled back past
+-- work_mem's worth of page images (by a rebuild)
+CREATE TABLE wide (id integer PRIMARY KEY, g integer, v integer);
+SELECT keanon.watch('wide', 'v', '{g}', 3, 10);
+SET work_mem = '64kB';
+INSERT INTO wide SELECT i, i % 7, i * 3 FROM generate_series(1, 60000) i;
+SELECT pg_relation_size('wide_keanon_idx') / 8192 > 300 AS more_pages_than_work_mem;
+SELECT keanon.check('wide');
+BEGIN;
+INSERT INTO wide SELECT i, i % 7, i * 3 + 1 FROM generate_series(60001, 60100) i;
+SAVEPOINT s;
+INSERT INTO wide SELECT i, i % 7, i * 3 - 179999 FROM generate_series(60101, 120000) i;
+ROLLBACK TO SAVEPOINT s;
+UPDATE wide SET v = v + 1 WHERE id % 1000 = 0;
+COMMIT;
+SELECT count(*) FROM wide;
+SELECT keanon.check('wide');
+RESET work_mem;
+DROP TABLE wide;

@@ -10,7 +10,13 @@
  *	WRITE	the first write to a page copies it into private memory (and
  *			drops the pin) and the engine works on the copy;
  *			KeanonStoreFinish() reads each buffer again, logs the copies with
- *			generic WAL, four pages a record, and installs them.  Pages only
+ *			generic WAL, four pages a record, and installs them.  Copies past
+ *			work_mem are installed the same way before the finish, the least
+ *			recently used first, never one of the last KEEP_RECENT pages used
+ *			(the engine keeps a node pointer for at most 16 store calls):
+ *			readers wait for the writer's keanon lock, a standby's readers
+ *			see the writer in the metapage, and an aborted writer is undone
+ *			or rebuilt whether its pages went in early or not.  Pages only
  *			read stay pinned (the most recent few) and are not locked: the
  *			keanon lock keeps every other writer out, and readers only read.
  *	BUILD	pages are written in place under an exclusive content lock, new
@@ -37,6 +43,7 @@
 #include "keanon_am.h"
 
 #define READ_CACHE_PAGES	64
+#define KEEP_RECENT			64	/* pages too recently used to install early */
 
 typedef struct PageEntry
 {
@@ -56,6 +63,8 @@ typedef struct PageStore
 	MemoryContext cxt;
 	HTAB	   *pages;
 	int			nclean;			/* cached entries without a shadow */
+	int			nshadow;		/* WRITE: private copies held */
+	int			max_shadows;	/* WRITE: copies past work_mem go in early */
 	uint64		clock;
 	BlockNumber next_block;		/* BUILD: next block to hand out */
 	List	   *freed;			/* blocks to report to the FSM */
@@ -197,6 +206,125 @@ get_entry(PageStore *ps, BlockNumber blkno, bool overwrite)
 	return e;
 }
 
+/*
+ * Log and install the private copies of n blocks (ascending), four pages a
+ * WAL record, and forget them
+ */
+static void
+install_shadows(PageStore *ps, const BlockNumber *blks, int n)
+{
+	for (int i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		GenericXLogState *state;
+		int			m = Min(MAX_GENERIC_XLOG_PAGES, n - i);
+		PageEntry  *e;
+
+		state = GenericXLogStart(ps->index);
+		for (int j = 0; j < m; j++)
+		{
+			Page		page;
+
+			e = hash_search(ps->pages, &blks[i + j], HASH_FIND, NULL);
+			e->buf = ReadBuffer(ps->index, e->blkno);
+			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
+			if (ps->saver != NULL)
+				ps->saver(ps->index, e->blkno, BufferGetPage(e->buf), e->isnew);
+			page = GenericXLogRegisterBuffer(state, e->buf,
+											 e->isnew ? GENERIC_XLOG_FULL_IMAGE : 0);
+			memcpy(page, e->shadow, BLCKSZ);
+		}
+		GenericXLogFinish(state);
+		for (int j = 0; j < m; j++)
+		{
+			e = hash_search(ps->pages, &blks[i + j], HASH_FIND, NULL);
+			UnlockReleaseBuffer(e->buf);
+			pfree(e->shadow);
+			ps->nshadow--;
+			hash_search(ps->pages, &blks[i + j], HASH_REMOVE, NULL);
+		}
+	}
+}
+
+static int
+blkno_cmp(const void *a, const void *b)
+{
+	BlockNumber x = *(const BlockNumber *) a;
+	BlockNumber y = *(const BlockNumber *) b;
+
+	return (x > y) - (x < y);
+}
+
+typedef struct StampedBlock
+{
+	uint64		stamp;
+	BlockNumber blkno;
+} StampedBlock;
+
+static int
+stamp_cmp(const void *a, const void *b)
+{
+	uint64		x = ((const StampedBlock *) a)->stamp;
+	uint64		y = ((const StampedBlock *) b)->stamp;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * WRITE: past work_mem, install the least recently used copies (not the
+ * metapage, not the last KEEP_RECENT pages used) until half the budget is
+ * left
+ */
+static void
+install_early(PageStore *ps)
+{
+	HASH_SEQ_STATUS seq;
+	PageEntry  *e;
+	StampedBlock *old;
+	BlockNumber *blks;
+	int			nold = 0;
+	int			n;
+
+	old = palloc(sizeof(StampedBlock) * ps->nshadow);
+	hash_seq_init(&seq, ps->pages);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (e->shadow != NULL && e->blkno != KEANON_METAPAGE_BLKNO &&
+			e->stamp + KEEP_RECENT <= ps->clock)
+		{
+			old[nold].stamp = e->stamp;
+			old[nold++].blkno = e->blkno;
+		}
+	}
+	qsort(old, nold, sizeof(StampedBlock), stamp_cmp);
+	n = Min(nold, ps->nshadow - ps->max_shadows / 2);
+	blks = palloc(sizeof(BlockNumber) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		blks[i] = old[i].blkno;
+	qsort(blks, n, sizeof(BlockNumber), blkno_cmp);
+	install_shadows(ps, blks, n);
+	pfree(blks);
+	pfree(old);
+}
+
+/* A private copy of the page an entry holds, for writing */
+static Page
+make_shadow(PageStore *ps, PageEntry *e)
+{
+	/*
+	 * The copy needs no pin: the buffer is read again when the change is
+	 * installed, so a large batch never holds many buffers.
+	 */
+	e->shadow = MemoryContextAlloc(ps->cxt, BLCKSZ);
+	memcpy(e->shadow, BufferGetPage(e->buf), BLCKSZ);
+	ReleaseBuffer(e->buf);
+	e->buf = InvalidBuffer;
+	ps->nclean--;
+	ps->nshadow++;
+	if (ps->nshadow > ps->max_shadows)
+		install_early(ps);
+	return (Page) e->shadow;
+}
+
 /* The page image the engine should see for a block */
 static Page
 page_for(PageStore *ps, BlockNumber blkno, bool for_write)
@@ -207,18 +335,7 @@ page_for(PageStore *ps, BlockNumber blkno, bool for_write)
 	if (e->shadow != NULL)
 		return (Page) e->shadow;
 	if (for_write && ps->mode == KEANON_STORE_WRITE)
-	{
-		/*
-		 * The copy needs no pin: the buffer is read again when the change
-		 * is installed, so a large batch never holds many buffers.
-		 */
-		e->shadow = MemoryContextAlloc(ps->cxt, BLCKSZ);
-		memcpy(e->shadow, BufferGetPage(e->buf), BLCKSZ);
-		ReleaseBuffer(e->buf);
-		e->buf = InvalidBuffer;
-		ps->nclean--;
-		return (Page) e->shadow;
-	}
+		return make_shadow(ps, e);
 	if (for_write && ps->mode == KEANON_STORE_READ)
 		elog(ERROR, "keanon index \"%s\" opened read-only was written",
 			 RelationGetRelationName(ps->index));
@@ -322,6 +439,9 @@ store_alloc(KeStore *store)
 	e->stamp = ++ps->clock;
 	e->shadow = MemoryContextAllocZero(ps->cxt, BLCKSZ);
 	init_node_page((Page) e->shadow);
+	ps->nshadow++;
+	if (ps->nshadow > ps->max_shadows)
+		install_early(ps);
 	return blkno;
 }
 
@@ -363,6 +483,8 @@ KeanonStoreCreate(Relation index, KeanonStoreMode mode)
 	ps->index = index;
 	ps->mode = mode;
 	ps->next_block = KEANON_METAPAGE_BLKNO + 1;
+	ps->max_shadows = Max((int) Min((Size) work_mem * 1024 / BLCKSZ, (Size) INT_MAX / 2),
+						  4 * KEEP_RECENT);
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(BlockNumber);
 	ctl.entrysize = sizeof(PageEntry);
@@ -398,15 +520,6 @@ KeanonStoreMetaPage(KeStore *store)
 
 	Assert(ps->mode == KEANON_STORE_BUILD);
 	return KeanonPageGetMeta(page_for(ps, KEANON_METAPAGE_BLKNO, true));
-}
-
-static int
-blkno_cmp(const void *a, const void *b)
-{
-	BlockNumber x = *(const BlockNumber *) a;
-	BlockNumber y = *(const BlockNumber *) b;
-
-	return (x > y) - (x < y);
 }
 
 /*
@@ -448,35 +561,7 @@ KeanonStoreFinish(KeStore *store)
 			dirty[ndirty++] = e->blkno;
 	}
 	qsort(dirty, ndirty, sizeof(BlockNumber), blkno_cmp);
-
-	for (int i = 0; i < ndirty; i += MAX_GENERIC_XLOG_PAGES)
-	{
-		GenericXLogState *state;
-		int			n = Min(MAX_GENERIC_XLOG_PAGES, ndirty - i);
-
-		state = GenericXLogStart(ps->index);
-		for (int j = 0; j < n; j++)
-		{
-			Page		page;
-
-			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
-			e->buf = ReadBuffer(ps->index, e->blkno);
-			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
-			if (ps->saver != NULL)
-				ps->saver(ps->index, e->blkno, BufferGetPage(e->buf), e->isnew);
-			page = GenericXLogRegisterBuffer(state, e->buf,
-											 e->isnew ? GENERIC_XLOG_FULL_IMAGE : 0);
-			memcpy(page, e->shadow, BLCKSZ);
-		}
-		GenericXLogFinish(state);
-		for (int j = 0; j < n; j++)
-		{
-			e = hash_search(ps->pages, &dirty[i + j], HASH_FIND, NULL);
-			UnlockReleaseBuffer(e->buf);
-			pfree(e->shadow);
-			hash_search(ps->pages, &e->blkno, HASH_REMOVE, NULL);
-		}
-	}
+	install_shadows(ps, dirty, ndirty);
 
 	KeanonStoreRelease(store);
 	foreach(lc, ps->freed)
@@ -500,6 +585,7 @@ KeanonStoreRelease(KeStore *store)
 		{
 			/* an abandoned private copy holds no pin */
 			pfree(e->shadow);
+			ps->nshadow--;
 			hash_search(ps->pages, &e->blkno, HASH_REMOVE, NULL);
 			continue;
 		}

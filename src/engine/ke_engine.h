@@ -86,7 +86,12 @@ struct KeStore
 	 * read or write calls; the engine never keeps one longer.
 	 */
 	const void *(*read) (KeStore *store, KeNodeId id);
-	/* node for writing (marks it dirty); valid until the engine call returns */
+	/*
+	 * Node for writing (marks it dirty).  The pointer, too, stays valid for
+	 * the next 16 read or write calls and no longer: an index's store may
+	 * write a page back and forget it after that (ke_memstore_create_strict
+	 * holds the unit tests to this).
+	 */
 	void	   *(*write) (KeStore *store, KeNodeId id);
 	/* a new zeroed node, returned for writing through write() */
 	KeNodeId	(*alloc) (KeStore *store);
@@ -98,6 +103,7 @@ struct KeStore
 
 /* Memory home: nodes of node_size bytes (at least 512) from malloc */
 extern KeStore *ke_memstore_create(size_t node_size);
+extern KeStore *ke_memstore_create_strict(size_t node_size);
 extern void ke_memstore_destroy(KeStore *store);
 extern size_t ke_memstore_bytes(KeStore *store);
 

@@ -1013,7 +1013,7 @@ test_golden(void)
 			{
 				static const char *hows[] = {"ke_build_sorted", "inserts in order",
 				"inserts in reverse order"};
-				KeStore    *store = ke_memstore_create(node_sizes[ns]);
+				KeStore    *store = ke_memstore_create_strict(node_sizes[ns]);
 				KeEngine   *eng = NULL;
 				KeStatus	st;
 				RunList		rl = {0, 0, NULL};
@@ -1086,7 +1086,7 @@ static void
 test_bounds(void)
 {
 	KeKind		kind = KE_KIND_EXACT;
-	KeStore    *store = ke_memstore_create(512);
+	KeStore    *store = ke_memstore_create_strict(512);
 	KeEngine   *eng = NULL;
 	RunList		rl = {0, 0, NULL};
 	PartList	pl = {0, 0, NULL};
@@ -1236,7 +1236,7 @@ test_bounds(void)
 static void
 expect_create_refused(KeKind kind, int k, KeNum e, const char *what)
 {
-	KeStore    *store = ke_memstore_create(512);
+	KeStore    *store = ke_memstore_create_strict(512);
 	KeEngine   *eng = NULL;
 	KeStatus	st = ke_create(&eng, store, kind, k, e);
 
@@ -1287,7 +1287,7 @@ test_args(void)
 	case_end();
 
 	case_begin("args: ke_create accepts the smallest valid parameters");
-	store = ke_memstore_create(512);
+	store = ke_memstore_create_strict(512);
 	st = ke_create(&eng, store, KE_KIND_EXACT, 2, num(KE_KIND_EXACT, 0));
 	if (st != KE_OK)
 		fail("ke_create(k = 2, e = 0): %s", ke_status_message(st));
@@ -1297,7 +1297,7 @@ test_args(void)
 	case_end();
 
 	case_begin("args: ke_open of a store never created");
-	store = ke_memstore_create(512);
+	store = ke_memstore_create_strict(512);
 	st = ke_open(&eng, store);
 	if (st != KE_ERR_CORRUPT)
 		fail("ke_open on an empty store: %s, expected KE_ERR_CORRUPT", ke_status_message(st));
@@ -1308,7 +1308,7 @@ test_args(void)
 
 	/* float kind: NaN and infinities are not values; nothing may change */
 	case_begin("args: float kind refuses NaN and infinite values");
-	store = ke_memstore_create(512);
+	store = ke_memstore_create_strict(512);
 	mo = (Model) {KE_KIND_FLOAT, 0, 0, NULL};
 	st = ke_create(&eng, store, KE_KIND_FLOAT, 2, ke_num_float(1.0));
 	if (st != KE_OK)
@@ -1356,7 +1356,7 @@ test_args(void)
 
 	/* absent values */
 	case_begin("args: deleting absent values");
-	store = ke_memstore_create(512);
+	store = ke_memstore_create_strict(512);
 	mo = (Model) {KE_KIND_EXACT, 0, 0, NULL};
 	st = ke_create(&eng, store, KE_KIND_EXACT, 2, num(KE_KIND_EXACT, 1));
 	if (st != KE_OK)
@@ -1469,7 +1469,7 @@ test_overflow(int nseq)
 	for (int how = 0; how < 2; how++)
 	{
 		static const double vals[] = {1.7e308, -1.7e308, 0, 1};
-		KeStore    *store = ke_memstore_create(512);
+		KeStore    *store = ke_memstore_create_strict(512);
 		KeEngine   *eng;
 		KeNum		sorted[4] = {ke_num_float(-1.7e308), ke_num_float(0), ke_num_float(1),
 		ke_num_float(1.7e308)};
@@ -1525,7 +1525,7 @@ test_overflow(int nseq)
 		rng_seed(7000u + (unsigned) q);
 		k = 2 + (int) rng_below(3);
 		e = ke_num_float(rng_pct(50) ? 0 : rng_pct(50) ? 1e308 : 1.25e308);
-		store = ke_memstore_create(rng_pct(50) ? 512 : 8192);
+		store = ke_memstore_create_strict(rng_pct(50) ? 512 : 8192);
 		case_begin("overflow sequence %d: k=%d e=%g", q, k, e.f);
 		if (ke_create(&eng, store, kind, k, e) != KE_OK)
 		{
@@ -1596,7 +1596,7 @@ test_build_runs(int nseq)
 		KeNum	   *vals;
 		int64_t    *counts;
 		Model		mo = {kind, 0, 0, NULL};
-		KeStore    *store = ke_memstore_create(512);
+		KeStore    *store = ke_memstore_create_strict(512);
 		KeEngine   *eng;
 		Expect		x;
 		RunList		rl = {0};
@@ -1943,7 +1943,7 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 {
 	KeKind		kind = sp->kind;
 	KeNum		e = seq_e(sp);
-	KeStore    *store = ke_memstore_create(sp->node_size);
+	KeStore    *store = ke_memstore_create_strict(sp->node_size);
 	KeEngine   *eng = NULL;
 	KePaperInc *pi = ke_paperinc_create(kind, sp->k, e);
 	bool		pi_synced = true;
