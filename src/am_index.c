@@ -31,6 +31,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -316,6 +317,57 @@ KeanonIndexValueType(Oid indexoid, KeanonValueType *vt)
 	index_close(index, AccessShareLock);
 }
 
+/* What a wait for keanon's lock adds to an error raised while waiting */
+typedef struct LockWait
+{
+	Oid			indexoid;
+	const char *index;
+	const char *table;
+	bool		writer;
+} LockWait;
+
+static void
+lock_wait_context(void *arg)
+{
+	LockWait   *lw = arg;
+
+	if (lw->writer)
+		errcontext("waiting for the writers' lock of keanon index \"%s\" on table \"%s\" (object %u of class %u)",
+				   lw->index, lw->table, lw->indexoid, RelationRelationId);
+	else
+		errcontext("waiting for the readers' lock of keanon index \"%s\" on table \"%s\" (object %u of class %u)",
+				   lw->index, lw->table, lw->indexoid, RelationRelationId);
+}
+
+/*
+ * Take keanon's lock of an index, at once if it is free; otherwise wait
+ * with a context line naming it, since PostgreSQL's own reports (a
+ * deadlock, a lock timeout) call it only "object N of class 1259"
+ */
+static void
+lock_or_wait(Oid indexoid, LOCKMODE mode)
+{
+	ErrorContextCallback cb;
+	LockWait	lw;
+	char	   *index;
+	Oid			heapoid;
+
+	if (ConditionalLockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode))
+		return;
+	index = get_rel_name(indexoid);
+	heapoid = IndexGetRelation(indexoid, true);
+	lw.indexoid = indexoid;
+	lw.index = index ? index : "?";
+	lw.table = OidIsValid(heapoid) && get_rel_name(heapoid) ? get_rel_name(heapoid) : "?";
+	lw.writer = mode == ExclusiveLock;
+	cb.callback = lock_wait_context;
+	cb.arg = &lw;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+	error_context_stack = cb.previous;
+}
+
 /*
  * Take the keanon lock of an index; the writer's (ExclusiveLock) is held
  * by the top-level transaction, whatever subtransaction takes it
@@ -327,13 +379,13 @@ keanon_lock(Oid indexoid, LOCKMODE mode)
 
 	if (mode != ExclusiveLock)
 	{
-		LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+		lock_or_wait(indexoid, mode);
 		return;
 	}
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	PG_TRY();
 	{
-		LockDatabaseObject(RelationRelationId, indexoid, KEANON_LOCK_SUBID, mode);
+		lock_or_wait(indexoid, mode);
 	}
 	PG_FINALLY();
 	{
