@@ -5,7 +5,8 @@
 
 -- 0.2.0: generalized quasi-identifiers in release mode (each release
 -- groups the rows it adds; the release table holds each row's group), and
--- keanon.check_groups split in two.  Existing watches keep their objects:
+-- keanon.check_groups split in two; keanon.spent_pids keeps the partition
+-- ids of a dropped watch spent.  Existing watches keep their objects:
 -- a live or deferred generalized watch is unchanged, and a release-mode
 -- watch could not be generalized before.  Every function below is as
 -- keanon--0.2.0.sql makes it.
@@ -544,3 +545,13 @@ $check_members$;
 COMMENT ON FUNCTION keanon.check_members(regclass, regclass, regclass, name[], float8[], regclass, text) IS
 'part of keanon.check_groups in live and deferred mode: one member per published row and none else, each with the coordinates of its true values; an error naming the difference otherwise';
 
+-- The partition ids each watch number has handed out, kept when its watch
+-- goes, so that a number given to a later watch starts past them
+CREATE TABLE keanon.spent_pids (
+	watch_no integer PRIMARY KEY,
+	next_pid bigint NOT NULL
+);
+COMMENT ON TABLE keanon.spent_pids IS
+'the last partition id each watch number handed out, kept when its watch is dropped, so that a later watch of the same number starts past it and a keanon_pid saved from the earlier watch never names one of its partitions';
+SELECT pg_catalog.pg_extension_config_dump('keanon.spent_pids', '');
+REVOKE ALL ON keanon.spent_pids FROM PUBLIC;

@@ -193,6 +193,17 @@ CREATE POLICY releases_owner ON keanon.releases
 		(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = relid), 'USAGE'));
 GRANT SELECT ON keanon.releases TO PUBLIC;
 
+-- The partition ids each watch number has handed out, kept when its watch
+-- goes, so that a number given to a later watch starts past them
+CREATE TABLE keanon.spent_pids (
+	watch_no integer PRIMARY KEY,
+	next_pid bigint NOT NULL
+);
+COMMENT ON TABLE keanon.spent_pids IS
+'the last partition id each watch number handed out, kept when its watch is dropped, so that a later watch of the same number starts past it and a keanon_pid saved from the earlier watch never names one of its partitions';
+SELECT pg_catalog.pg_extension_config_dump('keanon.spent_pids', '');
+REVOKE ALL ON keanon.spent_pids FROM PUBLIC;
+
 CREATE FUNCTION keanon.register_watch(tab regclass, sensitive name, quasi_identifiers name[],
 	key_columns name[], k integer, e numeric, mode text, view regclass, rows_table regclass,
 	parts_table regclass, release_table regclass, pending_table regclass)

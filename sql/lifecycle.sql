@@ -360,3 +360,34 @@ SELECT rows_published, rows_withheld, rows_retained FROM keanon.releases('ckr') 
 SELECT keanon.check('ckr');
 DROP TABLE ck, ckd, ckr;
 DROP EXTENSION citext;
+
+-- A watch number given again, to a later watch, starts its partition ids
+-- past those its earlier watch handed out: a keanon_pid saved from the
+-- earlier view never names a partition of the later one (its bounds are
+-- refused, not answered from another table).  Only keanon reads the table
+-- that keeps them.
+CREATE TABLE n1 (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO n1 SELECT i, i % 3, i * 10 FROM generate_series(1, 60) i;
+SELECT keanon.watch('n1', 'v', '{g}', 3, 20);
+SELECT watch_no AS n1_no FROM keanon.watches WHERE relid = 'n1'::regclass \gset
+CREATE TEMP TABLE saved AS SELECT keanon_pid FROM n1_anon;
+SELECT keanon.unwatch('n1');
+CREATE TABLE n2 (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO n2 SELECT i, i % 3, i * 7 FROM generate_series(1, 60) i;
+SELECT keanon.watch('n2', 'v', '{g}', 3, 20);
+SELECT watch_no = :n1_no AS same_number FROM keanon.watches WHERE relid = 'n2'::regclass;
+SELECT (SELECT min(keanon_pid) FROM n2_anon) > (SELECT max(keanon_pid) FROM saved) AS past_the_saved;
+SELECT count(*) AS saved_pids_naming_a_partition FROM saved s
+WHERE EXISTS (SELECT 1 FROM n2_keanon_parts p WHERE p.keanon_pid = s.keanon_pid);
+SELECT keanon.sum_bounds(keanon_pid) FROM saved;
+SELECT keanon.unwatch('n2');
+SELECT keanon.watch('n2', 'v', '{g}', 3, 20);
+SELECT watch_no = :n1_no AS same_number_again FROM keanon.watches WHERE relid = 'n2'::regclass;
+SELECT (SELECT min(keanon_pid) FROM n2_anon) > (SELECT max(keanon_pid) FROM saved) AS still_past;
+CREATE ROLE keanon_lc_reader;
+SET ROLE keanon_lc_reader;
+SELECT * FROM keanon.spent_pids;
+RESET ROLE;
+SELECT keanon.check('n2');
+DROP TABLE n1, n2, saved;
+DROP ROLE keanon_lc_reader;

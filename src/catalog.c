@@ -33,6 +33,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/dependency.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
@@ -203,6 +204,16 @@ free_watch_number(Oid relid, Oid *types, Datum *values, char *nulls)
 	return wno;
 }
 
+/*
+ * Whether keanon.spent_pids exists: it came with the SQL objects of 0.2.0,
+ * and this library also serves a database still on 0.1.0's
+ */
+static bool
+have_spent_pids(void)
+{
+	return OidIsValid(get_relname_relid("spent_pids", get_namespace_oid("keanon", false)));
+}
+
 /* Insert the watch's row, numbered wno (SPI connected, as keanon's role) */
 static void
 insert_watch_row(Oid relid, int64 wno, const Oid *types, const Datum *values, const char *nulls)
@@ -211,19 +222,25 @@ insert_watch_row(Oid relid, int64 wno, const Oid *types, const Datum *values, co
 	Datum		ivalues[13];
 	char		inulls[13];
 
+	/* the first partition id: past those the number handed out before */
+	const char *first_pid = have_spent_pids()
+		? "COALESCE((SELECT s.next_pid FROM keanon.spent_pids s "
+		"WHERE s.watch_no OPERATOR(pg_catalog.=) $13::pg_catalog.int4), "
+		"$13 OPERATOR(pg_catalog.*) 1000000000000)"
+		: "$13 OPERATOR(pg_catalog.*) 1000000000000";
+
 	memcpy(itypes, types, sizeof(Oid) * 12);
 	memcpy(ivalues, values, sizeof(Datum) * 12);
 	memcpy(inulls, nulls, sizeof(char) * 12);
 	itypes[12] = INT8OID;
 	ivalues[12] = Int64GetDatum(wno);
 	inulls[12] = ' ';
-	if (SPI_execute_with_args("INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, "
-							  "key_columns, k, e, mode, view, rows_table, parts_table, release_table, "
-							  "pending_table, next_pid, next_arrival) "
-							  "VALUES ($1::pg_catalog.regclass, $13::pg_catalog.int4, $2, $3, $4, $5, $6, $7, "
-							  "$8::pg_catalog.regclass, $9::pg_catalog.regclass, $10::pg_catalog.regclass, "
-							  "$11::pg_catalog.regclass, $12::pg_catalog.regclass, "
-							  "($13 OPERATOR(pg_catalog.*) 1000000000000), 0)",
+	if (SPI_execute_with_args(psprintf("INSERT INTO keanon.watches (relid, watch_no, sensitive, quasi_identifiers, "
+									   "key_columns, k, e, mode, view, rows_table, parts_table, release_table, "
+									   "pending_table, next_pid, next_arrival) "
+									   "VALUES ($1::pg_catalog.regclass, $13::pg_catalog.int4, $2, $3, $4, $5, $6, $7, "
+									   "$8::pg_catalog.regclass, $9::pg_catalog.regclass, $10::pg_catalog.regclass, "
+									   "$11::pg_catalog.regclass, $12::pg_catalog.regclass, %s, 0)", first_pid),
 							  13, itypes, ivalues, inulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "keanon: could not record the watch of %s", get_rel_name(relid));
 }
@@ -303,11 +320,19 @@ keanon_forget_watch(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args("DELETE FROM keanon.releases WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
 							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "keanon: could not forget the releases of a watch");
-	if (SPI_execute_with_args("DELETE FROM keanon.watches WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
-							  "RETURNING view::pg_catalog.oid, rows_table::pg_catalog.oid, "
-							  "parts_table::pg_catalog.oid, release_table::pg_catalog.oid, "
-							  "pending_table::pg_catalog.oid",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
+	/* the partition ids its number handed out stay spent (keanon.spent_pids) */
+	if (SPI_execute_with_args(psprintf("WITH gone AS (DELETE FROM keanon.watches "
+									   "WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
+									   "RETURNING watch_no, next_pid, view::pg_catalog.oid AS v, "
+									   "rows_table::pg_catalog.oid AS r, parts_table::pg_catalog.oid AS p, "
+									   "release_table::pg_catalog.oid AS l, pending_table::pg_catalog.oid AS d)%s "
+									   "SELECT v, r, p, l, d FROM gone",
+									   have_spent_pids()
+									   ? ", spent AS (INSERT INTO keanon.spent_pids AS s (watch_no, next_pid) "
+									   "SELECT watch_no, next_pid FROM gone ON CONFLICT (watch_no) DO UPDATE "
+									   "SET next_pid = pg_catalog.int8larger(s.next_pid, excluded.next_pid))"
+									   : ""),
+							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not forget a watch");
 	KeanonOwnerEnd(&cat);
 	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))

@@ -1337,6 +1337,7 @@ KeanonFill(Oid relid)
 	int			nchanges = 0;
 	FreshSource source;
 	Snapshot	snap;
+	int64		first_pid;
 
 	KeanonWatchLoad(relid, &w, false);
 	KeanonBeginWrite(&w, true);
@@ -1362,11 +1363,12 @@ KeanonFill(Oid relid)
 		ereport(NOTICE,
 				(errmsg("keanon: read %lld values of %s; placing them",
 						(long long) fresh.n, get_rel_name(relid))));
+	first_pid = w.next_pid;
 	publish_into_empty(&w);
 	if (fresh.n >= KEANON_PROGRESS_ROWS && !w.release_mode)
 		ereport(NOTICE,
 				(errmsg("keanon: placed the rows of %s in %lld partitions; writing them",
-						get_rel_name(relid), (long long) (w.next_pid % 1000000000000LL))));
+						get_rel_name(relid), (long long) (w.next_pid - first_pid))));
 	fresh_write(&w, NULL, &source);
 	source_close(&source);
 	UnregisterSnapshot(snap);
