@@ -5,7 +5,8 @@
  * A keanon index holds values and counts, never row pointers, so there is
  * nothing for bulk delete to remove: dead rows already left the state when
  * the change that killed them was applied.  Cleanup reports free pages to
- * the free space map and, if no writer holds the keanon lock, settles the
+ * the free space map (reading a window of a large index, see below) and,
+ * if no writer holds the keanon lock, settles the
  * metapage's list of unconfirmed transactions: committed ones are forgotten,
  * and aborted or crashed ones are replaced by the needs_rebuild mark, so
  * that the next user still rebuilds the state but no 32-bit id outlives
@@ -19,6 +20,7 @@
 #include "access/transam.h"
 #include "catalog/pg_class.h"
 #include "commands/vacuum.h"
+#include "common/pg_prng.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
@@ -99,12 +101,53 @@ settle_flux(Relation index)
 						 KEANON_LOCK_SUBID, ExclusiveLock);
 }
 
-/* amvacuumcleanup: free pages to the FSM, page and value counts */
+/*
+ * How many node pages one cleanup reads: all of a small index, a sixteenth
+ * of a larger one (at least CLEANUP_MIN_WINDOW pages)
+ */
+#define CLEANUP_SMALL_INDEX		128
+#define CLEANUP_MIN_WINDOW		128
+
+/* Record one page as free in the free space map if it is */
+static void
+record_if_free(IndexVacuumInfo *info, BlockNumber blkno, IndexBulkDeleteResult *stats)
+{
+	Buffer		buf;
+	Page		page;
+
+	vacuum_delay_point();
+	buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) || (KeanonPageGetOpaque(page)->flags & KEANON_PAGE_FREE) != 0)
+	{
+		RecordFreeIndexPage(info->index, blkno);
+		stats->pages_free++;
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * amvacuumcleanup: free pages to the FSM, page and value counts.
+ *
+ * A page the engine frees goes to the free space map when its change is
+ * installed, so the map misses one only where an update of it was lost (a
+ * crash before the map's page was written).  Cleanup finds such pages
+ * again without reading the whole index each time: a small index whole,
+ * a large one a window of a sixteenth from a random block, so that a page
+ * left out is found within a few VACUUMs.  Nothing here depends on the
+ * values in the pages.
+ */
 IndexBulkDeleteResult *
 keanonvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
 	BlockNumber npages;
+	BlockNumber nnodes;
+	BlockNumber window;
+	BlockNumber start = 0;
+	Buffer		buf;
+	Page		page;
 
 	if (info->analyze_only)
 		return stats;
@@ -112,29 +155,19 @@ keanonvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	npages = RelationGetNumberOfBlocks(index);
-	for (BlockNumber blkno = KEANON_METAPAGE_BLKNO; blkno < npages; blkno++)
-	{
-		Buffer		buf;
-		Page		page;
+	buf = ReadBufferExtended(index, MAIN_FORKNUM, KEANON_METAPAGE_BLKNO, RBM_NORMAL, info->strategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (KeanonMetaPageIsCurrent(page))
+		stats->num_index_tuples = KeanonPageGetMeta(page)->engine.nrows;
+	UnlockReleaseBuffer(buf);
 
-		vacuum_delay_point();
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-								 info->strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (blkno == KEANON_METAPAGE_BLKNO)
-		{
-			if (KeanonMetaPageIsCurrent(page))
-				stats->num_index_tuples = KeanonPageGetMeta(page)->engine.nrows;
-		}
-		else if (PageIsNew(page) ||
-				 (KeanonPageGetOpaque(page)->flags & KEANON_PAGE_FREE) != 0)
-		{
-			RecordFreeIndexPage(index, blkno);
-			stats->pages_free++;
-		}
-		UnlockReleaseBuffer(buf);
-	}
+	nnodes = npages > KEANON_METAPAGE_BLKNO + 1 ? npages - KEANON_METAPAGE_BLKNO - 1 : 0;
+	window = nnodes <= CLEANUP_SMALL_INDEX ? nnodes : Max(nnodes / 16, CLEANUP_MIN_WINDOW);
+	if (window < nnodes)
+		start = (BlockNumber) (pg_prng_uint64(&pg_global_prng_state) % nnodes);
+	for (BlockNumber i = 0; i < window; i++)
+		record_if_free(info, KEANON_METAPAGE_BLKNO + 1 + (start + i) % nnodes, stats);
 	IndexFreeSpaceMapVacuum(index);
 	if (!RecoveryInProgress())
 		settle_flux(index);
