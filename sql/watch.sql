@@ -366,7 +366,17 @@ INSERT INTO scattered SELECT i, i % 3, i FROM generate_series(1, 40) i;
 SELECT keanon.watch('scattered', 'v', '{g}', 3, 0);
 UPDATE scattered_keanon_rows SET keanon_pid = (SELECT max(keanon_pid) FROM scattered_keanon_parts)
 WHERE v = 1;
-INSERT INTO scattered VALUES (41, 0, 0), (42, 1, 100), (43, 2, 20);
+-- (the partition's id depends on the watches made before: masked)
+DO $$
+DECLARE
+	m text;
+	h text;
+BEGIN
+	INSERT INTO scattered VALUES (41, 0, 0), (42, 1, 100), (43, 2, 20);
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, h = PG_EXCEPTION_HINT;
+	RAISE NOTICE '%: %; %', SQLSTATE, regexp_replace(m, 'partition [0-9]+', 'partition N'), h;
+END $$;
 SELECT keanon.republish('scattered') = 40 AS republished;
 INSERT INTO scattered VALUES (41, 0, 0), (42, 1, 100), (43, 2, 20);
 SELECT keanon.check('scattered');
