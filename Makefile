@@ -177,10 +177,10 @@ BENCH_CFLAGS = -std=gnu11 -O2 -DNDEBUG -Wall -Wextra -Isrc/engine
 test/unit/ke_test: test/unit/ke_test.c $(wildcard test/unit/*.h) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ test/unit/ke_test.c $(ENGINE_SRCS) -lm
 
-test/unit/kc_test: test/unit/kc_test.c $(CLUSTER_SRCS) $(CLUSTER_HDRS)
+test/unit/kc_test: test/unit/kc_test.c test/unit/unit_cases.h $(CLUSTER_SRCS) $(CLUSTER_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -Isrc/cluster -o $@ test/unit/kc_test.c $(CLUSTER_SRCS) -lm
 
-test/unit/fd_test: test/unit/fd_test.c $(FD_SRCS) $(FD_HDRS)
+test/unit/fd_test: test/unit/fd_test.c test/unit/unit_cases.h $(FD_SRCS) $(FD_HDRS)
 	$(UNIT_CC) $(UNIT_CFLAGS) -Isrc/fulldomain -o $@ test/unit/fd_test.c $(FD_SRCS) -lm
 
 unit: test/unit/ke_test test/unit/kc_test test/unit/fd_test

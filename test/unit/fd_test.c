@@ -50,10 +50,6 @@
 #define MAX_LEV			5
 #define MAX_SENS		6
 
-static int	cases_passed;
-static int	cases_failed;
-static char case_name[256];
-static int	case_failures;
 static int64_t total_rollups;
 static int64_t total_scans;
 static int	tables_solved;
@@ -62,42 +58,7 @@ static int	frost_found;
 static int	frost_optimal;
 static int64_t total_refined;
 
-/* Start a test case */
-static void
-case_begin(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	vsnprintf(case_name, sizeof(case_name), fmt, ap);
-	va_end(ap);
-	case_failures = 0;
-}
-
-/* Finish the current test case */
-static void
-case_end(void)
-{
-	if (case_failures == 0)
-		cases_passed++;
-	else
-		cases_failed++;
-}
-
-/* Record one failure of the current case */
-static void
-fail(const char *fmt,...)
-{
-	va_list		ap;
-
-	if (++case_failures > MAX_FAIL_LINES || cases_failed > 30)
-		return;
-	printf("FAIL [%s] ", case_name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "unit_cases.h"
 
 /* Whether two doubles agree to 1e-9 */
 static bool

@@ -52,56 +52,9 @@
  * Test bookkeeping
  * ----------------------------------------------------------------
  */
-static int	cases_passed;
-static int	cases_failed;
-static char case_name[256];
-static int	case_failures;
 static int64_t ops_checked;
 
-/* Start a test case */
-static void
-case_begin(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	vsnprintf(case_name, sizeof(case_name), fmt, ap);
-	va_end(ap);
-	case_failures = 0;
-}
-
-/* Finish the current test case; true when it passed */
-static bool
-case_end(void)
-{
-	if (case_failures == 0)
-		cases_passed++;
-	else
-	{
-		if (case_failures > MAX_FAIL_LINES && cases_failed < MAX_FAIL_CASES)
-			printf("FAIL [%s] ... %d more failure lines not shown\n",
-				   case_name, case_failures - MAX_FAIL_LINES);
-		cases_failed++;
-	}
-	return case_failures == 0;
-}
-
-/* Record one failure of the current case */
-static void
-fail(const char *fmt,...)
-{
-	va_list		ap;
-
-	case_failures++;
-	if (case_failures > MAX_FAIL_LINES || cases_failed >= MAX_FAIL_CASES)
-		return;
-	printf("FAIL [%s] ", case_name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
+#include "unit_cases.h"
 
 /* Allocate or stop the test run: nothing sensible can follow */
 static void *
