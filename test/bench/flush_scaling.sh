@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Why a flush slows down as the table grows: one keanon.flush of PENDING
 # (default 20,000) pending single-row INSERTs into a deferred watch of a
-# table of N rows (10^5 and 10^6), values uniform up to 10^6, k = 5, the
-# worker off.  With e fixed (100), the partitions hold more rows as the
-# table grows denser; with e scaled by the density (e = 10^7 / N), they
-# keep their size.  Comparing the two tells the partitions' size from the
-# table's own size.  Run as root after `make install`.  CSV on stdout:
+# table of N rows (SIZES, default 10^5, 10^6 and 10^7), values uniform up
+# to 10^6, k = 5, the worker off.  With e fixed (100), the partitions hold
+# more rows as the table grows denser; with e scaled by the density
+# (e = 10^7 / N), they keep their size.  Comparing the two tells the
+# partitions' size from the table's own size.  Run as root after `make
+# install`.  CSV on stdout:
 #   rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pending=${PENDING:-20000}
+sizes=${SIZES:-"100000 1000000 10000000"}
 # shellcheck source=pg_cluster.sh
 . "$here/pg_cluster.sh"
 
@@ -17,7 +19,7 @@ bench_sql -c "CREATE EXTENSION keanon"
 bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELECT pg_reload_conf()"
 
 echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows"
-for n in 100000 1000000; do
+for n in $sizes; do
 	es=100
 	[ $((10000000 / n)) -ne 100 ] && es="$es $((10000000 / n))"
 	for e in $es; do
