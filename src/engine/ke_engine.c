@@ -88,6 +88,7 @@ struct KeEngine
 	KeNum		e;
 	int			leaf_cap;
 	int			inner_cap;
+	bool		keep_boundaries;	/* ke_keep_boundaries(): the tie rule */
 	KeChangeInfo last;
 };
 
@@ -886,6 +887,20 @@ ke_close(KeEngine *eng)
 	ke_free(eng);
 }
 
+/*
+ * Choose the tie rule of later changes (not stored: each handle sets it).
+ * Off, the partitioning is the one the report's algorithm gives (largest
+ * start wins); on, among the optimal partitionings a change keeps the
+ * previous one's boundaries where it can (see walk_new_path).  The exact
+ * kind only: a float's errors, carried in lazy offsets, need not compare
+ * equal where the sums are.
+ */
+void
+ke_keep_boundaries(KeEngine *eng, bool on)
+{
+	eng->keep_boundaries = on && eng->kind == KE_KIND_EXACT;
+}
+
 KeKind
 ke_kind(const KeEngine *eng)
 {
@@ -1681,10 +1696,83 @@ find_kept_anchor(KeEngine *eng, const Recompute *rc, Cursor *c, Boundary *anchor
 }
 
 /*
+ * The start that keeps an old boundary, for the partition ending at the run
+ * under c (feasible, on the new path), under the tie rule of
+ * ke_keep_boundaries(): scanning down from the run's frontier (its largest
+ * valid start), at most KE_KEEP_SCAN runs, the first old partition end that
+ * offers a valid start (the first row after a full end, the last row of a
+ * split run, or the first run, where every partitioning begins) gives the
+ * candidate; it is taken when its error is the run's best (it is then as
+ * optimal as the argmin).  Sets *q and *split and returns true when taken.
+ * The scan's bound keeps a walk through runs no old partition ends at
+ * linear; the rule with it is still a function of the previous
+ * partitioning and the new runs alone, which the unit tests replay.
+ */
+#define KE_KEEP_SCAN	256
+
+static KeStatus
+keep_start(KeEngine *eng, const Cursor *c, KeNum *q, bool *split, bool *taken)
+{
+	KeKind		kind = eng->kind;
+	const LeafItem *it = cur_item(eng, c);
+	KeNum		target = ke_num_sub(kind, cur_E(eng, c), it->value);
+	Cursor		s = *c;
+	bool		have_next = false;
+	KeNum		next_value = ke_num_zero(kind);
+	KeStatus	st;
+
+	*taken = false;
+	if (!it->has_frontier)
+		return KE_OK;
+	if ((st = cur_back_to(eng, &s, it->frontier)) != KE_OK)
+		return st;
+	for (int i = 0; i < KE_KEEP_SCAN; i++)
+	{
+		const LeafItem *b = cur_item(eng, &s);
+		bool		found = false;
+		KeNum		a = ke_num_zero(kind);
+
+		if (b->end == KE_END_SPLIT && b->count >= 2 && b->feasible)
+		{
+			a = ke_num_sub(kind, cur_E(eng, &s), b->value);
+			*q = b->value;
+			*split = true;
+			found = true;
+		}
+		else if (b->end == KE_END_FULL && have_next && b->feasible)
+		{
+			a = ke_num_sub(kind, cur_E(eng, &s), next_value);
+			*q = next_value;
+			*split = false;
+			found = true;
+		}
+		if (found)
+		{
+			*taken = ke_num_eq(kind, a, target);
+			return KE_OK;
+		}
+		have_next = true;
+		next_value = b->value;
+		if (!cur_prev(eng, &s))
+		{
+			/* every partitioning begins at the first run */
+			a = ke_num_sub(kind, ke_num_zero(kind), next_value);
+			*q = next_value;
+			*split = false;
+			*taken = ke_num_eq(kind, a, target);
+			return KE_OK;
+		}
+	}
+	return KE_OK;
+}
+
+/*
  * Walk the new path of partition ends down from the run under c, pushing
  * each end onto bl, until it lands on an old boundary below `below`: that
  * boundary is *x (and *has_x is set), and c is left on its run.  Otherwise
- * the walk ends when the path reaches the first run.
+ * the walk ends when the path reaches the first run.  Each partition's
+ * start is the stored argmin, or under ke_keep_boundaries() the one that
+ * keeps an old boundary when that is as good (keep_start).
  */
 static KeStatus
 walk_new_path(KeEngine *eng, Cursor *c, KeNum below, BoundList *bl,
@@ -1698,6 +1786,20 @@ walk_new_path(KeEngine *eng, Cursor *c, KeNum below, BoundList *bl,
 		Boundary	nb;
 		KeStatus	st;
 
+		if (eng->keep_boundaries)
+		{
+			KeNum		kq;
+			bool		ksplit,
+						taken;
+
+			if ((st = keep_start(eng, c, &kq, &ksplit, &taken)) != KE_OK)
+				return st;
+			if (taken)
+			{
+				q = kq;
+				split = ksplit;
+			}
+		}
 		if ((st = cur_back_to(eng, c, q)) != KE_OK)
 			return st;
 		if (split)
@@ -2577,11 +2679,74 @@ verify_run(KeKind kind, const Run *x, const DpArrays *d, int64_t r,
 				 ke_num_format(kind, x->value, b1, sizeof(b1)));
 		return false;
 	}
-	if (x->end != d->end[r])
+	return true;
+}
+
+/*
+ * The end flags must lay out an optimal partitioning: from the last run
+ * down, each partition starts at a valid start (at or below its end's
+ * frontier) whose error is its end's best, and the next one down ends just
+ * before it.  Under either tie rule (ke_keep_boundaries) they do; which
+ * optimal one they lay out the unit tests check.
+ */
+static bool
+verify_flags(KeKind kind, const Run *runs, const DpArrays *d, int64_t m,
+			 char *msg, size_t msglen)
+{
+	char		b1[64];
+	int64_t		end = m - 1;
+
+	if (m == 0 || !d->feasible[m - 1])
 	{
-		snprintf(msg, msglen, "run %s: partition end flag %d, recomputed %d",
-				 ke_num_format(kind, x->value, b1, sizeof(b1)), x->end, d->end[r]);
+		for (int64_t r = 0; r < m; r++)
+			if (runs[r].end != KE_END_NONE)
+			{
+				snprintf(msg, msglen, "run %s ends a partition, but none is valid",
+						 ke_num_format(kind, runs[r].value, b1, sizeof(b1)));
+				return false;
+			}
+		return true;
+	}
+	if (runs[m - 1].end != KE_END_FULL)
+	{
+		snprintf(msg, msglen, "the last run does not end a partition");
 		return false;
+	}
+	while (end >= 0)
+	{
+		int64_t		j = end - 1;
+		int64_t		start;
+		KeNum		a;
+
+		while (j >= 0 && runs[j].end == KE_END_NONE)
+			j--;
+		if (j < 0)
+		{
+			start = 0;
+			a = ke_num_sub(kind, ke_num_zero(kind), runs[0].value);
+		}
+		else if (runs[j].end == KE_END_SPLIT)
+		{
+			start = j;
+			a = ke_num_sub(kind, d->E[j], runs[j].value);
+			if (runs[j].count < 2 || !d->feasible[j])
+				start = -1;
+		}
+		else
+		{
+			start = j + 1;
+			a = ke_num_sub(kind, d->E[j], runs[j + 1].value);
+			if (!d->feasible[j])
+				start = -1;
+		}
+		if (start < 0 || d->frontier[end] < start || !d->feasible[end] ||
+			!ke_num_eq(kind, ke_num_add(kind, a, runs[end].value), d->E[end]))
+		{
+			snprintf(msg, msglen, "the partition ending at run %s is not an optimal one's",
+					 ke_num_format(kind, runs[end].value, b1, sizeof(b1)));
+			return false;
+		}
+		end = j;
 	}
 	return true;
 }
@@ -2638,6 +2803,8 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 		if (!verify_run(kind, &runs[r], &d, r, msg, msglen))
 			goto done;
 	}
+	if (!verify_flags(kind, runs, &d, m, msg, msglen))
+		goto done;
 	st = KE_OK;
 
 done:

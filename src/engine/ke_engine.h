@@ -170,6 +170,7 @@ extern KeStatus ke_validate_params(KeKind kind, int k, KeNum e);
 extern KeStatus ke_create(KeEngine **out, KeStore *store, KeKind kind, int k, KeNum e);
 extern KeStatus ke_open(KeEngine **out, KeStore *store);
 extern void ke_close(KeEngine *eng);
+extern void ke_keep_boundaries(KeEngine *eng, bool on);
 extern KeKind ke_kind(const KeEngine *eng);
 extern int	ke_k(const KeEngine *eng);
 extern KeNum ke_e(const KeEngine *eng);

@@ -501,12 +501,128 @@ frontier_of(KeKind kind, int k, KeNum e, const Expect *x, size_t r)
 }
 
 /*
+ * The end flag of each run of x under the report's tie rule (largest start
+ * wins), from the quadratic algorithm's partitions: KE_END_FULL where a
+ * partition ends at the run's last row, KE_END_SPLIT at its second-to-last.
+ */
+static int *
+scratch_flags(const Expect *x)
+{
+	int		   *f = xmalloc((x->m + 1) * sizeof(int));
+
+	for (size_t r = 0; r < x->m; r++)
+		f[r] = KE_END_NONE;
+	for (size_t p = 0; p < x->np; p++)
+	{
+		size_t		l = x->plast[p];
+		size_t		r = expect_run_of(x, l);
+
+		f[r] = l == x->rs[r] + (size_t) x->rc[r] - 1 ? KE_END_FULL : KE_END_SPLIT;
+	}
+	return f;
+}
+
+/*
+ * The end flags under the tie rule of ke_keep_boundaries(), written from
+ * its definition, apart from the engine's walk: backtrack from the last run;
+ * for the partition ending at run r, scan down from r's frontier (at most
+ * KEEP_SCAN runs) for the first run the old partitioning (ox's runs with
+ * flags oflags) ended a partition at and that offers a valid start (a split
+ * end: the run's last row, if it has two rows and a valid partitioning ends
+ * at it; a full end below the frontier: the next run's first row, if one
+ * ends there), or else the first run; take that start if its error is r's
+ * best, otherwise the largest optimal start (the quadratic algorithm's).
+ */
+#define KEEP_SCAN	256
+
+static int *
+keep_flags(KeKind kind, int k, KeNum e, const Expect *x, const Expect *ox, const int *oflags)
+{
+	int		   *f = xmalloc((x->m + 1) * sizeof(int));
+	int		   *old = xmalloc((x->m + 1) * sizeof(int));
+	int64_t		r = (int64_t) x->m - 1;
+	int			kend = KE_END_FULL;
+
+	for (size_t i = 0; i < x->m; i++)
+	{
+		int64_t		o = expect_find_run(kind, ox, x->rv[i]);
+
+		f[i] = KE_END_NONE;
+		old[i] = o >= 0 ? oflags[o] : KE_END_NONE;
+	}
+	if (x->m == 0 || !x->has_sum)
+	{
+		free(old);
+		return f;
+	}
+	while (r >= 0)
+	{
+		size_t		t = x->rs[r] + (size_t) x->rc[r] - 1;
+		KeNum		target = ke_num_sub(kind, x->E[t], x->rv[r]);
+		int64_t		fr = frontier_of(kind, k, e, x, (size_t) r);
+		int64_t		q = -1;
+		bool		last = false;
+		bool		found = false;
+
+		f[r] = kend;
+		for (int i = 0; i < KEEP_SCAN && fr - i >= 0 && !found; i++)
+		{
+			int64_t		b = fr - i;
+			size_t		bt = x->rs[b] + (size_t) x->rc[b] - 1;
+			KeNum		a = ke_num_zero(kind);
+
+			if (old[b] == KE_END_SPLIT && x->rc[b] >= 2 && x->Eok[bt])
+			{
+				a = ke_num_sub(kind, x->E[bt], x->rv[b]);
+				q = b;
+				last = true;
+				found = true;
+			}
+			else if (old[b] == KE_END_FULL && i > 0 && x->Eok[bt])
+			{
+				a = ke_num_sub(kind, x->E[bt], x->rv[b + 1]);
+				q = b + 1;
+				found = true;
+			}
+			else if (b == 0)
+			{
+				a = ke_num_sub(kind, ke_num_zero(kind), x->rv[0]);
+				q = 0;
+				found = true;
+			}
+			if (found && !ke_num_eq(kind, a, target))
+				q = -1;
+		}
+		if (q < 0)
+		{
+			/* the largest optimal start */
+			size_t		pos = x->P[t];
+
+			q = (int64_t) expect_run_of(x, pos);
+			last = pos != x->rs[q];
+		}
+		if (last)
+		{
+			r = q;
+			kend = KE_END_SPLIT;
+		}
+		else
+		{
+			r = q - 1;
+			kend = KE_END_FULL;
+		}
+	}
+	free(old);
+	return f;
+}
+
+/*
  * Check the engine's whole observable state against the oracle; the runs
  * and partitions read are left in rl and pl for the change checks.
  */
 static void
-check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
-			 RunList *rl, PartList *pl)
+check_engine_flags(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
+				   const int *want, RunList *rl, PartList *pl)
 {
 	char		msg[512];
 	KeStatus	st;
@@ -582,8 +698,10 @@ check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
 		if (!E_same(kind, ri->feasible, ri->E, Exok, Ex))
 			fail("run %s: E %s, expected %s", v, fmt_E(kind, ri->feasible, ri->E),
 				 fmt_E(kind, Exok, Ex));
-		if ((int) partof_last[r] != ri->end)
-			fail("run %s: end flag %d, expected %d", v, ri->end, (int) partof_last[r]);
+		if (want != NULL ? want[r] != ri->end : (int) partof_last[r] != ri->end)
+			fail("run %s: end flag %d, expected %d%s", v, ri->end,
+				 want != NULL ? want[r] : (int) partof_last[r],
+				 want != NULL ? " (keeping boundaries)" : "");
 		if (Exok)
 		{
 			int64_t		ar = expect_find_run(kind, x, ri->argmin);
@@ -615,15 +733,33 @@ check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
 	}
 	free(partof_last);
 
-	/* partitions */
+	/* partitions (those of another optimum when keeping boundaries) */
 	pl->n = 0;
 	ke_foreach_partition(eng, collect_part, pl);
+	if (want != NULL)
+	{
+		int64_t		nrows = 0;
+
+		for (size_t p = 0; p < pl->n; p++)
+			nrows += pl->p[p].n;
+		if (pl->n > 0 && nrows != (int64_t) x->n)
+			fail("partitions hold %lld rows, the table %zu", (long long) nrows, x->n);
+		return;
+	}
 	if (pl->n != x->np)
 		fail("ke_foreach_partition gave %zu partitions, expected %zu", pl->n, x->np);
 	for (size_t p = 0; p < pl->n && p < x->np; p++)
 		if (!part_same(kind, &pl->p[p], &x->parts[p]))
 			fail("partition %zu is %s, expected %s", p,
 				 part_text(kind, &pl->p[p]), part_text(kind, &x->parts[p]));
+}
+
+/* check_engine_flags() under the report's tie rule */
+static void
+check_engine(KeEngine *eng, KeKind kind, int k, KeNum e, const Expect *x,
+			 RunList *rl, PartList *pl)
+{
+	check_engine_flags(eng, kind, k, e, x, NULL, rl, pl);
 }
 
 /*
@@ -1634,6 +1770,7 @@ typedef struct SeqParams
 	int			target;			/* size the sequence wanders around */
 	bool		waves;			/* grow to target, drain to empty, repeat */
 	int			ordered;		/* deletes take the smallest (1) or largest (2) */
+	bool		keep;			/* ke_keep_boundaries() (exact kind) */
 } SeqParams;
 
 /* e of a sequence as a number of its kind */
@@ -1651,10 +1788,10 @@ seq_text(const SeqParams *sp, char *buf, size_t len)
 {
 	char		eb[64];
 
-	snprintf(buf, len, "seed %u: %s k=%d e=%s node=%zu domain=[%lld,%lld]",
+	snprintf(buf, len, "seed %u: %s k=%d e=%s node=%zu domain=[%lld,%lld]%s",
 			 sp->seed, sp->kind == KE_KIND_EXACT ? "exact" : "float", sp->k,
 			 ke_num_format(sp->kind, seq_e(sp), eb, sizeof(eb)), sp->node_size,
-			 (long long) sp->lo, (long long) sp->hi);
+			 (long long) sp->lo, (long long) sp->hi, sp->keep ? " keeping boundaries" : "");
 }
 
 /* Print an operation the way a reproduction would be written */
@@ -1902,6 +2039,7 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 				npl = {0, 0, NULL};
 	KeStatus	st;
 	int64_t		failed_at = -1;
+	int		   *oflags;			/* the end flags the oracle expects now */
 
 	st = ke_create(&eng, store, kind, sp->k, e);
 	if (st != KE_OK)
@@ -1911,7 +2049,9 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 		ke_memstore_destroy(store);
 		return 0;
 	}
+	ke_keep_boundaries(eng, sp->keep);
 	expect_compute(&ox, kind, sp->k, e, NULL, 0);
+	oflags = scratch_flags(&ox);
 
 	for (size_t i = 0; i < nops && failed_at < 0; i++)
 	{
@@ -1920,6 +2060,7 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 		bool		changed = true;
 		int			before = case_failures;
 		Expect		nx;
+		int		   *nflags;
 
 		switch (op->type)
 		{
@@ -2024,6 +2165,8 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 				ke_close(eng);
 				eng = NULL;
 				st = ke_open(&eng, store);
+				if (st == KE_OK)
+					ke_keep_boundaries(eng, sp->keep);
 				changed = false;
 				if (st != KE_OK)
 				{
@@ -2038,7 +2181,10 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 				 ke_status_message(want));
 
 		expect_compute(&nx, kind, sp->k, e, mo.d, mo.n);
-		check_engine(eng, kind, sp->k, e, &nx, &rl, &npl);
+		/* a build starts afresh: the report's rule, as with no old boundary */
+		nflags = sp->keep && op->type != OP_BUILD
+			? keep_flags(kind, sp->k, e, &nx, &ox, oflags) : scratch_flags(&nx);
+		check_engine_flags(eng, kind, sp->k, e, &nx, sp->keep ? nflags : NULL, &rl, &npl);
 		if (changed && st == KE_OK && op->type != OP_REOPEN)
 			check_change(eng, kind, &ox, &opl, &nx, &npl);
 		if (op->type == OP_INSERT)
@@ -2060,6 +2206,8 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 		/* the new state becomes the old one */
 		expect_free(&ox);
 		ox = nx;
+		free(oflags);
+		oflags = nflags;
 		{
 			PartList	t = opl;
 
@@ -2069,6 +2217,7 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 	}
 
 	expect_free(&ox);
+	free(oflags);
 	free(rl.r);
 	free(opl.p);
 	free(npl.p);
@@ -2281,6 +2430,8 @@ seq_params(SeqParams *sp, unsigned seed)
 	 */
 	sp->waves = rng_pct(25);
 	sp->ordered = rng_pct(85) ? 0 : 1 + (int) rng_below(2);
+	/* half the exact sequences keep boundaries (without drawing: same ops) */
+	sp->keep = sp->kind == KE_KIND_EXACT && seed % 2 == 0;
 	if (rng_pct(55))
 	{
 		sp->target = 5 + (int) rng_below(40);
@@ -3000,6 +3151,91 @@ test_release_plans(int ncases)
 }
 
 /* Run every part and report */
+/* Partitions a change moved: those ke_foreach_changed_partition lists */
+static bool
+count_part(const KePartition *part, void *arg)
+{
+	(void) part;
+	(*(size_t *) arg)++;
+	return true;
+}
+
+/*
+ * The adversary of the report's tie rule: n evenly spaced values (k = 2,
+ * e = 1: every placement of the one three-value partition is optimal), then
+ * values arriving above the top one by one.  Under the report's rule the
+ * first arrival moves the three-value partition to the bottom and every
+ * boundary with it; keeping boundaries, no arrival changes more than two
+ * partitions.  Both stay the optimum (check_engine against the oracle).
+ */
+static void
+test_keep_adversary(size_t n)
+{
+	KeKind		kind = KE_KIND_EXACT;
+
+	for (int keep = 0; keep <= 1; keep++)
+	{
+		KeStore    *store = ke_memstore_create_strict(512);
+		KeEngine   *eng = NULL;
+		Model		mo = {kind, 0, 0, NULL};
+		RunList		rl = {0, 0, NULL};
+		PartList	pl = {0, 0, NULL};
+		size_t		most = 0;
+
+		case_begin("evenly spaced, arrivals above the top, %s", keep ? "keeping boundaries" : "the report's rule");
+		if (ke_create(&eng, store, kind, 2, num(kind, 1)) != KE_OK)
+		{
+			fail("ke_create");
+			ke_memstore_destroy(store);
+			case_end();
+			continue;
+		}
+		ke_keep_boundaries(eng, keep);
+		for (size_t i = 1; i <= n; i++)
+		{
+			if (ke_insert(eng, num(kind, (int64_t) i)) != KE_OK)
+				fail("ke_insert(%zu)", i);
+			model_add(&mo, num(kind, (int64_t) i), 1);
+		}
+		for (int64_t v = 3 * (int64_t) n; v < 3 * (int64_t) n + 6; v++)
+		{
+			size_t		changed = 0;
+			Expect		x;
+
+			if (ke_insert(eng, num(kind, v)) != KE_OK)
+				fail("ke_insert(%lld)", (long long) v);
+			model_add(&mo, num(kind, v), 1);
+			ke_foreach_changed_partition(eng, count_part, &changed);
+			if (changed > most)
+				most = changed;
+			expect_compute(&x, kind, 2, num(kind, 1), mo.d, mo.n);
+			if (!keep)
+				check_engine(eng, kind, 2, num(kind, 1), &x, &rl, &pl);
+			else
+			{
+				KeNum		sum;
+				char		msg[256];
+
+				if (!ke_sum_error(eng, &sum) || !ke_num_eq(kind, sum, x.sum))
+					fail("after %lld: not the optimum's sum-error", (long long) v);
+				if (ke_verify(eng, msg, sizeof(msg)) != KE_OK)
+					fail("after %lld: ke_verify: %s", (long long) v, msg);
+			}
+			expect_free(&x);
+		}
+		if (keep && most > 2)
+			fail("an arrival changed %zu partitions", most);
+		if (!keep && most < n / 4)
+			fail("the report's rule changed only %zu partitions at most (expected about %zu)", most, n / 2);
+		ke_close(eng);
+		ke_memstore_destroy(store);
+		free(rl.r);
+		free(pl.p);
+		free(mo.d);
+		case_end();
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -3039,6 +3275,10 @@ main(int argc, char **argv)
 	before = cases_failed;
 	test_overflow(300);
 	printf("overflow: float-kind errors past the largest double checked%s\n",
+		   cases_failed > before ? " (with failures)" : "");
+	before = cases_failed;
+	test_keep_adversary(400);
+	printf("keep: the evenly spaced adversary checked%s\n",
 		   cases_failed > before ? " (with failures)" : "");
 	test_random(1000u, nseq);
 	test_paperinc(nseq / 10 + 1);
