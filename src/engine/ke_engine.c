@@ -1952,6 +1952,94 @@ done:
 	return st;
 }
 
+/*
+ * Does the partitioning whose ends are bounds (ascending, one per
+ * partition: the run it ends at, and whether it ends before that run's
+ * last row) lay out an optimal partitioning of the runs?  Each partition
+ * must begin at a valid start (at or below its end's frontier) whose error
+ * is its end's best, and the last must end at the last run.  When so and
+ * write, the runs are flagged to it.  This takes back a publication's
+ * partitioning after the runs were laid out from scratch, which flags the
+ * report's optimum while ke_keep_boundaries() may have kept another.
+ */
+KeStatus
+ke_adopt_boundaries(KeEngine *eng, const KeBoundary *bounds, size_t n, bool write,
+					bool *optimal)
+{
+	KeKind		kind = eng->kind;
+	Cursor		c;
+	size_t		j = 0;
+	bool		fixed = false;	/* the open partition's start is known */
+	KeNum		start = ke_num_zero(kind);	/* its start's value */
+	KeNum		a = ke_num_zero(kind);	/* its start's error */
+	KeNum		prevE = ke_num_zero(kind);	/* E of a full end below, for the next start */
+	bool		after_full = false;
+	bool		ends_last = false;
+
+	*optimal = false;
+	if (!cur_last(eng, &c) || !cur_feasible(eng, &c))
+	{
+		*optimal = n == 0;
+		return KE_OK;
+	}
+	for (bool ok = cur_first(eng, &c); ok; ok = cur_next(eng, &c))
+	{
+		Run			r;
+
+		cur_get(eng, &c, &r);
+		if (!fixed)
+		{
+			/* the first run, or the run after a full end */
+			start = r.value;
+			a = after_full ? ke_num_sub(kind, prevE, r.value) : ke_num_sub(kind, ke_num_zero(kind), r.value);
+			fixed = true;
+		}
+		ends_last = false;
+		if (j >= n || ke_num_cmp(kind, bounds[j].value, r.value) > 0)
+			continue;
+		if (ke_num_cmp(kind, bounds[j].value, r.value) < 0)
+			return KE_OK;		/* an end at no run */
+		if (!r.feasible || !r.has_frontier || ke_num_cmp(kind, start, r.frontier) > 0 ||
+			!ke_num_eq(kind, ke_num_add(kind, a, r.value), r.E) ||
+			(bounds[j].split && r.count < 2))
+			return KE_OK;
+		if (bounds[j].split)
+		{
+			/* the next partition starts at this run's last row */
+			start = r.value;
+			a = ke_num_sub(kind, r.E, r.value);
+			fixed = true;
+		}
+		else
+		{
+			prevE = r.E;
+			after_full = true;
+			fixed = false;
+			ends_last = true;
+		}
+		j++;
+	}
+	if (j != n || !ends_last)
+		return KE_OK;
+	*optimal = true;
+	if (!write)
+		return KE_OK;
+
+	j = 0;
+	for (bool ok = cur_first(eng, &c); ok; ok = cur_next(eng, &c))
+	{
+		const LeafItem *it = cur_item(eng, &c);
+		int			want = KE_END_NONE;
+
+		if (j < n && ke_num_eq(kind, bounds[j].value, it->value))
+			want = bounds[j++].split ? KE_END_SPLIT : KE_END_FULL;
+		if (it->end != want)
+			cur_item_w(eng, &c)->end = (uint8_t) want;
+	}
+	meta_w(eng)->npartitions = (int64_t) n;
+	return KE_OK;
+}
+
 /* ----------------------------------------------------------------
  * Applying changes
  * ----------------------------------------------------------------

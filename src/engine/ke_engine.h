@@ -161,6 +161,13 @@ typedef struct KeChange
 	int64_t		delta;			/* rows added (> 0) or removed (< 0) */
 } KeChange;
 
+/* Where a partition ends: at run value's last row, or (split) before it */
+typedef struct KeBoundary
+{
+	KeNum		value;
+	bool		split;
+} KeBoundary;
+
 typedef bool (*KePartitionFn) (const KePartition *part, void *arg);
 typedef bool (*KeRunFn) (const KeRunInfo *run, void *arg);
 
@@ -171,6 +178,8 @@ extern KeStatus ke_create(KeEngine **out, KeStore *store, KeKind kind, int k, Ke
 extern KeStatus ke_open(KeEngine **out, KeStore *store);
 extern void ke_close(KeEngine *eng);
 extern void ke_keep_boundaries(KeEngine *eng, bool on);
+extern KeStatus ke_adopt_boundaries(KeEngine *eng, const KeBoundary *bounds, size_t n,
+									bool write, bool *optimal);
 extern KeKind ke_kind(const KeEngine *eng);
 extern int	ke_k(const KeEngine *eng);
 extern KeNum ke_e(const KeEngine *eng);

@@ -2019,6 +2019,73 @@ cmp_int64(const void *a, const void *b)
 }
 
 /*
+ * A partitioning kept across changes is taken back by an engine built from
+ * scratch over the same rows (ke_adopt_boundaries), which then lists the
+ * same partitions; without one of its full ends it is refused, since the
+ * merged partition's error exceeds the two's.
+ */
+static void
+check_adopt(KeEngine *eng, KeKind kind, int k, KeNum e, const Model *mo, size_t node_size)
+{
+	PartList	have = {0, 0, NULL},
+				got = {0, 0, NULL};
+	KeBoundary *b;
+	KeStore    *store = ke_memstore_create_strict(node_size);
+	KeEngine   *fresh = NULL;
+	bool		optimal;
+	size_t		drop = SIZE_MAX;
+
+	ke_foreach_partition(eng, collect_part, &have);
+	b = xmalloc((have.n + 1) * sizeof(KeBoundary));
+	for (size_t i = 0; i < have.n; i++)
+	{
+		b[i].value = have.p[i].hi;
+		b[i].split = have.p[i].hi_split;
+		if (!have.p[i].hi_split && i + 1 < have.n && drop == SIZE_MAX)
+			drop = i;
+	}
+	if (ke_create(&fresh, store, kind, k, e) != KE_OK ||
+		ke_build_sorted(fresh, mo->d, mo->n) != KE_OK)
+		fail("adopt: could not build afresh");
+	else
+	{
+		if (drop != SIZE_MAX)
+		{
+			KeBoundary *fewer = xmalloc((have.n + 1) * sizeof(KeBoundary));
+			size_t		nf = 0;
+
+			for (size_t i = 0; i < have.n; i++)
+				if (i != drop)
+					fewer[nf++] = b[i];
+			if (ke_adopt_boundaries(fresh, fewer, nf, true, &optimal) != KE_OK || optimal)
+				fail("adopt: a partitioning without the end at %s was taken", fmt_num(kind, b[drop].value));
+			free(fewer);
+		}
+		if (ke_adopt_boundaries(fresh, b, have.n, true, &optimal) != KE_OK || !optimal)
+			fail("adopt: the kept partitioning (%zu partitions) was refused", have.n);
+		ke_foreach_partition(fresh, collect_part, &got);
+		if (got.n != have.n)
+			fail("adopt: %zu partitions after, %zu kept", got.n, have.n);
+		for (size_t i = 0; i < got.n && i < have.n; i++)
+			if (!part_same(kind, &got.p[i], &have.p[i]))
+				fail("adopt: partition %zu is %s, kept %s", i, part_text(kind, &got.p[i]),
+					 part_text(kind, &have.p[i]));
+		{
+			char		msg[256];
+
+			if (ke_verify(fresh, msg, sizeof(msg)) != KE_OK)
+				fail("adopt: ke_verify: %s", msg);
+		}
+	}
+	if (fresh)
+		ke_close(fresh);
+	ke_memstore_destroy(store);
+	free(b);
+	free(have.p);
+	free(got.p);
+}
+
+/*
  * Run a sequence against the engine, the oracle and the baselines, checking
  * after every operation.  Returns the index of the first operation after
  * which something failed, or -1.  The current case collects the failures.
@@ -2216,6 +2283,8 @@ run_sequence(const SeqParams *sp, const Op *ops, size_t nops)
 		}
 	}
 
+	if (sp->keep && eng != NULL && failed_at < 0)
+		check_adopt(eng, kind, sp->k, e, &mo, sp->node_size);
 	expect_free(&ox);
 	free(oflags);
 	free(rl.r);
