@@ -34,21 +34,21 @@ BEGIN
 END;
 $$;
 
--- the published partitions against the oracle over the table's values
+-- the published partitions against the oracle over the table's values: an
+-- optimum (its rows and sum-error, every partition with k distinct values
+-- over a range of e; a change keeps the boundaries it can, so it need not
+-- be the optimum optimal_partitions gives)
 CREATE FUNCTION deferred_matches_oracle(tab regclass, col name, k integer, e bigint)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
 	vals bigint[];
 BEGIN
 	EXECUTE format('SELECT array_agg(%I) FROM %s WHERE %I IS NOT NULL', col, tab, col) INTO vals;
-	RETURN NOT EXISTS (
-		(SELECT n, distinct_values, min_value, max_value FROM keanon.partitions(tab)
-		 EXCEPT ALL
-		 SELECT n, distinct_values, min_value, max_value FROM keanon.optimal_partitions(coalesce(vals, '{}'), k, e))
-		UNION ALL
-		(SELECT n, distinct_values, min_value, max_value FROM keanon.optimal_partitions(coalesce(vals, '{}'), k, e)
-		 EXCEPT ALL
-		 SELECT n, distinct_values, min_value, max_value FROM keanon.partitions(tab)));
+	RETURN (SELECT ARRAY[coalesce(sum(n), 0), coalesce(sum(error), 0),
+						 count(*) FILTER (WHERE distinct_values < k OR error < e)]
+			FROM keanon.partitions(tab)) =
+		   (SELECT ARRAY[coalesce(sum(n), 0), coalesce(sum(error), 0), 0]
+			FROM keanon.optimal_partitions(coalesce(vals, '{}'), k, e));
 END;
 $$;
 

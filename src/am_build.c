@@ -196,7 +196,7 @@ KeanonTableValues(Relation heap, Relation index, const KeanonValueType *vt,
  */
 static void
 lay_out(Relation index, const KeanonValueType *vt, int k, KeNum e,
-		const KeNum *vals, const int64 *counts, size_t n)
+		const KeNum *vals, const int64 *counts, size_t n, bool from_table)
 {
 	KeStore    *store = KeanonStoreCreate(index, KEANON_STORE_BUILD);
 	KeanonMetaPageData *meta;
@@ -211,6 +211,7 @@ lay_out(Relation index, const KeanonValueType *vt, int k, KeNum e,
 	meta->scale_grows = vt->grows;
 	meta->display_scale = vt->display_scale;
 	meta->e = e;
+	meta->flags_built = from_table;
 	m = store->meta(store, true);
 	if (m->magic == KE_META_MAGIC)
 	{
@@ -237,7 +238,7 @@ static void
 write_tree(Relation index, const KeanonValueType *vt, int k, KeNum e,
 		   const KeanonValues *values)
 {
-	lay_out(index, vt, k, e, values->vals, NULL, (size_t) values->n);
+	lay_out(index, vt, k, e, values->vals, NULL, (size_t) values->n, true);
 }
 
 /*
@@ -251,7 +252,7 @@ void
 KeanonWriteRuns(Relation index, const KeanonValueType *vt, int k, KeNum e,
 				const KeNum *vals, const int64 *counts, size_t m)
 {
-	lay_out(index, vt, k, e, vals, counts, m);
+	lay_out(index, vt, k, e, vals, counts, m, false);
 }
 
 /* The options of an index, with k required */

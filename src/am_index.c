@@ -434,6 +434,7 @@ attach_engine(KeanonIndex *ki, KeanonStoreMode mode)
 	else
 		st = ke_open(&ki->engine, ki->store);
 	KeanonCheckStatus(st, ki->index);
+	ke_keep_boundaries(ki->engine, ki->keep_boundaries);
 }
 
 /*
@@ -514,11 +515,13 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			KeanonRebuild(ki);
 			KeanonSetRebuildMark(ki->index, false);
 			KeanonUndoForget(indexoid);
+			meta->flags_built = true;	/* as KeanonRebuild marked it */
 		}
 	}
 	KeanonMetaValueType(meta, indexoid, &ki->vt);
 	ki->k = meta->k;
 	ki->e = meta->e;
+	ki->flags_built = meta->flags_built;
 	if (for_write)
 		register_writer(ki->index, false);
 	attach_engine(ki, for_write ? KEANON_STORE_WRITE : KEANON_STORE_READ);
@@ -603,6 +606,31 @@ rewrite_state(KeanonIndex *ki, const KeanonValueType *vt, KeNum e,
 	attach_engine(ki, KEANON_STORE_WRITE);
 }
 
+/* The ends of an engine's partitions (a KePartitionFn) */
+typedef struct BoundaryList
+{
+	KeBoundary *b;
+	int			n;
+	int			cap;
+} BoundaryList;
+
+static bool
+collect_boundary(const KePartition *p, void *arg)
+{
+	BoundaryList *bl = arg;
+
+	if (bl->n == bl->cap)
+	{
+		bl->cap = bl->cap * 2 + 16;
+		bl->b = bl->b ? repalloc_huge(bl->b, sizeof(KeBoundary) * bl->cap)
+			: palloc(sizeof(KeBoundary) * bl->cap);
+	}
+	bl->b[bl->n].value = p->hi;
+	bl->b[bl->n].split = p->hi_split;
+	bl->n++;
+	return true;
+}
+
 /*
  * Let an unconstrained numeric index opened for writing keep at least
  * `scale` decimal places.  Values with more decimal places than the index
@@ -625,6 +653,7 @@ KeanonIndexFitScale(KeanonIndex *ki, int scale)
 {
 	MemoryContext old;
 	KeanonRunArrays ra = {0};
+	BoundaryList bl = {0};
 	KeanonValueType vt = ki->vt;
 	const char *name = RelationGetRelationName(ki->index);
 	ke_int128	factor = 1;
@@ -663,9 +692,16 @@ KeanonIndexFitScale(KeanonIndex *ki, int scale)
 	}
 	vt.scale = scale;
 	e = KeanonENum(&vt, KeanonOptionsE((KeanonOptions *) ki->index->rd_options));
+	if (ki->engine != NULL)
+		ke_foreach_partition(ki->engine, collect_boundary, &bl);
+	for (int i = 0; i < bl.n; i++)
+		bl.b[i].value.i *= factor;
 
 	/* the private copies of this change are in the runs */
 	rewrite_state(ki, &vt, e, ra.vals, ra.counts, ra.n);
+	/* the same partitioning, at the new scale: still an optimum */
+	if (!KeanonIndexAdoptBoundaries(ki, bl.b, (size_t) bl.n, true))
+		elog(ERROR, "keanon index \"%s\" lost its partitioning at scale %d", name, scale);
 	MemoryContextSwitchTo(old);
 }
 
@@ -694,4 +730,58 @@ KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n)
 	Assert(ke_nrows(ki->engine) == 0);
 	rewrite_state(ki, &ki->vt, ki->e, sorted, NULL, n);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Whether the partitioning ending at bounds (ascending; see
+ * ke_adopt_boundaries) is an optimum of the index's runs; when write (the
+ * index open for writing), the runs are flagged to it and the metapage's
+ * flags_built mark cleared.
+ */
+bool
+KeanonIndexAdoptBoundaries(KeanonIndex *ki, const KeBoundary *bounds, size_t n, bool write)
+{
+	MemoryContext old = MemoryContextSwitchTo(ki->cxt);
+	bool		optimal;
+
+	Assert(!write || ki->mode == KEANON_STORE_WRITE);
+	if (ki->engine == NULL)
+		optimal = n == 0;
+	else
+		KeanonCheckStatus(ke_adopt_boundaries(ki->engine, bounds, n, write, &optimal), ki->index);
+	if (optimal && write && ki->flags_built)
+	{
+		KeanonStoreMetaPage(ki->store)->flags_built = false;
+		ki->flags_built = false;
+	}
+	MemoryContextSwitchTo(old);
+	return optimal;
+}
+
+/*
+ * Clear the flags_built mark of an index open for writing whose flags are
+ * about to be published as they are (keanon.republish)
+ */
+void
+KeanonIndexForgetBuilt(KeanonIndex *ki)
+{
+	Assert(ki->mode == KEANON_STORE_WRITE);
+	if (!ki->flags_built)
+		return;
+	KeanonStoreMetaPage(ki->store)->flags_built = false;
+	ki->flags_built = false;
+}
+
+/*
+ * Let changes keep the previous optimum's boundaries where they can
+ * (ke_keep_boundaries), as a watch's index does: its publication holds
+ * them.  An index of no watch keeps the report's optimum, which a REINDEX
+ * or a restore lays out again.
+ */
+void
+KeanonIndexKeepBoundaries(KeanonIndex *ki)
+{
+	ki->keep_boundaries = true;
+	if (ki->engine != NULL)
+		ke_keep_boundaries(ki->engine, true);
 }

@@ -512,13 +512,13 @@ KeanonStoreReset(KeStore *store)
 	ps->next_block = KEANON_METAPAGE_BLKNO + 1;
 }
 
-/* BUILD mode: the metapage itself, for writing */
+/* BUILD or WRITE mode: the metapage itself, for writing */
 KeanonMetaPageData *
 KeanonStoreMetaPage(KeStore *store)
 {
 	PageStore  *ps = (PageStore *) store;
 
-	Assert(ps->mode == KEANON_STORE_BUILD);
+	Assert(ps->mode != KEANON_STORE_READ);
 	return KeanonPageGetMeta(page_for(ps, KEANON_METAPAGE_BLKNO, true));
 }
 

@@ -122,6 +122,14 @@ typedef struct KeanonMetaPageData
 	KeNum		e;				/* exact, in the engine's units (am_values.c) */
 	KeMeta		engine;			/* the engine's root record */
 	bool		needs_rebuild;	/* a build could not finish, or a change was undone */
+	/*
+	 * Laid out from the table (a build or a repair): the end flags are the
+	 * report's optimum, and a watch's publication may keep another one
+	 * (ke_keep_boundaries), which its first writer takes back.  In what was
+	 * padding, zero in indexes of earlier builds, whose flags always were
+	 * the report's optimum.
+	 */
+	bool		flags_built;
 	uint32		nflux;
 	/* the oldest of flux[] as a full id: older than the commit log reaches means undone */
 	FullTransactionId flux_oldest;
@@ -181,6 +189,8 @@ typedef struct KeanonIndex
 	KeanonStoreMode mode;
 	LOCKMODE	lockmode;		/* keanon lock held */
 	XLogRecPtr	meta_lsn;		/* of the metapage when opened */
+	bool		flags_built;	/* the metapage's flags_built when opened */
+	bool		keep_boundaries;	/* a watch's: ke_keep_boundaries() */
 	MemoryContext cxt;
 } KeanonIndex;
 
@@ -266,6 +276,10 @@ extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);
 extern void KeanonIndexBuildSorted(KeanonIndex *ki, const KeNum *sorted, size_t n);
+extern bool KeanonIndexAdoptBoundaries(KeanonIndex *ki, const KeBoundary *bounds, size_t n,
+									   bool write);
+extern void KeanonIndexForgetBuilt(KeanonIndex *ki);
+extern void KeanonIndexKeepBoundaries(KeanonIndex *ki);
 extern void KeanonCheckStatus(KeStatus st, Relation index);
 extern bool KeanonFluxBeyondClog(const KeanonMetaPageData *meta);
 extern void KeanonIndexFitScale(KeanonIndex *ki, int scale);

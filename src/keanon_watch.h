@@ -64,6 +64,7 @@ typedef struct Watch
 	int			k;
 	int			generalize;		/* the groups' k, 0 when not generalized */
 	bool		release_mode;	/* publishes only at keanon.release() */
+	bool		republishing;	/* keanon.republish: the index's partitions go as they are */
 	bool		deferred;		/* writers append to the pending list */
 	Oid			pending_oid;	/* the pending list (deferred mode) */
 	char	   *pending;
@@ -147,6 +148,8 @@ extern void KeanonMaintainDelta(Oid relid, bool by_insert, bool by_update, bool 
 								struct TupleDescData *desc);
 extern void KeanonLockWatch(Oid relid);
 extern void KeanonCheckSnapshot(Watch *w);
+extern int64 KeanonPublishedBoundaries(const Watch *w, const KeanonValueType *vt,
+									   KeBoundary **bounds);
 extern int64 KeanonRepublish(Oid relid);
 extern int64 KeanonFill(Oid relid);
 

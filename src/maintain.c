@@ -1310,6 +1310,7 @@ KeanonRepublish(Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table %s is watched in release mode", get_rel_name(relid)),
 				 errhint("Publish with keanon.release().")));
+	w.republishing = true;
 	KeanonBeginWrite(&w, true);
 	if (!ke_sum_error(w.ki->engine, &dummy))
 		KeanonSuppressAll(&w);

@@ -603,6 +603,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed != 1)
 		watch_not_found(relid);
+	memset(w, 0, sizeof(*w));
 	watch_from_row(relid, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, w);
 	check_watch_objects(w);
 	w->rows = KeanonQualifiedName(w->rows_oid);
@@ -613,6 +614,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	w->ngone = 0;
 	w->rt = NULL;
 	w->all_placed = false;
+	w->republishing = false;
 	watch_cache_put(w);
 }
 

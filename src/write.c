@@ -75,15 +75,73 @@ KeanonLockWatch(Oid relid)
 }
 
 /*
+ * The published partitions' ends, ascending (SPI connected, as the owner),
+ * in *bounds; returns how many
+ */
+int64
+KeanonPublishedBoundaries(const Watch *w, const KeanonValueType *vt, KeBoundary **bounds)
+{
+	int64		n;
+
+	KeanonSpiRun(w->relid, psprintf("SELECT hi, hi_split FROM %s ORDER BY hi, hi_split", w->parts),
+				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	n = (int64) SPI_processed;
+	*bounds = palloc(sizeof(KeBoundary) * Max(n, 1));
+	for (int64 i = 0; i < n; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		bool		isnull;
+
+		(*bounds)[i].value = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
+		(*bounds)[i].split = DatumGetBool(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
+
+/*
+ * After the keanon index was laid out from its table (a repair after an
+ * abort or a crash, REINDEX, a restore), its partition ends are the
+ * report's optimum, while the publication may keep another optimum (the
+ * engine keeps boundaries across changes): the index takes the published
+ * partitioning back, which must be an optimum of the same rows.
+ */
+static void
+adopt_publication(Watch *w)
+{
+	KeBoundary *bounds;
+	int64		n = KeanonPublishedBoundaries(w, &w->ki->vt, &bounds);
+
+	if (!KeanonIndexAdoptBoundaries(w->ki, bounds, (size_t) n, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("keanon watch of %s is inconsistent: its published partitions are not an optimum of its rows",
+						get_rel_name(w->relid)),
+				 errhint("keanon.republish() rebuilds the publication from the table.")));
+	pfree(bounds);
+}
+
+/*
  * Take the watch for writing: the keanon lock (normally held already since
  * the statement began), then the watch's row, whose counters are read as
- * the last writer left them.
+ * the last writer left them; an index laid out afresh takes the published
+ * partitioning back (except for keanon.republish, which publishes the
+ * index's anew, and release mode, which publishes releases).
  */
 void
 KeanonBeginWrite(Watch *w, bool open_index)
 {
 	w->ki = open_index ? KeanonIndexOpen(w->index_oid, true) : NULL;
 	KeanonCheckSnapshot(w);
+	if (w->ki != NULL)
+		KeanonIndexKeepBoundaries(w->ki);
+	if (w->ki != NULL && w->ki->flags_built)
+	{
+		if (w->republishing || w->release_mode)
+			KeanonIndexForgetBuilt(w->ki);
+		else
+			adopt_publication(w);
+	}
 	/*
 	 * Under the lock, the last writer has committed: a READ COMMITTED query
 	 * sees its counters, and a transaction snapshot does too once
