@@ -749,11 +749,8 @@ KeanonIndexAdoptBoundaries(KeanonIndex *ki, const KeBoundary *bounds, size_t n, 
 		optimal = n == 0;
 	else
 		KeanonCheckStatus(ke_adopt_boundaries(ki->engine, bounds, n, write, &optimal), ki->index);
-	if (optimal && write && ki->flags_built)
-	{
-		KeanonStoreMetaPage(ki->store)->flags_built = false;
-		ki->flags_built = false;
-	}
+	if (optimal && write)
+		KeanonIndexForgetBuilt(ki);
 	MemoryContextSwitchTo(old);
 	return optimal;
 }

@@ -2771,70 +2771,36 @@ verify_run(KeKind kind, const Run *x, const DpArrays *d, int64_t r,
 }
 
 /*
- * The end flags must lay out an optimal partitioning: from the last run
- * down, each partition starts at a valid start (at or below its end's
- * frontier) whose error is its end's best, and the next one down ends just
- * before it.  Under either tie rule (ke_keep_boundaries) they do; which
- * optimal one they lay out the unit tests check.
+ * The end flags must lay out an optimal partitioning (under either tie rule
+ * of ke_keep_boundaries they do; which optimum, the unit tests check): the
+ * stored state, already found equal to a recomputation, must take them back
+ * as ke_adopt_boundaries() would.
  */
 static bool
-verify_flags(KeKind kind, const Run *runs, const DpArrays *d, int64_t m,
-			 char *msg, size_t msglen)
+verify_flags(KeEngine *eng, const Run *runs, int64_t m, char *msg, size_t msglen)
 {
-	char		b1[64];
-	int64_t		end = m - 1;
+	KeBoundary *b = ke_malloc((size_t) (m > 0 ? m : 1) * sizeof(KeBoundary));
+	size_t		n = 0;
+	bool		optimal = false;
+	KeStatus	st;
 
-	if (m == 0 || !d->feasible[m - 1])
+	if (b == NULL)
 	{
-		for (int64_t r = 0; r < m; r++)
-			if (runs[r].end != KE_END_NONE)
-			{
-				snprintf(msg, msglen, "run %s ends a partition, but none is valid",
-						 ke_num_format(kind, runs[r].value, b1, sizeof(b1)));
-				return false;
-			}
-		return true;
-	}
-	if (runs[m - 1].end != KE_END_FULL)
-	{
-		snprintf(msg, msglen, "the last run does not end a partition");
+		snprintf(msg, msglen, "out of memory");
 		return false;
 	}
-	while (end >= 0)
+	for (int64_t r = 0; r < m; r++)
+		if (runs[r].end != KE_END_NONE)
+		{
+			b[n].value = runs[r].value;
+			b[n++].split = runs[r].end == KE_END_SPLIT;
+		}
+	st = ke_adopt_boundaries(eng, b, n, false, &optimal);
+	ke_free(b);
+	if (st != KE_OK || !optimal)
 	{
-		int64_t		j = end - 1;
-		int64_t		start;
-		KeNum		a;
-
-		while (j >= 0 && runs[j].end == KE_END_NONE)
-			j--;
-		if (j < 0)
-		{
-			start = 0;
-			a = ke_num_sub(kind, ke_num_zero(kind), runs[0].value);
-		}
-		else if (runs[j].end == KE_END_SPLIT)
-		{
-			start = j;
-			a = ke_num_sub(kind, d->E[j], runs[j].value);
-			if (runs[j].count < 2 || !d->feasible[j])
-				start = -1;
-		}
-		else
-		{
-			start = j + 1;
-			a = ke_num_sub(kind, d->E[j], runs[j + 1].value);
-			if (!d->feasible[j])
-				start = -1;
-		}
-		if (start < 0 || d->frontier[end] < start || !d->feasible[end] ||
-			!ke_num_eq(kind, ke_num_add(kind, a, runs[end].value), d->E[end]))
-		{
-			snprintf(msg, msglen, "the partition ending at run %s is not an optimal one's",
-					 ke_num_format(kind, runs[end].value, b1, sizeof(b1)));
-			return false;
-		}
-		end = j;
+		snprintf(msg, msglen, "the partition ends do not lay out an optimal partitioning");
+		return false;
 	}
 	return true;
 }
@@ -2891,7 +2857,7 @@ ke_verify(KeEngine *eng, char *msg, size_t msglen)
 		if (!verify_run(kind, &runs[r], &d, r, msg, msglen))
 			goto done;
 	}
-	if (!verify_flags(kind, runs, &d, m, msg, msglen))
+	if (!verify_flags(eng, runs, m, msg, msglen))
 		goto done;
 	st = KE_OK;
 
