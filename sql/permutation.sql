@@ -216,3 +216,72 @@ SELECT * FROM pg_temp.arranged_alike();
 SELECT keanon.check('gone4');
 SELECT keanon.unwatch('gone4');
 DROP TABLE gone4, pids;
+
+-- Rows joining a partition in one statement, its bounds staying, take the
+-- join step one after the other, in memory, and the partition's other
+-- rows are not read (a large batch so reads a few rows of each partition
+-- it adds to).  The partitions table shows that path: its row updated,
+-- where the reassignment deletes and inserts it.  With k = 5 the values
+-- 1 .. 10 make {1 .. 5} and {6 .. 10}; 3 and 4 arriving in one INSERT
+-- leave the bounds.  From a fresh draw each trial (1,200 trials), each
+-- newcomer's published value must be each of {1, 2, 3, 3, 4, 4, 5} alike
+-- (4 degrees of freedom: critical value 35, about 5 in 10^7), the two
+-- jointly those of a uniform permutation, P(a, b) = c(a) (c(b) - [a = b])
+-- / 42 (24: 75, about 4 in 10^7), each newcomer's slot each of 0 .. 6
+-- alike (6: 40, about 5 in 10^7), and the partition a permutation of its
+-- values with slots 0 .. 6 after every trial.
+CREATE TABLE joins (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO joins SELECT i, 0, i FROM generate_series(1, 10) i;
+SELECT keanon.watch('joins', 'v', '{g}', 5, 1);
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_upd, n_tup_del FROM pg_stat_user_tables WHERE relname = 'joins_keanon_parts' \gset before_
+INSERT INTO joins VALUES (100, 0, 3), (101, 0, 4);
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_upd - :before_n_tup_upd AS parts_updated, n_tup_del - :before_n_tup_del AS parts_deleted
+FROM pg_stat_user_tables WHERE relname = 'joins_keanon_parts';
+SELECT lo, hi, n FROM joins_keanon_parts ORDER BY hi;
+DELETE FROM joins WHERE id >= 100;
+CREATE TEMP TABLE joined (pub100 integer, pub101 integer, slot100 integer, slot101 integer);
+DO $$
+BEGIN
+	FOR i IN 1 .. 1200 LOOP
+		PERFORM keanon.republish('joins');
+		INSERT INTO joins VALUES (100, 0, 3), (101, 0, 4);
+		IF (SELECT array_agg(keanon_pub ORDER BY keanon_pub) IS DISTINCT FROM '{1,2,3,3,4,4,5}'
+				OR array_agg(keanon_slot ORDER BY keanon_slot) IS DISTINCT FROM '{0,1,2,3,4,5,6}'
+			FROM joins_keanon_rows WHERE v <= 5) THEN
+			RAISE EXCEPTION 'trial %: the partition is no permutation of its values', i;
+		END IF;
+		INSERT INTO joined
+		SELECT max(keanon_pub) FILTER (WHERE id = 100), max(keanon_pub) FILTER (WHERE id = 101),
+			   max(keanon_slot) FILTER (WHERE id = 100), max(keanon_slot) FILTER (WHERE id = 101)
+		FROM joins_keanon_rows WHERE id >= 100;
+		DELETE FROM joins WHERE id >= 100;
+	END LOOP;
+END
+$$;
+WITH c(x, n) AS (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 1)),
+s AS (SELECT 100 AS who, pub100 AS pub FROM joined UNION ALL SELECT 101, pub101 FROM joined),
+observed AS (SELECT who, pub, count(*) AS o FROM s GROUP BY 1, 2),
+expected AS (SELECT who, x AS pub, n / 7.0 AS p FROM (VALUES (100), (101)) w(who), c)
+SELECT who, count(*) FILTER (WHERE e.p IS NULL) AS impossible_values,
+	   sum((coalesce(o.o, 0) - 1200 * e.p) ^ 2 / (1200 * e.p)) FILTER (WHERE e.p IS NOT NULL) < 35 AS values_uniform
+FROM expected e FULL JOIN observed o USING (who, pub)
+GROUP BY who ORDER BY who;
+WITH c(x, n) AS (VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 1)),
+expected AS (SELECT a.x AS pub100, b.x AS pub101, a.n * (b.n - (a.x = b.x)::int) / 42.0 AS p
+			 FROM c a, c b),
+observed AS (SELECT pub100, pub101, count(*) AS o FROM joined GROUP BY 1, 2)
+SELECT count(*) FILTER (WHERE coalesce(e.p, 0) = 0 AND o.o > 0) AS impossible_pairs,
+	   sum((coalesce(o.o, 0) - 1200 * e.p) ^ 2 / (1200 * e.p)) FILTER (WHERE e.p > 0) < 75 AS pairs_uniform
+FROM expected e FULL JOIN observed o USING (pub100, pub101);
+WITH s AS (SELECT 100 AS who, slot100 AS slot FROM joined UNION ALL SELECT 101, slot101 FROM joined),
+observed AS (SELECT who, slot, count(*) AS o FROM s GROUP BY 1, 2),
+expected AS (SELECT who, slot FROM (VALUES (100), (101)) w(who), generate_series(0, 6) slot)
+SELECT who, count(*) FILTER (WHERE e.slot IS NULL) AS impossible_slots,
+	   sum((coalesce(o.o, 0) - 1200 / 7.0) ^ 2 / (1200 / 7.0)) FILTER (WHERE e.slot IS NOT NULL) < 40 AS slots_uniform
+FROM expected e FULL JOIN observed o USING (who, slot)
+GROUP BY who ORDER BY who;
+SELECT keanon.check('joins');
+SELECT keanon.unwatch('joins');
+DROP TABLE joins;

@@ -168,6 +168,8 @@ struct KeanonDirect
 
 static void add_placed_row(KeanonDirect *rt, const KeanonValueType *vt, PlacedRow **rows,
 						   int64 *n, int64 *cap);
+static void part_rewrite(Watch *w, int64 pid, KeNum lo, const Datum *remove_d,
+						 const Datum *adds, int nadds);
 
 /* A column's number, which the watch's loading checked exists */
 static AttrNumber
@@ -1118,6 +1120,23 @@ KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, const int32 *slo
 void
 KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Datum *add_d)
 {
+	part_rewrite(w, pid, lo, remove_d, add_d, add_d != NULL ? 1 : 0);
+}
+
+/* The same after the rows of values adds[] (nadds of them, sorted) joined */
+void
+KeanonPartJoined(Watch *w, int64 pid, KeNum lo, const Datum *adds, int nadds)
+{
+	part_rewrite(w, pid, lo, NULL, adds, nadds);
+}
+
+/*
+ * Rewrite partition pid's row: one row of value remove_d (or none, NULL)
+ * left, the rows of values adds[] (sorted) joined, lo its lowest value
+ */
+static void
+part_rewrite(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Datum *adds, int nadds)
+{
 	KeanonDirect *rt = parts_table(w);
 	DirectTable *d = &rt->parts;
 	const KeanonValueType *vt = &w->ki->vt;
@@ -1155,18 +1174,16 @@ KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Da
 			 (long long) pid, get_rel_name(w->relid), nvals, ncnts);
 
 	/* merge: the values stay sorted, a count that falls to zero goes */
-	nv = palloc(sizeof(Datum) * (nvals + 1));
-	nc = palloc(sizeof(Datum) * (nvals + 1));
+	nv = palloc(sizeof(Datum) * (nvals + nadds));
+	nc = palloc(sizeof(Datum) * (nvals + nadds));
 	{
 		KeNum		rnum = remove_d ? KeanonDatumToNum(vt, *remove_d) : (KeNum) {0};
-		KeNum		anum = add_d ? KeanonDatumToNum(vt, *add_d) : (KeNum) {0};
-		bool		added = add_d == NULL;
+		int			a = 0;
 
 		for (int i = 0; i <= nvals; i++)
 		{
 			KeNum		x = {0};
 			int64		c = 0;
-			int			cmp = 1;
 
 			if (i < nvals)
 			{
@@ -1175,19 +1192,21 @@ KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Da
 				if (remove_d && ke_num_eq(vt->kind, x, rnum))
 					c--;
 			}
-			if (!added)
-				cmp = i < nvals ? ke_num_cmp(vt->kind, anum, x) : -1;
-			if (!added && cmp < 0)
+			/* the added values below this one, then those equal to it */
+			while (a < nadds && (i == nvals || ke_num_cmp(vt->kind, KeanonDatumToNum(vt, adds[a]), x) < 0))
 			{
-				nv[m] = *add_d;
-				nc[m++] = Int64GetDatum(1);
-				added = true;
+				if (m > 0 && ke_num_eq(vt->kind, KeanonDatumToNum(vt, nv[m - 1]),
+									   KeanonDatumToNum(vt, adds[a])))
+					nc[m - 1] = Int64GetDatum(DatumGetInt64(nc[m - 1]) + 1);
+				else
+				{
+					nv[m] = adds[a];
+					nc[m++] = Int64GetDatum(1);
+				}
+				a++;
 			}
-			else if (!added && cmp == 0)
-			{
+			for (; i < nvals && a < nadds && ke_num_eq(vt->kind, KeanonDatumToNum(vt, adds[a]), x); a++)
 				c++;
-				added = true;
-			}
 			if (i < nvals && c > 0)
 			{
 				nv[m] = vals[i];
@@ -1195,7 +1214,7 @@ KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Da
 			}
 		}
 	}
-	n += (add_d ? 1 : 0) - (remove_d ? 1 : 0);
+	n += nadds - (remove_d ? 1 : 0);
 	d->replace[rt->att_n - 1] = true;
 	d->values[rt->att_n - 1] = Int64GetDatum(n);
 	d->replace[rt->att_lo - 1] = true;

@@ -71,6 +71,9 @@ typedef struct FreshRows
 								 * transition table, written directly */
 	int64	   *order;			/* if set, the rows' indexes in (value,
 								 * arrival) order */
+	bool	   *joined;			/* if set, by row: placed already by join
+								 * steps (KeanonJoinMany) */
+	int64		njoined;
 } FreshRows;
 
 /*
@@ -97,6 +100,7 @@ extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const 
 							   Tuplestorestate **store);
 
 /* permute.c */
+extern void KeanonJoinMany(Watch *w, int64 pid, KeNum lo, int64 n, const int64 *joiners, int m);
 extern void KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v,
 								   Datum ins_d, int ndel, KeNum del_v, Datum del_d, int64 del_pid,
 								   int32 del_slot, Datum del_pub, bool del_had_pid);
@@ -125,6 +129,7 @@ extern void KeanonRowMoveBatch(Watch *w, ItemPointer tid, const int64 *pid, cons
 							   const Datum *pub);
 extern void KeanonPartChanged(Watch *w, int64 pid, KeNum lo, const Datum *remove_d,
 							  const Datum *add_d);
+extern void KeanonPartJoined(Watch *w, int64 pid, KeNum lo, const Datum *adds, int nadds);
 extern void KeanonDirectClose(Watch *w);
 extern AttrNumber KeanonSourceValueAtt(Watch *w);
 extern void KeanonRowInsert(Watch *w, TupleTableSlot *src, int64 arrival, const Datum *pid,

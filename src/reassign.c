@@ -114,36 +114,44 @@ with_fresh_rows(Watch *w, PlacedRow *rows, int64 *nrows)
 				j = 0,
 				o = 0;
 
-	if (f == NULL || f->n == 0)
+	int64		nf;
+
+	/* those join steps placed already (join_in_place) are not among them */
+	if (f == NULL || f->n - f->njoined == 0)
 		return rows;
-	fr = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * f->n);
-	for (int64 r = 0; r < f->n; r++)
+	nf = f->n - f->njoined;
+	fr = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * nf);
+	for (int64 r = 0, at = 0; r < f->n; r++)
 	{
 		/* in (value, arrival) order already when a sort gave it */
 		int64		x = f->order != NULL ? f->order[r] : r;
 
-		ItemPointerSetInvalid(&fr[r].tid);
-		fr[r].value = f->value[x];
-		fr[r].num = f->num[x];
-		fr[r].fresh = x;
-		fr[r].arrival = f->arrival0 + x + 1;
-		fr[r].pid = 0;
-		fr[r].slot = -1;
-		fr[r].pub = (Datum) 0;
+		if (f->joined != NULL && f->joined[x])
+			continue;
+		ItemPointerSetInvalid(&fr[at].tid);
+		fr[at].value = f->value[x];
+		fr[at].num = f->num[x];
+		fr[at].fresh = x;
+		fr[at].arrival = f->arrival0 + x + 1;
+		fr[at].pid = 0;
+		fr[at].slot = -1;
+		fr[at].pub = (Datum) 0;
+		at++;
 	}
 	if (f->order == NULL)
-		qsort_arg(fr, f->n, sizeof(PlacedRow), KeanonValueArrivalCmp, &kind);
+		qsort_arg(fr, nf, sizeof(PlacedRow), KeanonValueArrivalCmp, &kind);
 	if (*nrows == 0)
 	{
 		/* nothing to merge with (a fill, a load into an empty table) */
-		pfree(rows);
-		*nrows = f->n;
+		if (rows != NULL)
+			pfree(rows);
+		*nrows = nf;
 		return fr;
 	}
-	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + f->n));
-	while (i < *nrows || j < f->n)
+	out = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * (*nrows + nf));
+	while (i < *nrows || j < nf)
 	{
-		if (j == f->n || (i < *nrows && ke_num_le(kind, rows[i].num, fr[j].num)))
+		if (j == nf || (i < *nrows && ke_num_le(kind, rows[i].num, fr[j].num)))
 			out[o++] = rows[i++];
 		else
 			out[o++] = fr[j++];
@@ -177,7 +185,7 @@ typedef struct OldPartSort
 
 /*
  * Order records by partition id, their first member (OldPartSort, GoneRow:
- * a qsort comparator)
+ * a qsort comparator), or plain int64s
  */
 static int
 pid_first_cmp(const void *a, const void *b)
@@ -897,7 +905,7 @@ KeanonPlaceRows(Watch *w, KeanonPartList *parts, PlacedRow *rows, int64 nrows, O
 	}
 	if (f != NULL)
 	{
-		if (pl.nfresh != f->n)
+		if (pl.nfresh + f->njoined != f->n)
 			elog(ERROR, "keanon: placed %lld new rows of %s, expected %lld",
 				 (long long) pl.nfresh, get_rel_name(w->relid), (long long) f->n);
 		f->placed = true;
@@ -1141,6 +1149,133 @@ drop_untouched(KeKind kind, KeanonPartList *np, OldList *old, const KeNum *cv, i
 	old->n = keep_old;
 }
 
+/*
+ * The most newcomers one partition takes by join steps in a batch: past
+ * that, reading its rows once costs about as much
+ */
+#define JOIN_STEPS_MAX	32
+
+/* Order fresh rows' indexes by (value, arrival) (qsort_arg; arg: FreshRows) */
+typedef struct FreshOrderArg
+{
+	const FreshRows *f;
+	KeKind		kind;
+} FreshOrderArg;
+
+static int
+fresh_order_cmp(const void *a, const void *b, void *arg)
+{
+	const FreshOrderArg *fa = arg;
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+	int			c = ke_num_cmp(fa->kind, fa->f->num[x], fa->f->num[y]);
+
+	if (c != 0)
+		return c;
+	return x < y ? -1 : x > y;
+}
+
+/* The first of the fresh rows in order[0 .. n) whose value is >= v (> v if past) */
+static int64
+fresh_from(KeKind kind, const FreshRows *f, const int64 *order, int64 n, KeNum v, bool past)
+{
+	int64		a = 0,
+				b = n;
+
+	while (a < b)
+	{
+		int64		mid = a + (b - a) / 2;
+		int			c = ke_num_cmp(kind, f->num[order[mid]], v);
+
+		if (c < 0 || (past && c == 0))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/*
+ * A partition whose bounds stay and that only gained fresh rows (its size
+ * grew by exactly the number of fresh values inside it, none at a split
+ * end, where arrival decides which row of the run goes where) takes them
+ * by join steps (KeanonJoinMany) instead of being read whole, and leaves
+ * both sides.  A batch adding a row or two to each of many partitions of
+ * a large table so reads a few rows of each, as single INSERTs do.
+ */
+static void
+join_in_place(Watch *w, KeanonPartList *np, OldList *old)
+{
+	FreshRows  *f = w->fresh;
+	KeKind		kind = w->ki->vt.kind;
+	int			nold = old->n;
+	int			keep_new = 0;
+	int			keep_old = 0;
+	int		   *by_hi;
+	bool	   *joined_old;
+	int64	   *order = f != NULL ? f->order : NULL;
+	HiSortArg	ha = {kind, old->parts};
+
+	if (f == NULL || f->n == 0 || nold == 0 || !w->all_placed)
+		return;
+	if (order == NULL)
+	{
+		FreshOrderArg fa = {f, kind};
+
+		order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * f->n);
+		for (int64 x = 0; x < f->n; x++)
+			order[x] = x;
+		qsort_arg(order, f->n, sizeof(int64), fresh_order_cmp, &fa);
+	}
+	if (f->joined == NULL)
+		f->joined = MemoryContextAllocZero(CurrentMemoryContext, sizeof(bool) * f->n);
+	by_hi = palloc(sizeof(int) * nold);
+	joined_old = palloc0(sizeof(bool) * nold);
+	for (int j = 0; j < nold; j++)
+		by_hi[j] = j;
+	qsort_arg(by_hi, nold, sizeof(int), old_hi_cmp, &ha);
+	for (int i = 0; i < np->n; i++)
+	{
+		KePartition *p = &np->parts[i];
+		int			j = old_ending_at(kind, old->parts, by_hi, nold, p->hi);
+		int64		a = fresh_from(kind, f, order, f->n, p->lo, p->lo_last_only);
+		int64		b = fresh_from(kind, f, order, f->n, p->hi, !p->hi_split);
+		KePartition *o = j >= 0 ? &old->parts[j] : NULL;
+
+		/* fresh rows at a split end: a split end is excluded by a or b */
+		if (o != NULL && !joined_old[j] && ke_num_eq(kind, o->lo, p->lo) &&
+			o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
+			b - a >= 1 && b - a <= JOIN_STEPS_MAX && p->n == o->n + (b - a) &&
+			!(p->lo_last_only && a > 0 && ke_num_eq(kind, f->num[order[a - 1]], p->lo)) &&
+			!(p->hi_split && b < f->n && ke_num_eq(kind, f->num[order[b]], p->hi)))
+		{
+			int			m = (int) (b - a);
+			int64	   *joiners = palloc(sizeof(int64) * m);
+
+			/* in arrival order */
+			memcpy(joiners, order + a, sizeof(int64) * m);
+			qsort(joiners, m, sizeof(int64), pid_first_cmp);
+			KeanonJoinMany(w, DatumGetInt64(old->pids[j]), p->lo, o->n, joiners, m);
+			pfree(joiners);
+			joined_old[j] = true;
+			continue;
+		}
+		np->parts[keep_new++] = *p;
+	}
+	np->n = keep_new;
+	for (int j = 0; j < nold; j++)
+	{
+		if (joined_old[j])
+			continue;
+		old->pids[keep_old] = old->pids[j];
+		old->parts[keep_old] = old->parts[j];
+		keep_old++;
+	}
+	old->n = keep_old;
+	pfree(by_hi);
+	pfree(joined_old);
+}
+
 /* The rows to place, in (value, arrival) order, fresh ones merged in */
 static PlacedRow *
 rows_to_place(Watch *w, const OldList *old, const int64 *pids, int64 *nrows)
@@ -1255,7 +1390,10 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 	Assert(nranges == 1 || w->all_placed);
 	grow_ranges(w, ranges, nranges, &np, &old);
 	if (cv != NULL && old.n > 0)
+	{
 		drop_untouched(w->ki->vt.kind, &np, &old, cv, ncv);
+		join_in_place(w, &np, &old);
+	}
 
 	pids = palloc(sizeof(int64) * Max(old.n, 1));
 	for (int i = 0; i < old.n; i++)
