@@ -6,8 +6,12 @@
 # more rows as the table grows denser; with e scaled by the density
 # (e = 10^7 / N), they keep their size.  Comparing the two tells the
 # partitions' size from the table's own size.  Run as root after `make
-# install`.  CSV on stdout:
-#   rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows
+# install`.  The flush follows a CHECKPOINT, so that each page it is first
+# to change since costs a full-page image in the WAL, as on a server whose
+# checkpoints come more often than a page's changes (CHECKPOINT_FIRST=0:
+# none, the pages written since the last).  CSV on stdout:
+#   rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,
+#   wal_kb_per_arrival,fpi_per_arrival
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pending=${PENDING:-20000}
@@ -18,7 +22,7 @@ sizes=${SIZES:-"100000 1000000 10000000"}
 bench_sql -c "CREATE EXTENSION keanon"
 bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELECT pg_reload_conf()"
 
-echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows"
+echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,wal_kb_per_arrival,fpi_per_arrival"
 for n in $sizes; do
 	es=100
 	[ $((10000000 / n)) -ne 100 ] && es="$es $((10000000 / n))"
@@ -29,14 +33,19 @@ for n in $sizes; do
 			-c "INSERT INTO $t SELECT i, i % 100, (random() * 1000000)::int FROM generate_series(1, $n) i" \
 			-c "SELECT keanon.watch('$t', 'v', '{qi}', 5, $e, mode => 'deferred')" \
 			-c "INSERT INTO $t SELECT $n + i, i % 100, (random() * 1000000)::int FROM generate_series(1, $pending) i" \
-			-c "VACUUM ANALYZE" -c "CHECKPOINT"
+			-c "VACUUM ANALYZE"
+		[ "${CHECKPOINT_FIRST:-1}" = 0 ] || bench_sql -c "CHECKPOINT"
 		before=$(bench_psql -At -c "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '${t}_keanon_rows'")
+		wal0=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
+		fpi0=$(bench_psql -At -c "SELECT wal_fpi FROM pg_stat_wal")
 		ms=$(bench_psql -At -c "SELECT extract(epoch FROM clock_timestamp())" -c "SELECT keanon.flush('$t')" \
 			-c "SELECT extract(epoch FROM clock_timestamp())" | awk 'NR==1{s=$1} NR==3{printf "%.1f", ($1-s)*1000}')
 		bench_psql -At -F, -c "SELECT pg_sleep(0.6)" -c "
 SELECT $n, $e, $pending, $ms, round($pending / ($ms / 1000.0)),
 	u.n_tup_upd - $before, round((u.n_tup_upd - $before) / $pending::numeric, 2),
-	(SELECT count(*) FROM ${t}_keanon_parts), (SELECT round(avg(p.n), 1) FROM ${t}_keanon_parts p)
+	(SELECT count(*) FROM ${t}_keanon_parts), (SELECT round(avg(p.n), 1) FROM ${t}_keanon_parts p),
+	round((pg_current_wal_insert_lsn() - '$wal0') / 1024.0 / $pending, 1),
+	round(((SELECT wal_fpi FROM pg_stat_wal) - $fpi0) / $pending::numeric, 2)
 FROM pg_stat_user_tables u WHERE u.relname = '${t}_keanon_rows'" | grep -v '^$'
 		bench_sql -c "DROP TABLE $t CASCADE"
 	done
