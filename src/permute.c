@@ -29,10 +29,12 @@
  *				and a join in one.
  *
  * Each step maps a uniform permutation to a uniform permutation of the new
- * multiset (tested with chi-square tests in sql/permutation.sql).  Any
- * other change goes to the reassignment (reassign.c), which carries old
- * partitions over by the same steps, pairing leavers with joiners at
- * random into replace steps.  All randomness comes from pg_strong_random.
+ * multiset (tested with chi-square tests in sql/permutation.sql).  Rows of
+ * one statement joining a partition whose bounds stay take the join step
+ * one after the other, in memory (KeanonJoinMany).  Any other change goes
+ * to the reassignment (reassign.c), which carries old partitions over by
+ * the same steps, pairing leavers with joiners at random into replace
+ * steps.  All randomness comes from pg_strong_random.
  *
  * Why a replace step keeps the permutation uniform: renaming the leaver to
  * the joiner maps the uniform assignments of the old rows one to one onto

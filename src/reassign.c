@@ -1087,6 +1087,36 @@ old_ending_at(KeKind kind, const KePartition *old_parts, const int *by_hi, int n
 	return -1;
 }
 
+/* The old partitions' indexes ordered by their ends (distinct), for old_ending_at */
+static int *
+old_by_hi(KeKind kind, const OldList *old)
+{
+	int		   *by_hi = palloc(sizeof(int) * Max(old->n, 1));
+	HiSortArg	ha = {kind, old->parts};
+
+	for (int j = 0; j < old->n; j++)
+		by_hi[j] = j;
+	qsort_arg(by_hi, old->n, sizeof(int), old_hi_cmp, &ha);
+	return by_hi;
+}
+
+/* Keep in old the partitions not marked in out[] */
+static void
+old_keep_unmarked(OldList *old, const bool *out)
+{
+	int			keep = 0;
+
+	for (int j = 0; j < old->n; j++)
+	{
+		if (out[j])
+			continue;
+		old->pids[keep] = old->pids[j];
+		old->parts[keep] = old->parts[j];
+		keep++;
+	}
+	old->n = keep;
+}
+
 /*
  * A partition the range took in at its edges may be untouched: the same
  * bounds and size as before, and no changed value (cv, sorted) inside.
@@ -1096,16 +1126,10 @@ static void
 drop_untouched(KeKind kind, KeanonPartList *np, OldList *old, const KeNum *cv, int ncv)
 {
 	int			keep_new = 0;
-	int			keep_old = 0;
 	int			nold = old->n;
-	int		   *by_hi = palloc(sizeof(int) * nold);
+	int		   *by_hi = old_by_hi(kind, old);
 	bool	   *dropped = palloc0(sizeof(bool) * nold);
-	HiSortArg	ha = {kind, old->parts};
 
-	/* old partitions by their end (distinct), to look each new one up */
-	for (int j = 0; j < nold; j++)
-		by_hi[j] = j;
-	qsort_arg(by_hi, nold, sizeof(int), old_hi_cmp, &ha);
 	for (int i = 0; i < np->n; i++)
 	{
 		KePartition *p = &np->parts[i];
@@ -1138,15 +1162,9 @@ drop_untouched(KeKind kind, KeanonPartList *np, OldList *old, const KeNum *cv, i
 		np->parts[keep_new++] = *p;
 	}
 	np->n = keep_new;
-	for (int j = 0; j < nold; j++)
-	{
-		if (dropped[j])
-			continue;
-		old->pids[keep_old] = old->pids[j];
-		old->parts[keep_old] = old->parts[j];
-		keep_old++;
-	}
-	old->n = keep_old;
+	old_keep_unmarked(old, dropped);
+	pfree(by_hi);
+	pfree(dropped);
 }
 
 /*
@@ -1210,11 +1228,9 @@ join_in_place(Watch *w, KeanonPartList *np, OldList *old)
 	KeKind		kind = w->ki->vt.kind;
 	int			nold = old->n;
 	int			keep_new = 0;
-	int			keep_old = 0;
 	int		   *by_hi;
 	bool	   *joined_old;
 	int64	   *order = f != NULL ? f->order : NULL;
-	HiSortArg	ha = {kind, old->parts};
 
 	if (f == NULL || f->n == 0 || nold == 0 || !w->all_placed)
 		return;
@@ -1229,11 +1245,8 @@ join_in_place(Watch *w, KeanonPartList *np, OldList *old)
 	}
 	if (f->joined == NULL)
 		f->joined = MemoryContextAllocZero(CurrentMemoryContext, sizeof(bool) * f->n);
-	by_hi = palloc(sizeof(int) * nold);
+	by_hi = old_by_hi(kind, old);
 	joined_old = palloc0(sizeof(bool) * nold);
-	for (int j = 0; j < nold; j++)
-		by_hi[j] = j;
-	qsort_arg(by_hi, nold, sizeof(int), old_hi_cmp, &ha);
 	for (int i = 0; i < np->n; i++)
 	{
 		KePartition *p = &np->parts[i];
@@ -1263,15 +1276,7 @@ join_in_place(Watch *w, KeanonPartList *np, OldList *old)
 		np->parts[keep_new++] = *p;
 	}
 	np->n = keep_new;
-	for (int j = 0; j < nold; j++)
-	{
-		if (joined_old[j])
-			continue;
-		old->pids[keep_old] = old->pids[j];
-		old->parts[keep_old] = old->parts[j];
-		keep_old++;
-	}
-	old->n = keep_old;
+	old_keep_unmarked(old, joined_old);
 	pfree(by_hi);
 	pfree(joined_old);
 }
