@@ -482,6 +482,41 @@ SELECT keanon.flush('dbadf') AS applied;
 SELECT keanon.check('dbadf');
 DROP TABLE dbad, dbadf;
 
+-- Flushes mixing every kind of change: partitions that only gain rows take
+-- them by join steps (the partitions table's rows updated, not replaced),
+-- the others are reassigned, and after each round the publication is the
+-- optimum of the table, checked against the O(n^2) algorithm and by
+-- keanon.check (every partition a permutation of its values, slots
+-- 0 .. n - 1).  Values repeat (about three rows a value), so runs split
+-- between partitions and newcomers land at split ends too.
+SELECT setseed(0.75);
+CREATE TABLE dmix (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO dmix SELECT i, i % 7, (random() * 1000)::int FROM generate_series(1, 3000) i;
+SELECT keanon.watch('dmix', 'v', '{g}', 3, 5, mode => 'deferred');
+CREATE TEMP TABLE dmix_rounds (round integer, optimal boolean, checked boolean);
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_upd AS parts_upd FROM pg_stat_user_tables WHERE relname = 'dmix_keanon_parts' \gset before_
+DO $$
+BEGIN
+	FOR r IN 1 .. 8 LOOP
+		INSERT INTO dmix SELECT 3000 + 400 * r + i, i % 7, (random() * 1000)::int
+		FROM generate_series(1, 300) i;
+		DELETE FROM dmix WHERE id IN (SELECT id FROM dmix ORDER BY random() LIMIT 40);
+		UPDATE dmix SET v = (random() * 1000)::int
+		WHERE id IN (SELECT id FROM dmix ORDER BY random() LIMIT 40);
+		PERFORM keanon.flush('dmix');
+		INSERT INTO dmix_rounds
+		SELECT r, deferred_matches_oracle('dmix', 'v', 3, 5), keanon.check('dmix');
+	END LOOP;
+END
+$$;
+SELECT count(*) AS rounds, bool_and(optimal) AS optimal, bool_and(checked) AS checked FROM dmix_rounds;
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_upd - :before_parts_upd > 0 AS some_partitions_joined
+FROM pg_stat_user_tables WHERE relname = 'dmix_keanon_parts';
+SELECT count(*) = (SELECT count(*) FROM dmix) AS all_published FROM dmix_anon;
+DROP TABLE dmix;
+
 DROP TABLE dpeople, dord, dcalls;
 DROP FUNCTION deferred_matches_oracle(regclass, name, integer, bigint);
 DROP FUNCTION dorder_attack(boolean);
