@@ -285,3 +285,31 @@ GROUP BY who ORDER BY who;
 SELECT keanon.check('joins');
 SELECT keanon.unwatch('joins');
 DROP TABLE joins;
+
+-- Not only arrivals: with k = 3 the run of 30 is split, the second
+-- partition holding its last row (id 6) beside 40 and 50.  When that row
+-- leaves and a 50 arrives in one change, the bounds stay and the second
+-- partition grows by one, yet its 30 is now id 5, come from the first
+-- partition: the join steps must not take it (in live mode, an UPDATE
+-- moving id 6 to 50; in deferred mode, a DELETE and an INSERT flushed
+-- together).
+CREATE TABLE splitrun (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO splitrun VALUES (1, 0, 10), (2, 0, 20), (3, 0, 30), (4, 0, 30), (5, 0, 30),
+	(6, 0, 30), (7, 0, 40), (8, 0, 50);
+SELECT keanon.watch('splitrun', 'v', '{g}', 3, 1);
+SELECT lo, lo_last_only, hi, hi_split, n FROM splitrun_keanon_parts ORDER BY hi, hi_split DESC;
+UPDATE splitrun SET v = 50 WHERE id = 6;
+SELECT lo, lo_last_only, hi, hi_split, n FROM splitrun_keanon_parts ORDER BY hi, hi_split DESC;
+SELECT id, v, keanon_pid = (SELECT max(keanon_pid) FROM splitrun_keanon_rows) AS in_second
+FROM splitrun_keanon_rows WHERE v = 30 ORDER BY id;
+SELECT keanon.check('splitrun');
+SELECT keanon.unwatch('splitrun');
+UPDATE splitrun SET v = 30 WHERE id = 6;
+SELECT keanon.watch('splitrun', 'v', '{g}', 3, 1, mode => 'deferred');
+DELETE FROM splitrun WHERE id = 6;
+INSERT INTO splitrun VALUES (9, 0, 50);
+SELECT keanon.flush('splitrun') AS applied;
+SELECT lo, lo_last_only, hi, hi_split, n FROM splitrun_keanon_parts ORDER BY hi, hi_split DESC;
+SELECT keanon.check('splitrun');
+SELECT keanon.unwatch('splitrun');
+DROP TABLE splitrun;

@@ -1213,16 +1213,48 @@ fresh_from(KeKind kind, const FreshRows *f, const int64 *order, int64 n, KeNum v
 	return a;
 }
 
+/* How many of the changed values cv (sorted) lie in [lo, hi] */
+static int
+changes_within(KeKind kind, const KeNum *cv, int ncv, KeNum lo, KeNum hi)
+{
+	int			a = 0,
+				b = ncv,
+				c;
+
+	while (a < b)
+	{
+		int			mid = a + (b - a) / 2;
+
+		if (ke_num_cmp(kind, cv[mid], lo) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (c = a, b = ncv; c < b;)
+	{
+		int			mid = c + (b - c) / 2;
+
+		if (ke_num_le(kind, cv[mid], hi))
+			c = mid + 1;
+		else
+			b = mid;
+	}
+	return c - a;
+}
+
 /*
- * A partition whose bounds stay and that only gained fresh rows (its size
- * grew by exactly the number of fresh values inside it, none at a split
- * end, where arrival decides which row of the run goes where) takes them
+ * A partition whose bounds stay and that only gained fresh rows takes them
  * by join steps (KeanonJoinMany) instead of being read whole, and leaves
- * both sides.  A batch adding a row or two to each of many partitions of
- * a large table so reads a few rows of each, as single INSERTs do.
+ * both sides.  Only gained: every change of the statement with a value in
+ * its bounds is one of those arrivals (so no row left it, and no row of a
+ * run split at its ends moved across, as one does when the run's last row
+ * leaves), none arrived at a split end (where arrival decides which row of
+ * the run goes where), and its size grew by their number.  A batch adding
+ * a row or two to each of many partitions of a large table so reads a few
+ * rows of each, as single INSERTs do.
  */
 static void
-join_in_place(Watch *w, KeanonPartList *np, OldList *old)
+join_in_place(Watch *w, KeanonPartList *np, OldList *old, const KeNum *cv, int ncv)
 {
 	FreshRows  *f = w->fresh;
 	KeKind		kind = w->ki->vt.kind;
@@ -1259,6 +1291,7 @@ join_in_place(Watch *w, KeanonPartList *np, OldList *old)
 		if (o != NULL && !joined_old[j] && ke_num_eq(kind, o->lo, p->lo) &&
 			o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
 			b - a >= 1 && b - a <= JOIN_STEPS_MAX && p->n == o->n + (b - a) &&
+			changes_within(kind, cv, ncv, p->lo, p->hi) == b - a &&
 			!(p->lo_last_only && a > 0 && ke_num_eq(kind, f->num[order[a - 1]], p->lo)) &&
 			!(p->hi_split && b < f->n && ke_num_eq(kind, f->num[order[b]], p->hi)))
 		{
@@ -1397,7 +1430,7 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 	if (cv != NULL && old.n > 0)
 	{
 		drop_untouched(w->ki->vt.kind, &np, &old, cv, ncv);
-		join_in_place(w, &np, &old);
+		join_in_place(w, &np, &old, cv, ncv);
 	}
 
 	pids = palloc(sizeof(int64) * Max(old.n, 1));
