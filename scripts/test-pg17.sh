@@ -202,6 +202,9 @@ section "a database dumped from PostgreSQL 15, restored into 17"
 pg15=/usr/lib/postgresql/15/bin
 dump15=$(mktemp -d /tmp/keanon-dump15.XXXXXX)
 chown postgres: "$dump15"
+# the postgres user may not enter the tree (a clone under /root): it runs
+# from its own folder, and the SQL comes on standard input
+cd "$dump15"
 stop15() {
 	runuser -u postgres -- "$pg15/pg_ctl" -D "$dump15/data" -m fast -w stop >/dev/null 2>&1 || true
 }
@@ -211,7 +214,7 @@ psql15() {
 if ! { runuser -u postgres -- "$pg15/initdb" -D "$dump15/data" -A trust -U postgres --no-sync >"$dump15/initdb.log" &&
 		runuser -u postgres -- "$pg15/pg_ctl" -D "$dump15/data" -w -l "$dump15/log" \
 			-o "-k $dump15 -p 54715 -c listen_addresses=''" start >/dev/null &&
-		psql15 -f "$root/test/upgrade/dump_source.sql" >"$dump15/source.out" &&
+		psql15 <"$root/test/upgrade/dump_source.sql" >"$dump15/source.out" &&
 		runuser -u postgres -- "$pg15/pg_dump" -Fc -h "$dump15" -p 54715 -d postgres -f "$dump15/k15.dump"; }; then
 	stop15
 	cat "$dump15"/*.log "$dump15/source.out" 2>/dev/null | tail -n 40
@@ -237,6 +240,7 @@ if ! { as17 "$bin17/initdb" -D "$work_in/d17" -A trust -U postgres --no-sync >/d
 	exit 1
 fi
 as17 "$bin17/pg_ctl" -D "$work_in/d17" -m fast -w stop >/dev/null
+cd /
 rm -rf "$dump15"
 
 rm -rf "$work"
