@@ -35,6 +35,11 @@
 #
 # KEANON_ASSERTS=0 builds without -DUSE_ASSERT_CHECKING; that build is
 # a normal one, so step 7 is skipped.
+#
+# Before step 3 the script refuses to run where a running PostgreSQL 15
+# server uses keanon (installed in a database, or preloaded), which would
+# load the assertion-enabled build meanwhile (scripts/servers-using-keanon.sh);
+# KEANON_TEST_BESIDE_SERVERS=1 runs anyway.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,6 +57,20 @@ section() {
 
 section "dependencies"
 bash "$root/scripts/install-deps.sh"
+
+# The assertion-enabled build is installed system-wide while the tests
+# run: a running server using keanon would load it.  Refuse, unless told.
+if [ "${KEANON_ASSERTS:-1}" != 0 ] && [ "${KEANON_TEST_BESIDE_SERVERS:-0}" = 0 ]; then
+	using=$(bash "$root/scripts/servers-using-keanon.sh")
+	if [ -n "$using" ]; then
+		echo "test: refusing to run: these running PostgreSQL 15 servers use keanon, and would load" \
+			"the assertion-enabled build the tests install (cluster, port, database):" >&2
+		echo "$using" | sed 's/^/  /' >&2
+		echo "test: stop them, run the tests on another machine, or set KEANON_TEST_BESIDE_SERVERS=1" \
+			"to run anyway (a normal build is installed again at the end)" >&2
+		exit 1
+	fi
+fi
 
 section "engine unit tests"
 make -C "$root" unit
