@@ -72,7 +72,7 @@ typedef struct FreshRows
 	int64	   *order;			/* if set, the rows' indexes in (value,
 								 * arrival) order */
 	bool	   *joined;			/* if set, by row: placed already by join
-								 * steps (KeanonJoinMany) */
+								 * steps (reassign.c's join_many) */
 	int64		njoined;
 } FreshRows;
 
@@ -100,7 +100,6 @@ extern int64 KeanonMaterialize(Oid relid, const char *sql, Snapshot snap, const 
 							   Tuplestorestate **store);
 
 /* permute.c */
-extern void KeanonJoinMany(Watch *w, int64 pid, KeNum lo, int64 n, const int64 *joiners, int m);
 extern void KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v,
 								   Datum ins_d, int ndel, KeNum del_v, Datum del_d, int64 del_pid,
 								   int32 del_slot, Datum del_pub, bool del_had_pid);

@@ -29,12 +29,12 @@
  *				and a join in one.
  *
  * Each step maps a uniform permutation to a uniform permutation of the new
- * multiset (tested with chi-square tests in sql/permutation.sql).  Rows of
- * one statement joining a partition whose bounds stay take the join step
- * one after the other, in memory (KeanonJoinMany).  Any other change goes
- * to the reassignment (reassign.c), which carries old partitions over by
- * the same steps, pairing leavers with joiners at random into replace
- * steps.  All randomness comes from pg_strong_random.
+ * multiset (tested with chi-square tests in sql/permutation.sql).  Any
+ * other change goes to the reassignment (reassign.c), which carries old
+ * partitions over by the same steps, pairing leavers with joiners at
+ * random into replace steps, and lets rows of one statement joining a
+ * partition whose bounds stay take the join step one after the other, in
+ * memory.  All randomness comes from pg_strong_random.
  *
  * Why a replace step keeps the permutation uniform: renaming the leaver to
  * the joiner maps the uniform assignments of the old rows one to one onto
@@ -238,123 +238,6 @@ join_partition(Watch *w, KeNum v, Datum vd)
 	place_fresh_row(w, pid, random_slot_for_newcomer(w, pid, (int32) n), pub);
 	KeanonPartChanged(w, pid, p->lo, NULL, &vd);
 	return true;
-}
-
-/*
- * A slot of a partition as join steps in memory see it: the table row that
- * sat there (tid, its published value, its slot at the start), or a fresh
- * row of this statement placed there by an earlier step
- */
-typedef struct JoinSlot
-{
-	int32		slot;
-	int32		was_slot;		/* -1 for a fresh row */
-	int64		fresh;			/* index among the fresh rows, or -1 */
-	ItemPointerData tid;
-	Datum		pub;
-	Datum		was_pub;
-} JoinSlot;
-
-/* Order Datums of the watched value by their numbers (qsort_arg) */
-static int
-datum_num_cmp(const void *a, const void *b, void *arg)
-{
-	const KeanonValueType *vt = arg;
-
-	return ke_num_cmp(vt->kind, KeanonDatumToNum(vt, *(const Datum *) a),
-					  KeanonDatumToNum(vt, *(const Datum *) b));
-}
-
-/* The entry for a slot, read from the table the first time it is needed */
-static JoinSlot *
-join_slot(Watch *w, int64 pid, JoinSlot *js, int *njs, int32 slot)
-{
-	JoinSlot   *e;
-
-	for (int i = 0; i < *njs; i++)
-		if (js[i].slot == slot)
-			return &js[i];
-	e = &js[(*njs)++];
-	e->slot = slot;
-	e->was_slot = slot;
-	e->fresh = -1;
-	row_at_slot(w, pid, slot, &e->tid, &e->pub);
-	e->was_pub = e->pub;
-	return e;
-}
-
-/*
- * The join step (join_partition's inside-out shuffle) for m fresh rows of
- * this statement (joiners[], indexes among them) joining partition pid of
- * n rows, whose bounds stay, one after the other.  The steps run in
- * memory, on the at most 2m table rows they reach; each of those is then
- * written once, and the partition's row once.  A batch that adds a row or
- * two to each of many partitions so reads a few rows of each, not all.
- */
-void
-KeanonJoinMany(Watch *w, int64 pid, KeNum lo, int64 n, const int64 *joiners, int m)
-{
-	FreshRows  *f = w->fresh;
-	JoinSlot   *js = palloc(sizeof(JoinSlot) * (3 * m));
-	int			njs = 0;
-	Datum	   *adds = palloc(sizeof(Datum) * m);
-	const KeanonValueType *vt = &w->ki->vt;
-
-	for (int i = 0; i < m; i++)
-	{
-		int64		x = joiners[i];
-		int32		cur = (int32) (n + i);
-		uint64		j = KeanonRandomBelow((uint64) cur + 1);
-		uint64		y;
-		Datum		pub = f->value[x];
-		JoinSlot   *e;
-
-		/* the newcomer swaps published values with slot j */
-		if ((int64) j < cur)
-		{
-			e = join_slot(w, pid, js, &njs, (int32) j);
-			pub = e->pub;
-			e->pub = f->value[x];
-		}
-		/* then takes a uniformly random slot, its row moving to the end */
-		y = KeanonRandomBelow((uint64) cur + 1);
-		if ((int64) y < cur)
-			join_slot(w, pid, js, &njs, (int32) y)->slot = cur;
-		e = &js[njs++];
-		e->slot = (int32) y;
-		e->was_slot = -1;
-		e->fresh = x;
-		e->pub = pub;
-		adds[i] = f->value[x];
-	}
-	for (int i = 0; i < njs; i++)
-	{
-		JoinSlot   *e = &js[i];
-
-		if (e->fresh >= 0)
-		{
-			f->pid[e->fresh] = Int64GetDatum(pid);
-			f->slot[e->fresh] = Int32GetDatum(e->slot);
-			f->pub[e->fresh] = e->pub;
-			f->joined[e->fresh] = true;
-			f->njoined++;
-		}
-		else
-		{
-			bool		moved = e->slot != e->was_slot;
-			bool		shows_other = !ke_num_eq(vt->kind, KeanonDatumToNum(vt, e->pub),
-												 KeanonDatumToNum(vt, e->was_pub));
-
-			if (moved || shows_other)
-				KeanonRowMoveBatch(w, &e->tid, NULL, moved ? &e->slot : NULL,
-								   shows_other ? &e->pub : NULL);
-		}
-	}
-	CommandCounterIncrement();
-	qsort_arg(adds, m, sizeof(Datum), datum_num_cmp, (void *) vt);
-	KeanonPartJoined(w, pid, lo, adds, m);
-	pfree(js);
-	pfree(adds);
 }
 
 /*

@@ -1168,6 +1168,126 @@ drop_untouched(KeKind kind, KeanonPartList *np, OldList *old, const KeNum *cv, i
 }
 
 /*
+ * A slot of a partition as join steps in memory see it: the table row that
+ * sat there (tid, its published value, its slot at the start), or a fresh
+ * row of this statement placed there by an earlier step
+ */
+typedef struct JoinSlot
+{
+	int32		slot;
+	int32		was_slot;		/* -1 for a fresh row */
+	int64		fresh;			/* index among the fresh rows, or -1 */
+	ItemPointerData tid;
+	Datum		pub;
+	Datum		was_pub;
+} JoinSlot;
+
+/* Order Datums of the watched value by their numbers (qsort_arg) */
+static int
+datum_num_cmp(const void *a, const void *b, void *arg)
+{
+	const KeanonValueType *vt = arg;
+
+	return ke_num_cmp(vt->kind, KeanonDatumToNum(vt, *(const Datum *) a),
+					  KeanonDatumToNum(vt, *(const Datum *) b));
+}
+
+/* The entry for a slot, read from the table the first time it is needed */
+static JoinSlot *
+join_slot(Watch *w, int64 pid, JoinSlot *js, int *njs, int32 slot)
+{
+	JoinSlot   *e;
+	bool		pubnull;
+
+	for (int i = 0; i < *njs; i++)
+		if (js[i].slot == slot)
+			return &js[i];
+	e = &js[(*njs)++];
+	e->slot = slot;
+	e->was_slot = slot;
+	e->fresh = -1;
+	if (!KeanonRowAtSlot(w, pid, slot, &e->tid, &e->pub, &pubnull) || pubnull)
+		elog(ERROR, "keanon: slot %d of partition %lld of %s is missing",
+			 slot, (long long) pid, get_rel_name(w->relid));
+	e->was_pub = e->pub;
+	return e;
+}
+
+/*
+ * The join step (permute.c's inside-out shuffle) for m fresh rows of
+ * this statement (joiners[], indexes among them) joining partition pid of
+ * n rows, whose bounds stay, one after the other.  The steps run in
+ * memory, on the at most 2m table rows they reach; each of those is then
+ * written once, and the partition's row once.  A batch that adds a row or
+ * two to each of many partitions so reads a few rows of each, not all.
+ */
+static void
+join_many(Watch *w, int64 pid, KeNum lo, int64 n, const int64 *joiners, int m)
+{
+	FreshRows  *f = w->fresh;
+	JoinSlot   *js = palloc(sizeof(JoinSlot) * (3 * m));
+	int			njs = 0;
+	Datum	   *adds = palloc(sizeof(Datum) * m);
+	const KeanonValueType *vt = &w->ki->vt;
+
+	for (int i = 0; i < m; i++)
+	{
+		int64		x = joiners[i];
+		int32		cur = (int32) (n + i);
+		uint64		j = KeanonRandomBelow((uint64) cur + 1);
+		uint64		y;
+		Datum		pub = f->value[x];
+		JoinSlot   *e;
+
+		/* the newcomer swaps published values with slot j */
+		if ((int64) j < cur)
+		{
+			e = join_slot(w, pid, js, &njs, (int32) j);
+			pub = e->pub;
+			e->pub = f->value[x];
+		}
+		/* then takes a uniformly random slot, its row moving to the end */
+		y = KeanonRandomBelow((uint64) cur + 1);
+		if ((int64) y < cur)
+			join_slot(w, pid, js, &njs, (int32) y)->slot = cur;
+		e = &js[njs++];
+		e->slot = (int32) y;
+		e->was_slot = -1;
+		e->fresh = x;
+		e->pub = pub;
+		adds[i] = f->value[x];
+	}
+	for (int i = 0; i < njs; i++)
+	{
+		JoinSlot   *e = &js[i];
+
+		if (e->fresh >= 0)
+		{
+			f->pid[e->fresh] = Int64GetDatum(pid);
+			f->slot[e->fresh] = Int32GetDatum(e->slot);
+			f->pub[e->fresh] = e->pub;
+			f->joined[e->fresh] = true;
+			f->njoined++;
+		}
+		else
+		{
+			bool		moved = e->slot != e->was_slot;
+			bool		shows_other = !ke_num_eq(vt->kind, KeanonDatumToNum(vt, e->pub),
+												 KeanonDatumToNum(vt, e->was_pub));
+
+			if (moved || shows_other)
+				KeanonRowMoveBatch(w, &e->tid, NULL, moved ? &e->slot : NULL,
+								   shows_other ? &e->pub : NULL);
+		}
+	}
+	CommandCounterIncrement();
+	qsort_arg(adds, m, sizeof(Datum), datum_num_cmp, (void *) vt);
+	KeanonPartJoined(w, pid, lo, adds, m);
+	pfree(js);
+	pfree(adds);
+}
+
+/*
  * The most newcomers one partition takes by join steps in a batch: past
  * that, reading its rows once costs about as much
  */
@@ -1244,7 +1364,7 @@ changes_within(KeKind kind, const KeNum *cv, int ncv, KeNum lo, KeNum hi)
 
 /*
  * A partition whose bounds stay and that only gained fresh rows takes them
- * by join steps (KeanonJoinMany) instead of being read whole, and leaves
+ * by join steps (join_many) instead of being read whole, and leaves
  * both sides.  Only gained: every change of the statement with a value in
  * its bounds is one of those arrivals (so no row left it, and no row of a
  * run split at its ends moved across, as one does when the run's last row
@@ -1301,7 +1421,7 @@ join_in_place(Watch *w, KeanonPartList *np, OldList *old, const KeNum *cv, int n
 			/* in arrival order */
 			memcpy(joiners, order + a, sizeof(int64) * m);
 			qsort(joiners, m, sizeof(int64), pid_first_cmp);
-			KeanonJoinMany(w, DatumGetInt64(old->pids[j]), p->lo, o->n, joiners, m);
+			join_many(w, DatumGetInt64(old->pids[j]), p->lo, o->n, joiners, m);
 			pfree(joiners);
 			joined_old[j] = true;
 			continue;
