@@ -85,7 +85,7 @@ mkdir -p "$dist"
 rm -f "$dist"/postgresql-*-keanon_*.deb
 
 section "postgresql-15-keanon, here"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap debhelper postgresql-server-dev-all \
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential debootstrap debhelper postgresql-server-dev-all \
 	postgresql-server-dev-15 dpkg-dev >/tmp/keanon-deb-apt.log 2>&1 || { tail -n 50 /tmp/keanon-deb-apt.log; exit 1; }
 here=$(mktemp -d /tmp/keanon-deb.XXXXXX)
 mkdir -p "$here/build/keanon-$version"
