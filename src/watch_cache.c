@@ -134,12 +134,23 @@ KeanonUnionNames(List *a, List *b)
 	return out;
 }
 
-/* The qualified, quoted name of a relation */
+/*
+ * The qualified, quoted name of a relation.  One a watch names may have
+ * been dropped since the watch's row was read (an unwatch committing while
+ * the worker loads the watch): that is an error, never a NULL name.
+ */
 char *
 KeanonQualifiedName(Oid relid)
 {
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
+	char	   *rel = get_rel_name(relid);
+	char	   *nsp = rel != NULL ? get_namespace_name(get_rel_namespace(relid)) : NULL;
+
+	if (rel == NULL || nsp == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u of a keanon watch no longer exists", relid),
+				 errdetail("The watch was ended or changed while it was being read.")));
+	return quote_qualified_identifier(nsp, rel);
 }
 
 typedef struct WatchCacheEntry
