@@ -879,25 +879,6 @@ fresh_write(Watch *w, const char *src, FreshSource *source)
 	w->fresh = NULL;
 }
 
-/* A fresh row's value and index, ordered by both (qsort_arg; arg the KeKind) */
-typedef struct NumAt
-{
-	KeNum		num;
-	int64		i;
-} NumAt;
-
-static int
-num_at_cmp(const void *a, const void *b, void *arg)
-{
-	const NumAt *x = a;
-	const NumAt *y = b;
-	int			c = ke_num_cmp(*(const KeKind *) arg, x->num, y->num);
-
-	if (c != 0)
-		return c;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /*
  * The fresh rows into an empty index and table: the tree is laid out in one
  * pass, as CREATE INDEX would, and every partition drawn afresh.  One sort
@@ -908,24 +889,13 @@ static void
 publish_into_empty(Watch *w)
 {
 	FreshRows  *f = w->fresh;
-	NumAt	   *by = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(NumAt) * Max(f->n, 1));
 	KeNum	   *sorted = MemoryContextAllocHuge(CurrentMemoryContext,
 												sizeof(KeNum) * Max(f->n, 1));
 	KeNum		dummy;
 
+	KeanonFreshOrder(f, w->ki->vt.kind);
 	for (int64 i = 0; i < f->n; i++)
-	{
-		by[i].num = f->num[i];
-		by[i].i = i;
-	}
-	qsort_arg(by, f->n, sizeof(NumAt), num_at_cmp, &w->ki->vt.kind);
-	f->order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(f->n, 1));
-	for (int64 i = 0; i < f->n; i++)
-	{
-		sorted[i] = by[i].num;
-		f->order[i] = by[i].i;
-	}
-	pfree(by);
+		sorted[i] = f->num[f->order[i]];
 	KeanonIndexBuildSorted(w->ki, sorted, (size_t) f->n);
 	pfree(sorted);
 	if (f->n == 0 || w->release_mode)

@@ -111,6 +111,7 @@ extern void KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum h
 extern void KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv,
 								 int ncv);
 extern void KeanonSuppressAll(Watch *w);
+extern void KeanonFreshOrder(FreshRows *f, KeKind kind);
 extern void KeanonPlaceRows(Watch *w, KeanonPartList *pl, PlacedRow *rows, int64 nrows,
 							OldParts *op);
 

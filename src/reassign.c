@@ -1117,6 +1117,35 @@ old_keep_unmarked(OldList *old, const bool *out)
 	old->n = keep;
 }
 
+/* How many of the changed values cv (sorted) lie in [lo, hi] */
+static int
+changes_within(KeKind kind, const KeNum *cv, int ncv, KeNum lo, KeNum hi)
+{
+	int			a = 0,
+				b = ncv,
+				c;
+
+	while (a < b)
+	{
+		int			mid = a + (b - a) / 2;
+
+		if (ke_num_cmp(kind, cv[mid], lo) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (c = a, b = ncv; c < b;)
+	{
+		int			mid = c + (b - c) / 2;
+
+		if (ke_num_le(kind, cv[mid], hi))
+			c = mid + 1;
+		else
+			b = mid;
+	}
+	return c - a;
+}
+
 /*
  * A partition the range took in at its edges may be untouched: the same
  * bounds and size as before, and no changed value (cv, sorted) inside.
@@ -1134,26 +1163,14 @@ drop_untouched(KeKind kind, KeanonPartList *np, OldList *old, const KeNum *cv, i
 	{
 		KePartition *p = &np->parts[i];
 		int			j = old_ending_at(kind, old->parts, by_hi, nold, p->hi);
-		int			a = 0,
-					b = ncv;
 
 		if (j >= 0)
 		{
 			KePartition *o = &old->parts[j];
 
-			/* the first changed value at or above its low end */
-			while (a < b)
-			{
-				int			mid = a + (b - a) / 2;
-
-				if (ke_num_cmp(kind, cv[mid], p->lo) < 0)
-					a = mid + 1;
-				else
-					b = mid;
-			}
 			if (!dropped[j] && ke_num_eq(kind, o->lo, p->lo) &&
 				o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
-				o->n == p->n && !(a < ncv && ke_num_le(kind, cv[a], p->hi)))
+				o->n == p->n && changes_within(kind, cv, ncv, p->lo, p->hi) == 0)
 			{
 				dropped[j] = true;
 				continue;
@@ -1293,24 +1310,41 @@ join_many(Watch *w, int64 pid, KeNum lo, int64 n, const int64 *joiners, int m)
  */
 #define JOIN_STEPS_MAX	32
 
-/* Order fresh rows' indexes by (value, arrival) (qsort_arg; arg: FreshRows) */
-typedef struct FreshOrderArg
+/* A fresh row's value and index, ordered by both (qsort_arg; arg the KeKind) */
+typedef struct NumAt
 {
-	const FreshRows *f;
-	KeKind		kind;
-} FreshOrderArg;
+	KeNum		num;
+	int64		i;
+} NumAt;
 
 static int
-fresh_order_cmp(const void *a, const void *b, void *arg)
+num_at_cmp(const void *a, const void *b, void *arg)
 {
-	const FreshOrderArg *fa = arg;
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-	int			c = ke_num_cmp(fa->kind, fa->f->num[x], fa->f->num[y]);
+	const NumAt *x = a;
+	const NumAt *y = b;
+	int			c = ke_num_cmp(*(const KeKind *) arg, x->num, y->num);
 
 	if (c != 0)
 		return c;
-	return x < y ? -1 : x > y;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* f->order: the fresh rows' indexes in (value, arrival) order */
+void
+KeanonFreshOrder(FreshRows *f, KeKind kind)
+{
+	NumAt	   *by = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(NumAt) * Max(f->n, 1));
+
+	for (int64 i = 0; i < f->n; i++)
+	{
+		by[i].num = f->num[i];
+		by[i].i = i;
+	}
+	qsort_arg(by, f->n, sizeof(NumAt), num_at_cmp, &kind);
+	f->order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(f->n, 1));
+	for (int64 i = 0; i < f->n; i++)
+		f->order[i] = by[i].i;
+	pfree(by);
 }
 
 /* The first of the fresh rows in order[0 .. n) whose value is >= v (> v if past) */
@@ -1333,35 +1367,6 @@ fresh_from(KeKind kind, const FreshRows *f, const int64 *order, int64 n, KeNum v
 	return a;
 }
 
-/* How many of the changed values cv (sorted) lie in [lo, hi] */
-static int
-changes_within(KeKind kind, const KeNum *cv, int ncv, KeNum lo, KeNum hi)
-{
-	int			a = 0,
-				b = ncv,
-				c;
-
-	while (a < b)
-	{
-		int			mid = a + (b - a) / 2;
-
-		if (ke_num_cmp(kind, cv[mid], lo) < 0)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	for (c = a, b = ncv; c < b;)
-	{
-		int			mid = c + (b - c) / 2;
-
-		if (ke_num_le(kind, cv[mid], hi))
-			c = mid + 1;
-		else
-			b = mid;
-	}
-	return c - a;
-}
-
 /*
  * A partition whose bounds stay and that only gained fresh rows takes them
  * by join steps (join_many) instead of being read whole, and leaves
@@ -1382,19 +1387,13 @@ join_in_place(Watch *w, KeanonPartList *np, OldList *old, const KeNum *cv, int n
 	int			keep_new = 0;
 	int		   *by_hi;
 	bool	   *joined_old;
-	int64	   *order = f != NULL ? f->order : NULL;
+	int64	   *order;
 
 	if (f == NULL || f->n == 0 || nold == 0 || !w->all_placed)
 		return;
-	if (order == NULL)
-	{
-		FreshOrderArg fa = {f, kind};
-
-		order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * f->n);
-		for (int64 x = 0; x < f->n; x++)
-			order[x] = x;
-		qsort_arg(order, f->n, sizeof(int64), fresh_order_cmp, &fa);
-	}
+	if (f->order == NULL)
+		KeanonFreshOrder(f, kind);
+	order = f->order;
 	if (f->joined == NULL)
 		f->joined = MemoryContextAllocZero(CurrentMemoryContext, sizeof(bool) * f->n);
 	by_hi = old_by_hi(kind, old);
@@ -1407,13 +1406,15 @@ join_in_place(Watch *w, KeanonPartList *np, OldList *old, const KeNum *cv, int n
 		int64		b = fresh_from(kind, f, order, f->n, p->hi, !p->hi_split);
 		KePartition *o = j >= 0 ? &old->parts[j] : NULL;
 
-		/* fresh rows at a split end: a split end is excluded by a or b */
+		/*
+		 * [a, b): the fresh rows inside, those at a split end left out; any
+		 * change in the bounds not among them (a departure, an arrival at a
+		 * split end) leaves the partition to the reassignment
+		 */
 		if (o != NULL && !joined_old[j] && ke_num_eq(kind, o->lo, p->lo) &&
 			o->lo_last_only == p->lo_last_only && o->hi_split == p->hi_split &&
 			b - a >= 1 && b - a <= JOIN_STEPS_MAX && p->n == o->n + (b - a) &&
-			changes_within(kind, cv, ncv, p->lo, p->hi) == b - a &&
-			!(p->lo_last_only && a > 0 && ke_num_eq(kind, f->num[order[a - 1]], p->lo)) &&
-			!(p->hi_split && b < f->n && ke_num_eq(kind, f->num[order[b]], p->hi)))
+			changes_within(kind, cv, ncv, p->lo, p->hi) == b - a)
 		{
 			int			m = (int) (b - a);
 			int64	   *joiners = palloc(sizeof(int64) * m);
