@@ -42,6 +42,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
@@ -51,6 +52,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "keanon_watch.h"
@@ -337,10 +339,16 @@ run_one(Oid relid, int64 (*action) (Oid relid), const char *what, MemoryContext 
 		(void) set_config_option("lock_timeout", KEANON_WORKER_LOCK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, 0, false);
-		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, what);
-		/* a watch ended since the list was read is passed over */
-		if (get_rel_name(relid) != NULL)
+		/*
+		 * The table first (the action's lock order), then the snapshot: an
+		 * unwatch, which drops triggers on the table, commits either before
+		 * the snapshot, whose catalogs then show no watch, or after the
+		 * action.  A watch ended since the list was read is passed over.
+		 */
+		LockRelationOid(relid, AccessShareLock);
+		PushActiveSnapshot(GetTransactionSnapshot());
+		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 			applied = KeanonOwnerAction(relid, action);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
