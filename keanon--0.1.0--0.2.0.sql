@@ -9,7 +9,10 @@
 -- ids of a dropped watch spent.  Existing watches keep their objects:
 -- a live or deferred generalized watch is unchanged, and a release-mode
 -- watch could not be generalized before.  Every function below is as
--- keanon--0.2.0.sql makes it.
+-- keanon--0.2.0.sql makes it.  The view of a live or deferred watch
+-- that is not generalized now returns its rows by partition and slot,
+-- never in their physical order, which told what a change rewrote: such
+-- views are replaced below.
 
 -- a new signature
 DROP FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text);
@@ -555,3 +558,135 @@ COMMENT ON TABLE keanon.spent_pids IS
 'the last partition id each watch number handed out, kept when its watch is dropped, so that a later watch of the same number starts past it and a keanon_pid saved from the earlier watch never names one of its partitions';
 SELECT pg_catalog.pg_extension_config_dump('keanon.spent_pids', '');
 REVOKE ALL ON keanon.spent_pids FROM PUBLIC;
+
+-- the view orders its rows by partition and slot
+CREATE OR REPLACE FUNCTION keanon.watch_objects(tab regclass, sensitive name, quasi_identifiers name[],
+	keys name[], k integer, e numeric, mode text, rows_name text, parts_name text, idx_name text,
+	release_name text, pending_name text, view_name text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $watch_objects$
+DECLARE
+	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				 WHERE c.oid = tab);
+	s_type text := (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+					WHERE a.attrelid = tab AND a.attname = sensitive);
+	cols name[];
+	q name;
+	collist text;
+	qilist text;
+	persistence text;
+	owner_name name;
+BEGIN
+	-- an unlogged table's internal tables are unlogged too: a crash empties all
+	persistence := CASE (SELECT relpersistence FROM pg_class WHERE oid = tab)
+		WHEN 'u' THEN 'UNLOGGED ' ELSE '' END;
+	owner_name := (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = tab);
+
+	-- the internal rows: link, quasi-identifiers, true and published values
+	cols := keys;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		IF NOT q = ANY (cols) THEN
+			cols := cols || q;
+		END IF;
+	END LOOP;
+	SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+		FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+	INTO collist FROM unnest(cols) WITH ORDINALITY u(c, o);
+	-- its indexes but keanon's are built once it is filled; room on each
+	-- page lets a change of a published value alone be a HOT update
+	EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_pub %s, keanon_pid bigint, keanon_slot integer, '
+				   'keanon_arrival bigint NOT NULL) WITH (fillfactor = 80)',
+				   persistence, nsp, rows_name, collist, s_type);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, rows_name,
+				   format('keanon: rows of %s with true and published %I values; private, never grant it', tab, sensitive));
+	EXECUTE format('CREATE %sTABLE %I.%I (keanon_pid bigint PRIMARY KEY, lo %s NOT NULL, '
+				   'lo_last_only boolean NOT NULL, hi %s NOT NULL, hi_split boolean NOT NULL, '
+				   'n bigint NOT NULL, vals %s[] NOT NULL, cnts bigint[] NOT NULL, lo_slot integer)',
+				   persistence, nsp, parts_name, s_type, s_type, s_type);
+	EXECUTE format('CREATE INDEX ON %I.%I (hi)', nsp, parts_name);
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, parts_name,
+				   format('keanon: partitions of %s with their values and counts', tab));
+
+	EXECUTE format('CREATE INDEX %I ON %I.%I USING keanon (%I) WITH (k = %s, e = %L)',
+				   idx_name, nsp, rows_name, sensitive, k, e::text);
+
+	SELECT string_agg(format('%I', c), ', ' ORDER BY o) INTO qilist
+	FROM unnest(quasi_identifiers) WITH ORDINALITY u(c, o);
+	IF mode = 'release' THEN
+		-- the last release, kept apart from the rows that keep changing: each
+		-- row's key, quasi-identifiers and true value as released, its
+		-- published value and partition, and the release it joined in
+		EXECUTE format('CREATE %sTABLE %I.%I AS SELECT %s, keanon_pub, keanon_pid, '
+					   '0::bigint AS keanon_since FROM %I.%I WITH NO DATA', persistence, nsp, release_name,
+					   (SELECT string_agg(format('%I', c), ', ' ORDER BY o) FROM unnest(cols) WITH ORDINALITY u(c, o)),
+					   nsp, rows_name);
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, release_name,
+					   format('keanon: the last release of %s with true and published %I values; private, never grant it', tab, sensitive));
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I',
+					   nsp, view_name, qilist, sensitive, nsp, release_name);
+	ELSE
+		-- in an order of partitions and slots alone (a random order within
+		-- each partition), never of the rows' physical places, which tell
+		-- what a change rewrote
+		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL '
+					   'ORDER BY keanon_pid, keanon_slot',
+					   nsp, view_name, qilist, sensitive, nsp, rows_name);
+	END IF;
+	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+				   format('keanon: %s (k = %s, e = %s) with %I permuted within each partition keanon_pid', tab, k, e, sensitive));
+
+	IF mode = 'deferred' THEN
+		-- the keys of rows changed and not yet applied; written by keanon's
+		-- row trigger as whoever writes the table, read by keanon.flush
+		EXECUTE format('CREATE %sTABLE %I.%I (%s, keanon_at timestamptz NOT NULL) USING heap',
+					   persistence, nsp, pending_name,
+					   (SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
+							FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
+						FROM unnest(keys) WITH ORDINALITY u(c, o)));
+		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, pending_name,
+					   format('keanon: keys of the rows of %s changed and not yet published; private, never grant it', tab));
+	END IF;
+
+	-- a member of the owning role makes the objects; the owner holds them
+	IF current_user <> owner_name THEN
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, rows_name, owner_name);
+		EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, parts_name, owner_name);
+		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
+		IF mode = 'release' THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, release_name, owner_name);
+		END IF;
+		IF mode = 'deferred' THEN
+			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
+		END IF;
+	END IF;
+END;
+$watch_objects$;
+COMMENT ON FUNCTION keanon.watch_objects(regclass, name, name[], name[], integer, numeric, text, text, text, text, text, text, text) IS
+'part of keanon.watch: make a new watch''s rows and partitions tables, keanon index, view, release table or pending list, owned by the table''s owner';
+
+DO $views$
+DECLARE
+	w record;
+BEGIN
+	FOR w IN SELECT wt.view, wt.rows_table, wt.sensitive, wt.quasi_identifiers
+			 FROM keanon.watches wt
+			 WHERE wt.mode IN ('live', 'deferred') AND wt.generalize IS NULL
+	LOOP
+		-- the view is the owner's, not the extension's: an update may replace
+		-- only its own objects, so it holds the view for the moment
+		EXECUTE format('ALTER EXTENSION keanon ADD VIEW %s', w.view);
+		EXECUTE format('CREATE OR REPLACE VIEW %s WITH (security_barrier) AS '
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %s WHERE keanon_pid IS NOT NULL '
+					   'ORDER BY keanon_pid, keanon_slot',
+					   w.view, (SELECT string_agg(format('%I', c), ', ' ORDER BY o)
+								FROM unnest(w.quasi_identifiers) WITH ORDINALITY u(c, o)),
+					   w.sensitive, w.rows_table);
+		EXECUTE format('ALTER EXTENSION keanon DROP VIEW %s', w.view);
+	END LOOP;
+END;
+$views$;

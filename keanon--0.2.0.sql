@@ -554,8 +554,12 @@ BEGIN
 					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I',
 					   nsp, view_name, qilist, sensitive, nsp, release_name);
 	ELSE
+		-- in an order of partitions and slots alone (a random order within
+		-- each partition), never of the rows' physical places, which tell
+		-- what a change rewrote
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
-					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL',
+					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL '
+					   'ORDER BY keanon_pid, keanon_slot',
 					   nsp, view_name, qilist, sensitive, nsp, rows_name);
 	END IF;
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,

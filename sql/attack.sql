@@ -202,6 +202,38 @@ FROM ord4_keanon_rows;
 SELECT * FROM order_attack('ord4');
 SELECT keanon.check('ord4');
 
+-- a single read does not tell which row took a newcomer's value: the view
+-- returns a partition's rows in the same random order, whichever rows the
+-- newcomer's join rewrote.  After each of 300 single-row INSERTs (each
+-- value new to the table, so that one row shows it), the row showing the
+-- newcomer's value sits at a position of its partition, counted in the
+-- order a reader gets the rows in: uniform over the partition when the
+-- order tells nothing, (rank - 1) / (n - 1) of mean 1/2 (standard
+-- deviation 0.29 / sqrt(300) = 0.017; within 0.1: over five of them), and
+-- last in its partition about sum(1/n) times.  Where the view followed the
+-- rows' physical places, the rewritten row came last in its partition.
+CREATE TABLE nc (id integer PRIMARY KEY, tag integer, s integer);
+INSERT INTO nc SELECT i, i, 2 * i FROM generate_series(1, 1000) i;
+SELECT keanon.watch('nc', 's', '{tag}', 5, 40);
+CREATE TABLE nc_seen (rel float8, last boolean, n bigint);
+DO $$
+BEGIN
+	FOR i IN 1 .. 300 LOOP
+		INSERT INTO nc VALUES (1000 + i, 1000 + i, 2 * ((i * 379) % 1000) + 1);
+		WITH o AS (SELECT row_number() OVER () AS pos, keanon_pid, s FROM nc_anon),
+			 me AS (SELECT pos, keanon_pid FROM o WHERE s = 2 * ((i * 379) % 1000) + 1),
+			 p AS (SELECT count(*) FILTER (WHERE o.pos < me.pos) AS rank, count(*) AS n
+				   FROM o JOIN me ON o.keanon_pid = me.keanon_pid)
+		INSERT INTO nc_seen SELECT p.rank::float8 / (p.n - 1), p.rank = p.n - 1, p.n FROM p;
+	END LOOP;
+END
+$$;
+SELECT count(*) AS trials, abs(avg(rel) - 0.5) < 0.1 AS position_at_chance,
+	count(*) FILTER (WHERE last) <= sum(1.0 / n) + 6 * sqrt(sum(1.0 / n)) + 6 AS last_at_chance
+FROM nc_seen;
+SELECT keanon.check('nc');
+DROP TABLE nc, nc_seen;
+
 -- ----------------------------------------------------------------
 -- 2. Maintenance plans are never shared between watched tables
 -- ----------------------------------------------------------------
@@ -421,6 +453,67 @@ DROP SCHEMA eve CASCADE;
 DROP ROLE keanon_eve;
 DROP OWNED BY keanon_attack_reader;
 DROP ROLE keanon_attack_reader;
+
+-- ----------------------------------------------------------------
+-- 8. The owner's changes to keanon's tables are refused, never read blindly
+-- ----------------------------------------------------------------
+-- The owner may ALTER and write the internal tables.  A NOT NULL dropped
+-- from the partitions table is refused at the ALTER, and (the ALTER's
+-- check set aside) at every write after; a NULL or a missing count in a
+-- partition's lists, a NULL value in the rows table or the release table,
+-- a retyped column of the release table: each an error where keanon reads
+-- it (a bound aggregate, a privacy report, a write, a release), never a
+-- crash or a read past an array.
+\set VERBOSITY terse
+CREATE TABLE tp (id integer PRIMARY KEY, zip integer, s integer);
+INSERT INTO tp SELECT g, g % 7, (g * 37) % 101 FROM generate_series(1, 200) g;
+SELECT keanon.watch('tp', 's', '{zip}', 3, 5);
+ALTER TABLE tp_keanon_parts ALTER COLUMN vals DROP NOT NULL;
+SET keanon.following_ddl = on;
+ALTER TABLE tp_keanon_parts ALTER COLUMN vals DROP NOT NULL;
+RESET keanon.following_ddl;
+UPDATE tp_keanon_parts SET vals = NULL;
+INSERT INTO tp VALUES (1001, 1, 8);
+SELECT keanon.sum_bounds(keanon_pid) FROM tp_anon;
+SELECT count(*) FROM keanon.privacy_report('tp');
+DROP TABLE tp CASCADE;
+CREATE TABLE tp (id integer PRIMARY KEY, zip integer, s numeric);
+INSERT INTO tp SELECT g, g % 7, (g * 37) % 101 FROM generate_series(1, 200) g;
+SELECT keanon.watch('tp', 's', '{zip}', 3, 5);
+SELECT keanon.sum_bounds(keanon_pid) FROM tp_anon WHERE zip = 1;
+BEGIN;
+UPDATE tp_keanon_parts SET vals = array_prepend(NULL::numeric, vals[2:]);
+SELECT keanon.sum_bounds(keanon_pid) FROM tp_anon;
+ROLLBACK;
+BEGIN;
+UPDATE tp_keanon_parts SET cnts = '{1}';
+SELECT keanon.sum_bounds(keanon_pid) FROM tp_anon WHERE zip = 1;
+ROLLBACK;
+BEGIN;
+UPDATE tp_keanon_parts SET vals = vals[1:1] || NULL::numeric || vals[3:];
+SELECT count(*) FROM keanon.privacy_report('tp');
+ROLLBACK;
+BEGIN;
+UPDATE tp_keanon_parts SET vals = vals[1:1] || NULL::numeric || vals[3:];
+INSERT INTO tp SELECT 1000 + g, 1, g FROM generate_series(1, 3) g;
+ROLLBACK;
+SELECT keanon.check('tp');
+CREATE TABLE tq (id integer PRIMARY KEY, zip integer, s numeric);
+INSERT INTO tq VALUES (1, 1, 10), (2, 2, 20);
+SELECT keanon.watch('tq', 's', '{zip}', 3, 5);
+UPDATE tq_keanon_rows SET s = NULL WHERE id = 1;
+INSERT INTO tq VALUES (3, 3, 30), (4, 4, 40);
+CREATE TABLE tr (id integer PRIMARY KEY, zip integer, s numeric);
+INSERT INTO tr SELECT g, g % 7, (g * 37) % 101 FROM generate_series(1, 200) g;
+SELECT keanon.watch('tr', 's', '{zip}', 3, 5, mode => 'release');
+SELECT keanon.release('tr') IS NOT NULL AS released;
+UPDATE tr_keanon_release SET s = NULL WHERE id = 5;
+SELECT keanon.release('tr') IS NOT NULL AS released;
+UPDATE tr_keanon_release SET s = 5 WHERE id = 5;
+ALTER TABLE tr_keanon_release ALTER COLUMN s TYPE text;
+SELECT keanon.release('tr') IS NOT NULL AS released;
+\set VERBOSITY default
+DROP TABLE tp, tq, tr CASCADE;
 
 -- ----------------------------------------------------------------
 -- 7. Dropping the extension leaves no table of true values behind

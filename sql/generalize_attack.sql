@@ -181,3 +181,29 @@ SELECT qi_subtraction_breaches('gr_live1', 'gr_live2', 3) > 0 AS live_subtractio
 DROP TABLE gr CASCADE;
 DROP TABLE gr_live1, gr_live2;
 DROP FUNCTION qi_subtraction_breaches(regclass, regclass, integer);
+
+-- the owner's changes to the group tables are errors where keanon reads
+-- them, never a crash: a NULL in the members' coordinates (its NOT NULL
+-- dropped), a NULL coordinate, a member's key retyped (here to name, read
+-- as the table's text otherwise)
+\set VERBOSITY terse
+CREATE TABLE gt (id text PRIMARY KEY, age integer, s integer);
+INSERT INTO gt SELECT E'\\x04AAA' || i, 20 + i % 50, (i * 37) % 101 FROM generate_series(1, 200) i;
+SELECT keanon.watch('gt', 's', '{age}', 3, 5, generalize => 3);
+SET keanon.following_ddl = on;
+ALTER TABLE gt_keanon_members ALTER keanon_x DROP NOT NULL;
+RESET keanon.following_ddl;
+BEGIN;
+UPDATE gt_keanon_members SET keanon_x = NULL;
+INSERT INTO gt SELECT 'x' || i, 30, i FROM generate_series(1, 10) i;
+ROLLBACK;
+BEGIN;
+UPDATE gt_keanon_members SET keanon_x = array_prepend(NULL::float8, keanon_x[2:]);
+INSERT INTO gt SELECT 'x' || i, 30, i FROM generate_series(1, 10) i;
+ROLLBACK;
+CREATE OR REPLACE VIEW gt_anon WITH (security_barrier) AS
+	SELECT gr.age, r.keanon_pub AS s, r.keanon_pid FROM gt_keanon_rows r JOIN gt_keanon_groups gr ON false;
+ALTER TABLE gt_keanon_members ALTER COLUMN id TYPE name;
+INSERT INTO gt SELECT E'\\x04AAAx' || i, 30, i FROM generate_series(1, 10) i;
+\set VERBOSITY default
+DROP TABLE gt CASCADE;

@@ -83,6 +83,14 @@ SELECT keanon.check('t_live') AND keanon.check('t_deferred') AND keanon.check('t
 SELECT (SELECT min(c) FROM (SELECT count(*) c FROM t_gen_anon GROUP BY age, kind) s) >= 3 AS live_k,
 	(SELECT min(c) FROM (SELECT count(*) c FROM t_gen_deferred_anon GROUP BY age, kind) s) >= 4 AS deferred_k,
 	(SELECT count(*) FROM keanon.qi_groups('t_gen')) > 0 AS groups_listed;
+-- the plain views (live and deferred) now return their rows by partition
+-- and slot, as a fresh watch's do; the others are as they were; each view
+-- still goes with the extension (a normal dependency) and is not a member
+SELECT v::text, pg_get_viewdef(v) ~ 'ORDER BY [a-z_]+\.keanon_pid, [a-z_]+\.keanon_slot' AS by_slot,
+	(SELECT string_agg(d.deptype::text, ',' ORDER BY d.deptype) FROM pg_depend d
+	 WHERE d.classid = 'pg_class'::regclass AND d.objid = v
+		AND d.refclassid = 'pg_extension'::regclass) AS on_extension
+FROM unnest(ARRAY['t_live_anon', 't_deferred_anon', 't_release_anon', 't_gen_anon']::regclass[]) v;
 -- what 0.2.0 adds: a generalized watch in release mode
 CREATE TABLE t_gen_release AS SELECT * FROM t_live;
 ALTER TABLE t_gen_release ADD PRIMARY KEY (id);

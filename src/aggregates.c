@@ -854,27 +854,22 @@ compute_bounds(HitState *st, Bounds *b)
 		{
 			HeapTuple	t = SPI_tuptable->vals[i];
 			TupleDesc	d = SPI_tuptable->tupdesc;
-			bool		isnull;
-			int64		pid = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-			int64		n = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+			int64		pid = DatumGetInt64(KeanonSpiColumn(relid, t, d, 1, INT8OID));
+			int64		n = DatumGetInt64(KeanonSpiColumn(relid, t, d, 2, INT8OID));
 			Datum	   *vd,
 					   *cd;
-			bool	   *vn,
-					   *cn;
-			int			nv,
-						nc;
+			int			nv;
 			KeNum	   *vals;
 			int64	   *cnts;
 			HitEntry   *he = hash_search(st->hits, &pid, HASH_FIND, NULL);
 
 			if (he == NULL)
 				continue;		/* read along, not hit */
-			KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(t, d, 3, &isnull)), vt.typid,
-								&vd, &vn, &nv);
-			KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(t, d, 4, &isnull)), INT8OID,
-								&cd, &cn, &nc);
+			KeanonPartArrays(relid, KeanonSpiColumn(relid, t, d, 3, get_array_type(vt.typid)), false,
+							 KeanonSpiColumn(relid, t, d, 4, INT8ARRAYOID), false,
+							 vt.typid, false, &vd, &cd, &nv);
 			vals = palloc(sizeof(KeNum) * Max(nv, 1));
-			cnts = palloc(sizeof(int64) * Max(nc, 1));
+			cnts = palloc(sizeof(int64) * Max(nv, 1));
 			for (int j = 0; j < nv; j++)
 			{
 				vals[j] = KeanonDatumToNum(&vt, vd[j]);

@@ -1147,8 +1147,7 @@ part_rewrite(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Datum *
 	char		typalign;
 	Datum	   *vals,
 			   *cnts;
-	int			nvals,
-				ncnts;
+	int			nvals;
 	Datum	   *nv,
 			   *nc;
 	int			m = 0;
@@ -1164,14 +1163,14 @@ part_rewrite(Watch *w, int64 pid, KeNum lo, const Datum *remove_d, const Datum *
 	tid = d->scan_slot->tts_tid;
 	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
 	n = DatumGetInt64(slot_getattr(d->scan_slot, rt->att_n, &isnull));
-	KeanonArrayElements(DatumGetArrayTypePCopy(slot_getattr(d->scan_slot, rt->att_vals, &isnull)),
-						vt->typid, &vals, NULL, &nvals);
-	KeanonArrayElements(DatumGetArrayTypePCopy(slot_getattr(d->scan_slot, rt->att_cnts, &isnull)),
-						INT8OID, &cnts, NULL, &ncnts);
+	{
+		bool		cnull;
+		Datum		vd = slot_getattr(d->scan_slot, rt->att_vals, &isnull);
+		Datum		cd = slot_getattr(d->scan_slot, rt->att_cnts, &cnull);
+
+		KeanonPartArrays(w->relid, vd, isnull, cd, cnull, vt->typid, true, &vals, &cnts, &nvals);
+	}
 	ExecClearTuple(d->scan_slot);
-	if (nvals != ncnts)
-		elog(ERROR, "keanon: partition %lld of %s has %d values and %d counts",
-			 (long long) pid, get_rel_name(w->relid), nvals, ncnts);
 
 	/* merge: the values stay sorted, a count that falls to zero goes */
 	nv = palloc(sizeof(Datum) * (nvals + nadds));

@@ -57,10 +57,10 @@ read_new_rows(Watch *w, const KeanonGen *g, Datum **tids, KcMemStore **ms)
 	for (int64 i = 0; i < n; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
-		bool		isnull;
 		ItemPointer tid = palloc(sizeof(ItemPointerData));
 
-		ItemPointerCopy((ItemPointer) DatumGetPointer(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)), tid);
+		ItemPointerCopy((ItemPointer) DatumGetPointer(KeanonSpiColumn(w->relid, tup, SPI_tuptable->tupdesc,
+																	  1, TIDOID)), tid);
 		(*tids)[i] = PointerGetDatum(tid);
 		KeanonGenRowCoordinates(g, tup, SPI_tuptable->tupdesc, 2, x + i * g->ndims);
 	}
@@ -75,13 +75,12 @@ read_new_rows(Watch *w, const KeanonGen *g, Datum **tids, KcMemStore **ms)
 static int64
 first_free_gid(Watch *w, const KeanonGen *g)
 {
-	bool		isnull;
-
 	KeanonSpiRun(w->relid,
 				 psprintf("SELECT COALESCE(pg_catalog.max(keanon_group), 0) "
 						  "OPERATOR(pg_catalog.+) 1 FROM %s", g->groups),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return DatumGetInt64(KeanonSpiColumn(w->relid, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										 INT8OID));
 }
 
 /* Name each new row's group in the release table */

@@ -86,11 +86,11 @@ read_summary(GenStore *gs, HeapTuple tup, TupleDesc desc, KcGroup *out)
 	bool		isnull;
 	double	   *dst[3] = {out->lo, out->hi, out->sum};
 
-	out->gid = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-	out->n = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	out->gid = DatumGetInt64(KeanonSpiColumn(gs->w->relid, tup, desc, 1, INT8OID));
+	out->n = DatumGetInt64(KeanonSpiColumn(gs->w->relid, tup, desc, 2, INT8OID));
 	for (int a = 0; a < 3; a++)
 	{
-		Datum		v = SPI_getbinval(tup, desc, 3 + a, &isnull);
+		Datum		v = KeanonSpiColumnOrNull(gs->w->relid, tup, desc, 3 + a, FLOAT8ARRAYOID, &isnull);
 		Datum	   *elems;
 		bool	   *nulls;
 		int			n;
@@ -349,19 +349,23 @@ st_members(void *arg, int64_t gid, const KcRow **rows, int64_t *n)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
 		Datum	   *elems;
 		bool	   *nulls;
 		int			nx;
 
 		for (int i = 0; i < g->nkeys; i++)
-			keys[i] = SPI_getbinval(tup, desc, i + 1, &isnull);
-		KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(tup, desc, g->nkeys + 1, &isnull)),
+			keys[i] = KeanonSpiColumn(gs->w->relid, tup, desc, i + 1, g->key_types[i]);
+		KeanonArrayElements(DatumGetArrayTypeP(KeanonSpiColumn(gs->w->relid, tup, desc, g->nkeys + 1,
+															   FLOAT8ARRAYOID)),
 							FLOAT8OID, &elems, &nulls, &nx);
 		if (nx != g->ndims)
 			return KC_ERR_CORRUPT;
 		for (int d = 0; d < nx; d++)
+		{
+			if (nulls[d])
+				return KC_ERR_CORRUPT;
 			x[d] = DatumGetFloat8(elems[d]);
+		}
 		gs->members[r].handle = KeanonGenStoreAddRow(gs, keys, x, true);
 		gs->members[r].x = KeanonGenStoreRowX(gs, gs->members[r].handle);
 	}
@@ -383,8 +387,8 @@ st_create(void *arg, int64_t *gid)
 						  psprintf("SELECT pg_catalog.max(keanon_group) FROM %s", gs->g->groups),
 						  0, NULL, NULL, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "keanon: could not read %s", gs->g->groups);
-		gs->next_gid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-												   &isnull));
+		gs->next_gid = DatumGetInt64(KeanonSpiColumnOrNull(gs->w->relid, SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1, INT8OID, &isnull));
 		if (isnull)
 			gs->next_gid = 0;
 	}
@@ -603,7 +607,6 @@ st_all(void *arg, const int64_t **gids, int64_t *n)
 {
 	GenStore   *gs = arg;
 	int64_t    *out;
-	bool		isnull;
 
 	if (KeanonSpiExec(gs->w->relid,
 					  psprintf("SELECT keanon_group FROM %s ORDER BY keanon_group", gs->g->groups),
@@ -611,7 +614,8 @@ st_all(void *arg, const int64_t **gids, int64_t *n)
 		elog(ERROR, "keanon: could not read %s", gs->g->groups);
 	out = MemoryContextAllocHuge(gs->cxt, sizeof(int64_t) * Max(SPI_processed, 1));
 	for (uint64 i = 0; i < SPI_processed; i++)
-		out[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		out[i] = DatumGetInt64(KeanonSpiColumn(gs->w->relid, SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+											   1, INT8OID));
 	*n = (int64) SPI_processed;
 	*gids = out;
 	SPI_freetuptable(SPI_tuptable);

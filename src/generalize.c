@@ -174,6 +174,11 @@ load_hierarchies(KeanonGen *g)
 	if (SPI_execute(psprintf("SELECT dim, node, value, parent, height, leaf_lo, leaf_hi FROM %s "
 							 "ORDER BY dim, node", g->hier), false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read %s", g->hier);
+	/* numbers, as keanon made them: the owner may have retyped a column */
+	for (int c = 1; c <= 7; c++)
+		if (c != 3 && SPI_gettypeid(SPI_tuptable->tupdesc, c) != INT4OID)
+			hierarchy_corrupt(g, 0, psprintf("its column \"%s\" is not an integer",
+											 SPI_fname(SPI_tuptable->tupdesc, c)));
 	for (uint64 r = 0; r < SPI_processed;)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
@@ -715,10 +720,9 @@ insert_rows_of(Watch *w, KeanonGen *g, GenStore *gs, const KcSchema *s, const Kc
 	for (int64 r = 0; r < n; r++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
-		bool		isnull;
 
 		for (int i = 0; i < g->nkeys; i++)
-			keys[i] = SPI_getbinval(tup, SPI_tuptable->tupdesc, i + 1, &isnull);
+			keys[i] = KeanonSpiColumn(w->relid, tup, SPI_tuptable->tupdesc, i + 1, g->key_types[i]);
 		KeanonGenRowCoordinates(g, tup, SPI_tuptable->tupdesc, g->nkeys + 1, x);
 		rows[r].handle = KeanonGenStoreAddRow(gs, keys, x, false);
 		rows[r].x = KeanonGenStoreRowX(gs, rows[r].handle);
@@ -797,9 +801,8 @@ remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
 	left = palloc(sizeof(GroupLeft) * Max(n, 1));
 	for (int64 r = 0; r < n; r++)
 	{
-		bool		isnull;
-
-		left[r].gid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		left[r].gid = DatumGetInt64(KeanonSpiColumn(w->relid, SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+													1, INT8OID));
 		left[r].row = r;
 	}
 	qsort(left, n, sizeof(GroupLeft), group_left_cmp);
@@ -807,21 +810,24 @@ remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
 	xs = palloc(sizeof(double *) * Max(n, 1));
 	for (int64 r = 0; r < n; r++)
 	{
-		bool		isnull;
 		Datum	   *elems;
 		bool	   *nulls;
 		int			nx;
 
 		if (ngids > 0 && gids[ngids - 1] == left[r].gid)
 			continue;
-		KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[left[r].row],
-															 SPI_tuptable->tupdesc, 2, &isnull)),
+		KeanonArrayElements(DatumGetArrayTypeP(KeanonSpiColumn(w->relid, SPI_tuptable->vals[left[r].row],
+															   SPI_tuptable->tupdesc, 2, FLOAT8ARRAYOID)),
 							FLOAT8OID, &elems, &nulls, &nx);
 		if (nx != g->ndims)
 			KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a member's coordinates");
 		xs[ngids] = palloc(sizeof(double) * g->ndims);
 		for (int d = 0; d < g->ndims; d++)
+		{
+			if (nulls[d])
+				KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a member's coordinates");
 			xs[ngids][d] = DatumGetFloat8(elems[d]);
+		}
 		gids[ngids++] = left[r].gid;
 	}
 	SPI_freetuptable(SPI_tuptable);

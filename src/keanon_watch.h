@@ -133,6 +133,11 @@ extern Oid	KeanonRelOwner(Oid relid);
 extern void KeanonLayoutInit(void);
 extern void KeanonCheckRowsLayout(const Watch *w, Relation rel);
 extern void KeanonCheckPartsLayout(const Watch *w, Relation rel);
+extern Datum KeanonSpiColumn(Oid relid, HeapTuple tup, TupleDesc desc, int col, Oid typid);
+extern Datum KeanonSpiColumnOrNull(Oid relid, HeapTuple tup, TupleDesc desc, int col, Oid typid,
+								   bool *isnull);
+extern void KeanonPartArrays(Oid relid, Datum vals, bool vals_null, Datum cnts, bool cnts_null,
+							 Oid elemtype, bool copy, Datum **v, Datum **c, int *n);
 extern void KeanonArrayElements(ArrayType *arr, Oid elemtype, Datum **elems, bool **nulls,
 								int *n);
 

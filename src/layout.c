@@ -24,7 +24,8 @@
  *	parts table	a heap table of exactly keanon_pid bigint, lo and hi of
  *				the sensitive column's type, lo_last_only and hi_split
  *				boolean, n bigint, vals an array of the sensitive type,
- *				cnts bigint[] and lo_slot integer.
+ *				cnts bigint[] and lo_slot integer, all but lo_slot NOT
+ *				NULL.
  *
  * Neither may have a deferrable constraint: keanon inserts their index
  * entries itself, and a deferred uniqueness check would never run.
@@ -32,7 +33,9 @@
  * A mismatch is an error naming the table, before anything is written.
  * Arrays read back from any internal table are deconstructed only after
  * their element type is checked (KeanonArrayElements): PostgreSQL itself
- * only asserts it.
+ * only asserts it.  What keanon reads back by SQL is checked as it is
+ * read: its type, no NULL where keanon writes none, arrays free of NULLs
+ * and as long as they must be (KeanonSpiColumn, KeanonPartArrays).
  */
 #include "postgres.h"
 
@@ -41,6 +44,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -137,6 +141,23 @@ check_column(const Watch *w, Relation rel, const char *name, Oid typid, int32 ty
 									  format_type_with_typemod(typid, typmod == -2 ? -1 : typmod)));
 }
 
+/* Column name of rel must be NOT NULL, as keanon made it */
+static void
+check_not_null(const Watch *w, Relation rel, const char *name)
+{
+	Form_pg_attribute a = find_column(RelationGetDescr(rel), name);
+
+	if (a == NULL)
+		layout_error(w, rel, psprintf("Its column \"%s\" is missing.", name));
+	if (!a->attnotnull)
+		layout_error(w, rel, psprintf("Its column \"%s\" must be NOT NULL.", name));
+}
+
+/* the partitions table's columns that keanon made NOT NULL */
+static const char *const parts_not_null[] = {
+	"keanon_pid", "lo", "lo_last_only", "hi", "hi_split", "n", "vals", "cnts"
+};
+
 /* The type and typmod of column attnum of the watched table */
 static void
 table_column_type(const Watch *w, AttrNumber attnum, Oid *typid, int32 *typmod)
@@ -168,6 +189,7 @@ KeanonCheckRowsLayout(const Watch *w, Relation rel)
 	check_column(w, rel, "keanon_pid", INT8OID, -1);
 	check_column(w, rel, "keanon_slot", INT4OID, -1);
 	check_column(w, rel, "keanon_arrival", INT8OID, -1);
+	check_not_null(w, rel, "keanon_arrival");
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, i);
@@ -218,10 +240,78 @@ KeanonCheckPartsLayout(const Watch *w, Relation rel)
 	check_column(w, rel, "vals", s_array, -2);
 	check_column(w, rel, "cnts", INT8ARRAYOID, -2);
 	check_column(w, rel, "lo_slot", INT4OID, -1);
+	for (int i = 0; i < lengthof(parts_not_null); i++)
+		check_not_null(w, rel, parts_not_null[i]);
 	for (int i = 0; i < desc->natts; i++)
 		live += TupleDescAttr(desc, i)->attisdropped ? 0 : 1;
 	if (live != 9)
 		layout_error(w, rel, "It must have keanon's nine columns and no other.");
+}
+
+/* An internal table of relid's watch holds what keanon never wrote there */
+static void
+content_error(Oid relid, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("an internal table of the watch of %s holds what keanon never wrote",
+					get_rel_name(relid)),
+			 errdetail("%s", detail),
+			 errhint("Undo the change to the internal table, or call keanon.unwatch and watch the table again.")));
+}
+
+/*
+ * Column col of a row read by SQL from an internal table of relid's
+ * watch, where keanon writes values of type typid and never a NULL
+ */
+Datum
+KeanonSpiColumn(Oid relid, HeapTuple tup, TupleDesc desc, int col, Oid typid)
+{
+	bool		isnull;
+	Datum		d = KeanonSpiColumnOrNull(relid, tup, desc, col, typid, &isnull);
+
+	if (isnull)
+		content_error(relid, psprintf("Its column \"%s\" holds a NULL.", SPI_fname(desc, col)));
+	return d;
+}
+
+/* The same, where a NULL may be read (*isnull tells) */
+Datum
+KeanonSpiColumnOrNull(Oid relid, HeapTuple tup, TupleDesc desc, int col, Oid typid, bool *isnull)
+{
+	if (SPI_gettypeid(desc, col) != typid)
+		content_error(relid, psprintf("Its column \"%s\" is of type %s, not %s.", SPI_fname(desc, col),
+									  format_type_be(SPI_gettypeid(desc, col)), format_type_be(typid)));
+	return SPI_getbinval(tup, desc, col, isnull);
+}
+
+/*
+ * The values (of elemtype) and counts of a partition of relid's watch, read
+ * back from its partitions table: both present, free of NULLs and as long
+ * as each other, or an error.  copy: detoast into fresh memory, for a
+ * tuple about to be freed.
+ */
+void
+KeanonPartArrays(Oid relid, Datum vals, bool vals_null, Datum cnts, bool cnts_null,
+				 Oid elemtype, bool copy, Datum **v, Datum **c, int *n)
+{
+	bool	   *vn,
+			   *cn;
+	int			nv,
+				nc;
+
+	if (vals_null || cnts_null)
+		content_error(relid, "A partition has no list of values or of counts.");
+	KeanonArrayElements(copy ? DatumGetArrayTypePCopy(vals) : DatumGetArrayTypeP(vals),
+						elemtype, v, &vn, &nv);
+	KeanonArrayElements(copy ? DatumGetArrayTypePCopy(cnts) : DatumGetArrayTypeP(cnts),
+						INT8OID, c, &cn, &nc);
+	if (nv != nc)
+		content_error(relid, psprintf("A partition has %d values and %d counts.", nv, nc));
+	for (int i = 0; i < nv; i++)
+		if (vn[i] || cn[i])
+			content_error(relid, "A partition's values or counts hold a NULL.");
+	*n = nv;
 }
 
 /*

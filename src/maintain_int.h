@@ -105,7 +105,7 @@ extern void KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins,
 								   int32 del_slot, Datum del_pub, bool del_had_pid);
 
 /* reassign.c */
-extern PlacedRow *KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows);
+extern PlacedRow *KeanonFetchedRows(Oid relid, const KeanonValueType *vt, int64 *nrows);
 extern void KeanonReassign(Watch *w, bool lo_unb, KeNum lo, bool hi_unb, KeNum hi,
 						   const KeNum *cv, int ncv);
 extern void KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv,

@@ -237,7 +237,7 @@ report_corrupted(Oid relid, const char *msg)
 
 /* Merge one partition's values into the publication's, in order */
 static void
-merge_partition(Oid relid, PrivPart *p, Datum *cd, bool *vn, bool *cn, MergedValues *mv)
+merge_partition(Oid relid, PrivPart *p, Datum *cd, MergedValues *mv)
 {
 	p->cnts = palloc(sizeof(int64) * p->d);
 	p->n = 0;
@@ -246,7 +246,7 @@ merge_partition(Oid relid, PrivPart *p, Datum *cd, bool *vn, bool *cn, MergedVal
 		int64		c = DatumGetInt64(cd[j]);
 		int			cmp = mv->m == 0 ? 1 : num_cmp(p->vals[j], mv->gvals[mv->m - 1]);
 
-		if (vn[j] || cn[j] || c < 1 || cmp < 0 || (cmp == 0 && j > 0))
+		if (c < 1 || cmp < 0 || (cmp == 0 && j > 0))
 			report_corrupted(relid, psprintf("the partitions of %s are not ordered distinct values with positive counts",
 											 get_rel_name(relid)));
 		p->cnts[j] = c;
@@ -300,22 +300,16 @@ read_report_parts(Oid relid, const Watch *w, int *nparts, MergedValues *mv)
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		PrivPart   *p = &parts[i];
-		bool		isnull;
 		Datum	   *cd;
-		bool	   *vn,
-				   *cn;
-		int			nc;
 
-		p->pid = SPI_getbinval(t, desc, 1, &isnull);
-		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(t, desc, 2, &isnull)), NUMERICOID,
-						  -1, false, TYPALIGN_INT, &p->vals, &vn, &p->d);
-		KeanonArrayElements(DatumGetArrayTypeP(SPI_getbinval(t, desc, 3, &isnull)), INT8OID,
-							&cd, &cn, &nc);
-		if (p->d == 0 || nc != p->d)
-			report_corrupted(relid, psprintf("partition %lld of %s has %d values and %d counts",
-											 (long long) DatumGetInt64(p->pid), get_rel_name(relid),
-											 p->d, nc));
-		merge_partition(relid, p, cd, vn, cn, mv);
+		p->pid = KeanonSpiColumn(relid, t, desc, 1, INT8OID);
+		KeanonPartArrays(relid, KeanonSpiColumn(relid, t, desc, 2, NUMERICARRAYOID), false,
+						 KeanonSpiColumn(relid, t, desc, 3, INT8ARRAYOID), false,
+						 NUMERICOID, false, &p->vals, &cd, &p->d);
+		if (p->d == 0)
+			report_corrupted(relid, psprintf("partition %lld of %s has no values",
+											 (long long) DatumGetInt64(p->pid), get_rel_name(relid)));
+		merge_partition(relid, p, cd, mv);
 	}
 	return parts;
 }

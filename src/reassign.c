@@ -57,13 +57,18 @@ KeanonCollectPartition(const KePartition *p, void *arg)
 	return true;
 }
 
-/* The rows of the last query (ctid, value), with their engine numbers */
+/*
+ * The rows of the last query (ctid, value, and optionally partition, slot
+ * and published value), read from an internal table of relid's watch,
+ * with their engine numbers
+ */
 PlacedRow *
-KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows)
+KeanonFetchedRows(Oid relid, const KeanonValueType *vt, int64 *nrows)
 {
 	PlacedRow  *rows;
 	int16		typlen;
 	bool		typbyval;
+	TupleDesc	desc = SPI_tuptable->tupdesc;
 
 	*nrows = (int64) SPI_processed;
 	rows = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(PlacedRow) * Max(*nrows, 1));
@@ -73,24 +78,22 @@ KeanonFetchedRows(const KeanonValueType *vt, int64 *nrows)
 		HeapTuple	t = SPI_tuptable->vals[i];
 		bool		isnull;
 
-		rows[i].tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
-		rows[i].value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull),
-								  typbyval, typlen);
+		rows[i].tid = *(ItemPointer) DatumGetPointer(KeanonSpiColumn(relid, t, desc, 1, TIDOID));
+		rows[i].value = datumCopy(KeanonSpiColumn(relid, t, desc, 2, vt->typid), typbyval, typlen);
 		rows[i].num = KeanonDatumToNum(vt, rows[i].value);
 		rows[i].fresh = -1;
 		rows[i].arrival = 0;
 		rows[i].pid = 0;
 		rows[i].slot = -1;
 		rows[i].pub = (Datum) 0;
-		if (SPI_tuptable->tupdesc->natts >= 5)
+		if (desc->natts >= 5)
 		{
-			Datum		pid = SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull);
-
+			(void) SPI_getbinval(t, desc, 3, &isnull);
 			if (!isnull)
 			{
-				rows[i].pid = DatumGetInt64(pid);
-				rows[i].slot = DatumGetInt32(SPI_getbinval(t, SPI_tuptable->tupdesc, 4, &isnull));
-				rows[i].pub = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 5, &isnull),
+				rows[i].pid = DatumGetInt64(KeanonSpiColumn(relid, t, desc, 3, INT8OID));
+				rows[i].slot = DatumGetInt32(KeanonSpiColumn(relid, t, desc, 4, INT4OID));
+				rows[i].pub = datumCopy(KeanonSpiColumn(relid, t, desc, 5, vt->typid),
 										typbyval, typlen);
 			}
 		}
@@ -1458,7 +1461,7 @@ rows_to_place(Watch *w, const OldList *old, const int64 *pids, int64 *nrows)
 					   "FROM %s WHERE keanon_pid IS NULL) x ORDER BY %s, keanon_arrival",
 					   w->s, w->s, w->rows, w->s, w->rows, w->s);
 		KeanonSpiRun(w->relid, sql, 1, &type, &arr, NULL, SPI_OK_SELECT);
-		rows = KeanonFetchedRows(&w->ki->vt, nrows);
+		rows = KeanonFetchedRows(w->relid, &w->ki->vt, nrows);
 	}
 	return with_fresh_rows(w, rows, nrows);
 }

@@ -275,7 +275,7 @@ first_release(Watch *wp, KeNum unconstrained, KeanonRunArrays *rap)
 	/* every row, in (value, arrival) order, goes to its partition */
 	sql = psprintf("SELECT ctid, %s FROM %s ORDER BY %s, keanon_arrival", w.s, w.rows, w.s);
 	KeanonSpiRun(w.relid, sql, 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	rows = KeanonFetchedRows(vt, &nrows);
+	rows = KeanonFetchedRows(w.relid, vt, &nrows);
 	for (int i = 0; i < np.n; i++)
 		want += np.parts[i].n;
 	if (want != nrows)
@@ -312,12 +312,13 @@ typedef struct ReleaseRow
 
 /* The rows of the last query (ctid, value), appended to rows[*n ...] */
 static ReleaseRow *
-fetch_release_rows(const KeanonValueType *vt, bool arrival, ReleaseRow *rows, int64 *n,
-				   int64 **pids)
+fetch_release_rows(Oid relid, const KeanonValueType *vt, bool arrival, ReleaseRow *rows,
+				   int64 *n, int64 **pids)
 {
 	int16		typlen;
 	bool		typbyval;
 	int64		got = (int64) SPI_processed;
+	TupleDesc	desc = SPI_tuptable->tupdesc;
 
 	get_typlenbyval(vt->typid, &typlen, &typbyval);
 	rows = rows == NULL ?
@@ -329,16 +330,15 @@ fetch_release_rows(const KeanonValueType *vt, bool arrival, ReleaseRow *rows, in
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		ReleaseRow *r = &rows[*n + i];
-		bool		isnull;
 
 		r->arrival = arrival;
-		r->tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
-		r->value = datumCopy(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull), typbyval, typlen);
+		r->tid = *(ItemPointer) DatumGetPointer(KeanonSpiColumn(relid, t, desc, 1, TIDOID));
+		r->value = datumCopy(KeanonSpiColumn(relid, t, desc, 2, vt->typid), typbyval, typlen);
 		r->num = KeanonDatumToNum(vt, r->value);
 		r->item = -1;
 		r->part = -1;
 		if (pids != NULL)
-			(*pids)[i] = DatumGetInt64(SPI_getbinval(t, SPI_tuptable->tupdesc, 3, &isnull));
+			(*pids)[i] = DatumGetInt64(KeanonSpiColumn(relid, t, desc, 3, INT8OID));
 	}
 	*n += got;
 	SPI_freetuptable(SPI_tuptable);
@@ -507,7 +507,7 @@ gather_release_rows(Watch *w, LaterRelease *lr)
 	KeanonSpiRun(w->relid, psprintf("SELECT ctid, %s, keanon_pid FROM %s ORDER BY keanon_pid, %s",
 									w->s, w->release, w->s),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	lr->rows = fetch_release_rows(vt, false, NULL, &lr->n, &lr->pids);
+	lr->rows = fetch_release_rows(w->relid, vt, false, NULL, &lr->n, &lr->pids);
 	lr->nold = lr->n;
 	/* arrivals: rows the last release does not hold as they are now */
 	KeanonSpiRun(w->relid, psprintf("SELECT x.ctid, x.%s FROM %s x WHERE NOT EXISTS "
@@ -515,7 +515,7 @@ gather_release_rows(Watch *w, LaterRelease *lr)
 									"pg_catalog.record_image_eq(ROW(%s), ROW(%s))) ORDER BY x.%s",
 									w->s, w->rows, w->release, keys_rx, cols_r, cols_x, w->s),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	lr->rows = fetch_release_rows(vt, true, lr->rows, &lr->n, NULL);
+	lr->rows = fetch_release_rows(w->relid, vt, true, lr->rows, &lr->n, NULL);
 	/* retained: released rows the table no longer holds as they were */
 	KeanonSpiRun(w->relid, psprintf("SELECT pg_catalog.count(*) FROM %s r WHERE NOT EXISTS "
 									"(SELECT 1 FROM %s x WHERE %s AND "
