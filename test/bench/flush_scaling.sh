@@ -11,7 +11,16 @@
 # checkpoints come more often than a page's changes (CHECKPOINT_FIRST=0:
 # none, the pages written since the last).  CSV on stdout:
 #   rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,
-#   wal_kb_per_arrival,fpi_per_arrival
+#   wal_kb_per_arrival,fpi_per_arrival,twin_ms,twin_rows_per_s,twin_wal_kb_per_arrival,twin_fpi_per_arrival
+#
+# The twin (TWIN=0: none) is the floor of any applier that stores the
+# publication row by row: a plain table shaped like the rows table (the
+# same columns, its key and the two partition btrees, pages 80 % full) of
+# as many rows, after the same CHECKPOINT, takes in one transaction the
+# same writes by SQL: the arrivals inserted into random partitions, and as
+# many updates of the published value and slot of random rows as the
+# flush made.  Its rate at 10^7 against 10^5 is
+# what the table's size alone costs such writes.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pending=${PENDING:-20000}
@@ -22,7 +31,40 @@ sizes=${SIZES:-"100000 1000000 10000000"}
 bench_sql -c "CREATE EXTENSION keanon"
 bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELECT pg_reload_conf()"
 
-echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,wal_kb_per_arrival,fpi_per_arrival"
+# twin N PARTITIONS UPDATES: the same writes into a plain table of N rows;
+# prints ms,rows_per_s,wal_kb_per_arrival,fpi_per_arrival
+twin() {
+	local n=$1 parts=$2 updates=$3 wal0 fpi0 ms
+	bench_sql -c "SELECT setseed(0.25)" \
+		-c "CREATE TABLE twin (id bigint PRIMARY KEY, qi integer, v integer, pub integer,
+			pid bigint, slot integer, arrival bigint) WITH (fillfactor = 80)" \
+		-c "INSERT INTO twin SELECT i, i % 100, v, v, v::bigint * $parts / 1000001,
+			(i % ($n / $parts + 1))::int, i
+			FROM (SELECT i, (random() * 1000000)::int AS v FROM generate_series(1, $n) i) s
+			ORDER BY 5, 6" \
+		-c "CREATE INDEX ON twin (pid, slot)" \
+		-c "CREATE INDEX ON twin (pid, pub) WHERE slot >= 32" \
+		-c "VACUUM ANALYZE twin"
+	[ "${CHECKPOINT_FIRST:-1}" = 0 ] || bench_sql -c "CHECKPOINT"
+	wal0=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
+	fpi0=$(bench_psql -At -c "SELECT wal_fpi FROM pg_stat_wal")
+	ms=$(bench_psql -At -c "SET enable_seqscan = off" -c "SET enable_hashjoin = off" \
+		-c "SET enable_mergejoin = off" -c "SELECT extract(epoch FROM clock_timestamp())" \
+		-c "BEGIN" \
+		-c "INSERT INTO twin SELECT $n + i, i % 100, v, v, v::bigint * $parts / 1000001, ($n / $parts) + i, $n + i
+			FROM (SELECT i, (random() * 1000000)::int AS v FROM generate_series(1, $pending) i) s" \
+		-c "UPDATE twin t SET pub = t.pub + 1, slot = t.slot + 1
+			FROM (SELECT DISTINCT 1 + (random() * ($n - 1))::bigint AS id
+				FROM generate_series(1, $updates)) r WHERE t.id = r.id" \
+		-c "COMMIT" -c "SELECT extract(epoch FROM clock_timestamp())" |
+		awk 'NR==1{s=$1} END{printf "%.1f", ($1-s)*1000}')
+	bench_psql -At -F, -c "SELECT pg_sleep(0.6)" -c "SELECT $ms, round($pending / ($ms / 1000.0)),
+		round((pg_current_wal_insert_lsn() - '$wal0') / 1024.0 / $pending, 1),
+		round(((SELECT wal_fpi FROM pg_stat_wal) - $fpi0) / $pending::numeric, 2)"
+	bench_sql -c "DROP TABLE twin"
+}
+
+echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,wal_kb_per_arrival,fpi_per_arrival,twin_ms,twin_rows_per_s,twin_wal_kb_per_arrival,twin_fpi_per_arrival"
 for n in $sizes; do
 	es=100
 	[ $((10000000 / n)) -ne 100 ] && es="$es $((10000000 / n))"
@@ -40,13 +82,20 @@ for n in $sizes; do
 		fpi0=$(bench_psql -At -c "SELECT wal_fpi FROM pg_stat_wal")
 		ms=$(bench_psql -At -c "SELECT extract(epoch FROM clock_timestamp())" -c "SELECT keanon.flush('$t')" \
 			-c "SELECT extract(epoch FROM clock_timestamp())" | awk 'NR==1{s=$1} NR==3{printf "%.1f", ($1-s)*1000}')
-		bench_psql -At -F, -c "SELECT pg_sleep(0.6)" -c "
+		line=$(bench_psql -At -F, -c "SELECT pg_sleep(0.6)" -c "
 SELECT $n, $e, $pending, $ms, round($pending / ($ms / 1000.0)),
 	u.n_tup_upd - $before, round((u.n_tup_upd - $before) / $pending::numeric, 2),
 	(SELECT count(*) FROM ${t}_keanon_parts), (SELECT round(avg(p.n), 1) FROM ${t}_keanon_parts p),
 	round((pg_current_wal_insert_lsn() - '$wal0') / 1024.0 / $pending, 1),
 	round(((SELECT wal_fpi FROM pg_stat_wal) - $fpi0) / $pending::numeric, 2)
-FROM pg_stat_user_tables u WHERE u.relname = '${t}_keanon_rows'" | grep -v '^$'
+FROM pg_stat_user_tables u WHERE u.relname = '${t}_keanon_rows'" | grep -v '^$')
+		nparts=$(echo "$line" | cut -d, -f8)
 		bench_sql -c "DROP TABLE $t CASCADE"
+		updates=$(echo "$line" | cut -d, -f6)
+		if [ "${TWIN:-1}" = 0 ]; then
+			echo "$line,,,,"
+		else
+			echo "$line,$(twin "$n" "$nparts" "$updates")"
+		fi
 	done
 done
