@@ -60,7 +60,7 @@ twin() {
 		awk 'NR==1{s=$1} END{printf "%.1f", ($1-s)*1000}')
 	bench_psql -At -F, -c "SELECT pg_sleep(0.6)" -c "SELECT $ms, round($pending / ($ms / 1000.0)),
 		round((pg_current_wal_insert_lsn() - '$wal0') / 1024.0 / $pending, 1),
-		round(((SELECT wal_fpi FROM pg_stat_wal) - $fpi0) / $pending::numeric, 2)"
+		round(((SELECT wal_fpi FROM pg_stat_wal) - $fpi0) / $pending::numeric, 2)" | grep -v '^$'
 	bench_sql -c "DROP TABLE twin"
 }
 
