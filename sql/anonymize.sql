@@ -230,3 +230,36 @@ SELECT keanon.generalize_int4range(42, 10), keanon.generalize_int4range(-3, 10),
 	keanon.generalize_int8range(1234567890123, 1000), keanon.generalize_numrange(4.2, 5),
 	keanon.generalize_daterange('2024-05-17', 'month'), keanon.generalize_tsrange('2024-05-17 10:11', 'year');
 SELECT keanon.k_anonymity('an_optimal', '{age}');
+
+-- Hierarchies and values keanon.anonymize cannot take are errors, never a
+-- crash or an allocation sized by garbage, for any caller: a NULL value, a
+-- parent not among the values or a value listed twice (read by the C code
+-- itself, though keanon.check_hierarchy checked them: a view may change
+-- between the two reads, and anonymize_core is callable directly); NaN or
+-- infinite values of a quantitative quasi-identifier; a value holding the
+-- byte \x01 reads as any other
+CREATE TABLE an_m(a text, s int); INSERT INTO an_m VALUES ('x',1),('y',2);
+CREATE TABLE an_h(value text, parent text); INSERT INTO an_h VALUES ('root',NULL),('x','root'),('y','root');
+CREATE VIEW an_hv AS SELECT value, parent FROM an_h
+  UNION ALL SELECT NULL::text, 'root'::text WHERE to_regclass('public.an_m_generalized') IS NOT NULL;
+SELECT * FROM keanon.anonymize('an_m','{a}','s','{"a":"an_hv"}',2);
+INSERT INTO an_h VALUES (NULL, 'root');
+CREATE TABLE an_m_out(a text, s int);
+SELECT * FROM keanon.anonymize_core('an_m','{a}','s',ARRAY['an_h'::regclass::oid],2,NULL,NULL,NULL,'basic',NULL,'public.an_m_out','privacyfrost2',0,true,false,'{pg_catalog.text}',NULL);
+DELETE FROM an_h WHERE value IS NULL;
+INSERT INTO an_h VALUES ('z', 'nowhere');
+SELECT * FROM keanon.anonymize_core('an_m','{a}','s',ARRAY['an_h'::regclass::oid],2,NULL,NULL,NULL,'basic',NULL,'public.an_m_out','privacyfrost2',0,true,false,'{pg_catalog.text}',NULL);
+DELETE FROM an_h WHERE value = 'z';
+INSERT INTO an_h VALUES ('x', 'root');
+SELECT * FROM keanon.anonymize_core('an_m','{a}','s',ARRAY['an_h'::regclass::oid],2,NULL,NULL,NULL,'basic',NULL,'public.an_m_out','privacyfrost2',0,true,false,'{pg_catalog.text}',NULL);
+CREATE TABLE an_f(a float8, s int);
+INSERT INTO an_f VALUES (0,1),(1e15,2),('NaN',3),(5,4),(1e15,5),('NaN',6),(0,7),(5,8);
+SELECT levels FROM keanon.anonymize('an_f','{a}','s',NULL,2);
+UPDATE an_f SET a = 'Infinity' WHERE a = 'NaN';
+SELECT levels FROM keanon.anonymize('an_f','{a}','s',NULL,2);
+CREATE TABLE an_m2(a text, s int); INSERT INTO an_m2 VALUES ('c',1),('d',2),('c',3),('d',4);
+CREATE TABLE an_h2(value text, parent text);
+INSERT INTO an_h2 VALUES ('root',NULL),(E'x\x01y','root'),('c',E'x\x01y'),('d',E'x\x01y');
+SELECT levels FROM keanon.anonymize('an_m2','{a}','s','{"a":"an_h2"}',2);
+DROP VIEW an_hv;
+DROP TABLE an_m, an_h, an_m_out, an_f, an_m2, an_h2, an_m2_generalized;

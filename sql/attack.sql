@@ -512,6 +512,30 @@ SELECT keanon.release('tr') IS NOT NULL AS released;
 UPDATE tr_keanon_release SET s = 5 WHERE id = 5;
 ALTER TABLE tr_keanon_release ALTER COLUMN s TYPE text;
 SELECT keanon.release('tr') IS NOT NULL AS released;
+-- in deferred mode, the pending list retyped by a trigger of the owner's
+-- between two rows of one statement (keanon_on_alter set aside): refused
+-- at the next row; a release holding a NULL, or retyped: keanon.check says so
+CREATE TABLE tpd(id int primary key, q int, s int);
+INSERT INTO tpd SELECT g, g%10, g*7%100 FROM generate_series(1,50) g;
+SELECT keanon.watch('tpd','s','{q}',3,5,mode=>'deferred');
+CREATE FUNCTION tpd_evil() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  IF NEW.id = 1001 THEN SET keanon.following_ddl = on;
+    EXECUTE 'ALTER TABLE tpd_keanon_pending ALTER COLUMN id TYPE text'; END IF;
+  RETURN NULL; END $$;
+CREATE TRIGGER zzz AFTER INSERT ON tpd FOR EACH ROW EXECUTE FUNCTION tpd_evil();
+INSERT INTO tpd VALUES (1001,1,1),(1002,2,2),(1003,3,3);
+RESET keanon.following_ddl;
+CREATE TABLE trc(id int primary key, q int, s numeric);
+INSERT INTO trc SELECT g, g%10, g*7%100 FROM generate_series(1,30) g;
+SELECT keanon.watch('trc','s','{q}',3,5,mode=>'release'); SELECT keanon.release('trc') IS NOT NULL;
+UPDATE trc_keanon_release SET s = NULL WHERE id = 1;
+SELECT keanon.check('trc');
+UPDATE trc_keanon_release SET s = 7 WHERE id = 1;
+SELECT keanon.check('trc');
+BEGIN; SET LOCAL keanon.following_ddl=on; ALTER TABLE trc_keanon_release ALTER s TYPE int8 USING 1e12::int8; COMMIT;
+SELECT keanon.check('trc');
+DROP TABLE tpd, trc CASCADE;
+DROP FUNCTION tpd_evil();
 \set VERBOSITY default
 DROP TABLE tp, tq, tr CASCADE;
 

@@ -207,3 +207,26 @@ ALTER TABLE gt_keanon_members ALTER COLUMN id TYPE name;
 INSERT INTO gt SELECT E'\\x04AAAx' || i, 30, i FROM generate_series(1, 10) i;
 \set VERBOSITY default
 DROP TABLE gt CASCADE;
+-- a group's box or a member's coordinates outside the hierarchy's leaves
+-- (the clustering core indexes the hierarchy by them), or a box between
+-- leaves: errors where keanon reads them
+\set VERBOSITY terse
+CREATE TABLE gth(value text, parent text);
+INSERT INTO gth VALUES ('any',NULL),('a','any'),('b','any'),('c','any'),('d','any');
+CREATE TABLE gtc(id int primary key, cat text, age int, s int);
+INSERT INTO gtc SELECT i,(ARRAY['a','b','c','d'])[1+i%4],20+i%30,i*13%100 FROM generate_series(1,60) i;
+CREATE TABLE gtc2 AS SELECT * FROM gtc; ALTER TABLE gtc2 ADD PRIMARY KEY (id);
+SELECT keanon.watch('gtc','s','{cat,age}',3,5,generalize=>3,hierarchies=>'{"cat":"gth"}');
+SELECT keanon.watch('gtc2','s','{cat,age}',3,5,generalize=>3,hierarchies=>'{"cat":"gth"}');
+BEGIN;
+UPDATE gtc_keanon_groups SET keanon_lo[1]=2e9, keanon_hi[1]=2e9;
+INSERT INTO gtc VALUES (1000,'a',25,50);
+ROLLBACK;
+BEGIN;
+UPDATE gtc_keanon_groups SET keanon_lo[1]=1.5;
+INSERT INTO gtc VALUES (1000,'a',25,50);
+ROLLBACK;
+UPDATE gtc2_keanon_members SET keanon_x[1]=2e9; DELETE FROM gtc2 WHERE id BETWEEN 1 AND 12;
+SELECT keanon.check('gtc');
+\set VERBOSITY default
+DROP TABLE gtc, gtc2, gth CASCADE;

@@ -164,45 +164,66 @@ cstring_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* Read hierarchy hrel (checked by keanon.check_hierarchy) into q's tree */
+/* A hierarchy's values, or its parents, are not what keanon.anonymize takes */
+static void
+tree_error(const AnonQi *q, Oid hrel, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("hierarchy %s of %s is not a tree of distinct values", get_rel_name(hrel), q->name),
+			 errdetail("%s", detail)));
+}
+
+/*
+ * Read hierarchy hrel into q's tree.  keanon.check_hierarchy checked it
+ * before, but by other queries, and a view's rows may differ from one read
+ * to the next: every value must be present and distinct, every parent one
+ * of the values, here too (cycles are refused by tree_depths).
+ */
 static void
 read_tree(AnonQi *q, Oid hrel)
 {
+	char	  **children;
 	char	  **parents;
 
 	if (SPI_execute(psprintf("SELECT value::pg_catalog.text, parent::pg_catalog.text FROM %s "
 							 "ORDER BY 1", KeanonQualifiedName(hrel)), true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read hierarchy %s", get_rel_name(hrel));
 	q->nnodes = (int) SPI_processed;
-	q->value = palloc(sizeof(char *) * q->nnodes);
-	parents = palloc(sizeof(char *) * q->nnodes);
+	q->value = palloc(sizeof(char *) * Max(q->nnodes, 1));
+	children = palloc(sizeof(char *) * Max(q->nnodes, 1));
+	parents = palloc(sizeof(char *) * Max(q->nnodes, 1));
 	for (int i = 0; i < q->nnodes; i++)
 	{
-		q->value[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		children[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 		parents[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		if (children[i] == NULL)
+			tree_error(q, hrel, "A value is NULL.");
+		q->value[i] = children[i];
 	}
 	/* the query's order is the collation's; lookups use strcmp's */
-	for (int i = 0; i < q->nnodes; i++)
-		parents[i] = parents[i] ? psprintf("%s\x01%s", parents[i], q->value[i]) : NULL;
 	qsort(q->value, q->nnodes, sizeof(char *), cstring_cmp);
-	q->parent = palloc(sizeof(int) * q->nnodes);
+	for (int i = 1; i < q->nnodes; i++)
+		if (strcmp(q->value[i - 1], q->value[i]) == 0)
+			tree_error(q, hrel, psprintf("The value \"%s\" appears twice.", q->value[i]));
+	q->parent = palloc(sizeof(int) * Max(q->nnodes, 1));
 	for (int i = 0; i < q->nnodes; i++)
-		q->parent[i] = -2;
-	for (int i = 0; i < q->nnodes; i++)
+		q->parent[i] = -1;
+	for (int i = 0, roots = 0; i < q->nnodes; i++)
 	{
-		char	   *sep;
-		int			child;
+		int			child = value_index(q, children[i]);
 
 		if (parents[i] == NULL)
+		{
+			if (++roots > 1)
+				tree_error(q, hrel, "It has more than one root.");
 			continue;
-		sep = strchr(parents[i], '\x01');
-		*sep = '\0';
-		child = value_index(q, sep + 1);
+		}
 		q->parent[child] = value_index(q, parents[i]);
+		if (q->parent[child] < 0)
+			tree_error(q, hrel, psprintf("The parent \"%s\" is not a value of the hierarchy.",
+										 parents[i]));
 	}
-	for (int i = 0; i < q->nnodes; i++)
-		if (q->parent[i] == -2)
-			q->parent[i] = -1;
 	q->value_len = palloc(sizeof(int) * Max(q->nnodes, 1));
 	for (int i = 0; i < q->nnodes; i++)
 		q->value_len[i] = (int) strlen(q->value[i]);
@@ -441,6 +462,17 @@ read_rows(AnonArgs *a, bool *numeric)
 	return (int) SPI_processed;
 }
 
+/* Column name of the table holds NaN or an infinity */
+static void
+not_finite(const AnonArgs *a, const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("column %s of table %s has values that are not finite (NaN or infinite)",
+					name, get_rel_name(a->relid)),
+			 errhint("Anonymize a view or a copy without them.")));
+}
+
 /* Code row r's hierarchy values; keep its other values as read */
 static void
 code_row(AnonArgs *a, int r, Datum *vals, bool *nulls, AnonRead *rd)
@@ -464,6 +496,9 @@ code_row(AnonArgs *a, int r, Datum *vals, bool *nulls, AnonRead *rd)
 		{
 			q->raw[r] = vals[2 * i];
 			q->rawf[r] = DatumGetFloat8(vals[2 * i + 1]);
+			/* doubling intervals need a finite range */
+			if (!isfinite(q->rawf[r]))
+				not_finite(a, q->name);
 		}
 		else
 		{
@@ -479,7 +514,11 @@ code_row(AnonArgs *a, int r, Datum *vals, bool *nulls, AnonRead *rd)
 	}
 	rd->sens_raw[r] = vals[2 * a->nqi];
 	if (rd->sens_f != NULL)
+	{
 		rd->sens_f[r] = DatumGetFloat8(vals[2 * a->nqi + 1]);
+		if (!isfinite(rd->sens_f[r]))
+			not_finite(a, a->sensitive);
+	}
 }
 
 /* What the row order comparator sees */

@@ -190,6 +190,35 @@ check_publishable(const NoteState *st, TupleTableSlot *slot)
 	(void) KeanonDatumToNum(&vt, d);
 }
 
+/*
+ * The pending list as keanon made it, checked for every row since the
+ * statement's state is kept across rows: the keys' types in order, then
+ * keanon_at, no other column (an owner's ALTER between two rows of one
+ * statement would have keanon form a tuple of the wrong types)
+ */
+static void
+check_pending_shape(const NoteState *st, Relation pending, TupleDesc table_desc)
+{
+	TupleDesc	pd = RelationGetDescr(pending);
+	bool		ok = pd->natts == st->nkeys + 1;
+
+	for (int i = 0; ok && i < pd->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(pd, i);
+		Oid			want = i < st->nkeys ?
+			TupleDescAttr(table_desc, st->attnums[i] - 1)->atttypid : TIMESTAMPTZOID;
+
+		ok = !a->attisdropped && a->atttypid == want;
+	}
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the layout of %s does not match the watch of %s",
+						RelationGetRelationName(pending), get_rel_name(st->relid)),
+				 errdetail("It must hold the table's key columns, of their types, then keanon_at, and no other column."),
+				 errhint("Undo the change to the internal table, or call keanon.unwatch and watch the table again.")));
+}
+
 /* Append the key of a row to the pending list */
 static void
 note_key(const NoteState *st, Relation pending, TupleTableSlot *slot)
@@ -248,6 +277,7 @@ keanon_note_change(PG_FUNCTION_ARGS)
 
 	/* no privilege on the list is asked of the writer: keanon writes it */
 	pending = table_open(st->pending_oid, RowExclusiveLock);
+	check_pending_shape(st, pending, RelationGetDescr(td->tg_relation));
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
 		note_key(st, pending, td->tg_newslot);

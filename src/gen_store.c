@@ -32,6 +32,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -79,6 +81,19 @@ struct GenStore
 	char	   *sql_member_keys;	/* FROM ... WHERE: the member keyed $1 ... $n */
 };
 
+/*
+ * Whether x could be keanon's coordinate of dimension d: finite, and for a
+ * categorical dimension a leaf number of its hierarchy (the clustering
+ * core indexes the hierarchy's arrays by it)
+ */
+bool
+KeanonGenCoordinateOk(const KeanonGen *g, int d, double x)
+{
+	if (!isfinite(x))
+		return false;
+	return !g->categorical[d] || (x >= 0 && x < g->h[d].nleaves && x == floor(x));
+}
+
 /* A group's summary from the current SPI row (gid, n, lo, hi, sum) */
 static void
 read_summary(GenStore *gs, HeapTuple tup, TupleDesc desc, KcGroup *out)
@@ -102,6 +117,22 @@ read_summary(GenStore *gs, HeapTuple tup, TupleDesc desc, KcGroup *out)
 			KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a group");
 		for (int d = 0; d < n; d++)
 			dst[a][d] = nulls[d] ? 0 : DatumGetFloat8(elems[d]);
+	}
+	/* what keanon wrote: an empty group's box is empty, a group's box holds leaves */
+	if (out->n < 0)
+		KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a group");
+	for (int d = 0; d < gs->g->ndims; d++)
+	{
+		if (out->n == 0)
+		{
+			out->lo[d] = INFINITY;
+			out->hi[d] = -INFINITY;
+			out->sum[d] = 0;
+		}
+		else if (!KeanonGenCoordinateOk(gs->g, d, out->lo[d]) ||
+				 !KeanonGenCoordinateOk(gs->g, d, out->hi[d]) ||
+				 out->lo[d] > out->hi[d] || !isfinite(out->sum[d]))
+			KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a group");
 	}
 }
 
@@ -362,7 +393,7 @@ st_members(void *arg, int64_t gid, const KcRow **rows, int64_t *n)
 			return KC_ERR_CORRUPT;
 		for (int d = 0; d < nx; d++)
 		{
-			if (nulls[d])
+			if (nulls[d] || !KeanonGenCoordinateOk(g, d, DatumGetFloat8(elems[d])))
 				return KC_ERR_CORRUPT;
 			x[d] = DatumGetFloat8(elems[d]);
 		}

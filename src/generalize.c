@@ -824,7 +824,7 @@ remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
 		xs[ngids] = palloc(sizeof(double) * g->ndims);
 		for (int d = 0; d < g->ndims; d++)
 		{
-			if (nulls[d])
+			if (nulls[d] || !KeanonGenCoordinateOk(g, d, DatumGetFloat8(elems[d])))
 				KeanonGeneralizeCheckStatus(KC_ERR_CORRUPT, "reading a member's coordinates");
 			xs[ngids][d] = DatumGetFloat8(elems[d]);
 		}

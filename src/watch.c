@@ -368,25 +368,24 @@ check_later_release(Oid relid, const Watch *w, KeanonIndex *ki, int64 release_no
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	d = SPI_tuptable->tupdesc;
-		bool		isnull;
-		KeNum		lo = KeanonDatumToNum(vt, SPI_getbinval(t, d, 1, &isnull));
-		KeNum		hi = KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull));
-		int64		added = DatumGetInt64(SPI_getbinval(t, d, 4, &isnull));
+		KeNum		lo = KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 1, vt->typid));
+		KeNum		hi = KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 2, vt->typid));
+		int64		added = DatumGetInt64(KeanonSpiColumn(relid, t, d, 4, INT8OID));
 
-		if (DatumGetInt64(SPI_getbinval(t, d, 3, &isnull)) < ki->k ||
+		if (DatumGetInt64(KeanonSpiColumn(relid, t, d, 3, INT8OID)) < ki->k ||
 			!ke_num_range_ok(vt->kind, lo, hi, ki->e))
 			check_failed(relid, "a released partition violates k or e", NULL);
 		if (added > 0 &&
-			(DatumGetInt64(SPI_getbinval(t, d, 5, &isnull)) < ki->k ||
-			 !ke_num_range_ok(vt->kind, KeanonDatumToNum(vt, SPI_getbinval(t, d, 6, &isnull)),
-							  KeanonDatumToNum(vt, SPI_getbinval(t, d, 7, &isnull)), ki->e)))
+			(DatumGetInt64(KeanonSpiColumn(relid, t, d, 5, INT8OID)) < ki->k ||
+			 !ke_num_range_ok(vt->kind, KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 6, vt->typid)),
+							  KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 7, vt->typid)), ki->e)))
 			check_failed(relid, "a released partition adds a set of rows that is not (k,e)-anonymous",
 						 psprintf("It adds %lld rows to the previous release.", (long long) added));
 		for (size_t j = 0; j < nold; j++)
 			if (ke_num_cmp(vt->kind, lo, ohi[j]) < 0 && ke_num_cmp(vt->kind, hi, olo[j]) > 0 &&
 				(ke_num_cmp(vt->kind, lo, olo[j]) > 0 || ke_num_cmp(vt->kind, hi, ohi[j]) < 0))
 				check_failed(relid, "a released partition takes part of a previous partition", NULL);
-		kept += DatumGetInt64(SPI_getbinval(t, d, 8, &isnull));
+		kept += DatumGetInt64(KeanonSpiColumn(relid, t, d, 8, INT8OID));
 	}
 	if (kept != prev_rows)
 		check_failed(relid, "the last release does not keep every row of the one before",
@@ -424,6 +423,10 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	char	   *sql;
 	bool		isnull;
 
+	/* keanon writes no NULL there; the owner may have */
+	if (count_query(psprintf("SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL OR keanon_pub IS NULL "
+							 "OR keanon_pid IS NULL OR keanon_since IS NULL", w->release, w->s)) > 0)
+		check_failed(relid, "the last release holds NULLs where keanon writes none", NULL);
 	if (SPI_execute_with_args("SELECT lo, hi, release_no, rows_published FROM keanon.releases "
 							  "WHERE relid = $1::oid::regclass "
 							  "ORDER BY release_no DESC LIMIT 2", 1, types, values, NULL, false, 0)
@@ -475,8 +478,10 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	counts = palloc(sizeof(int64) * m);
 	for (size_t r = 0; r < m; r++)
 	{
-		vals[r] = KeanonDatumToNum(vt, SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
-		counts[r] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+		vals[r] = KeanonDatumToNum(vt, KeanonSpiColumn(relid, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1,
+													   vt->typid));
+		counts[r] = DatumGetInt64(KeanonSpiColumn(relid, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2,
+												  INT8OID));
 	}
 	cut_after = palloc(sizeof(bool) * m);
 	cut_in = palloc(sizeof(bool) * m);
@@ -507,11 +512,11 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 		TupleDesc	d = SPI_tuptable->tupdesc;
 		KePartition *p = &pl.parts[i];
 
-		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 1, &isnull))) ||
-			DatumGetBool(SPI_getbinval(t, d, 2, &isnull)) != p->lo_last_only ||
-			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 3, &isnull))) ||
-			DatumGetBool(SPI_getbinval(t, d, 4, &isnull)) != p->hi_split ||
-			DatumGetInt64(SPI_getbinval(t, d, 5, &isnull)) != p->n)
+		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 1, vt->typid))) ||
+			DatumGetBool(KeanonSpiColumn(relid, t, d, 2, BOOLOID)) != p->lo_last_only ||
+			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 3, vt->typid))) ||
+			DatumGetBool(KeanonSpiColumn(relid, t, d, 4, BOOLOID)) != p->hi_split ||
+			DatumGetInt64(KeanonSpiColumn(relid, t, d, 5, INT8OID)) != p->n)
 			check_failed(relid, "the last release differs from the safe optimum",
 						 psprintf("Published partition %d differs.", i + 1));
 		if (p->ndistinct < ki->k ||
@@ -587,16 +592,15 @@ published_optimum(Oid relid, const Watch *w, KeanonIndex *ki, KeanonPartList *pc
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	d = SPI_tuptable->tupdesc;
-		bool		isnull;
 		KePartition p;
 
 		memset(&p, 0, sizeof(p));
-		p.lo = KeanonDatumToNum(&ki->vt, SPI_getbinval(t, d, 1, &isnull));
-		p.lo_last_only = DatumGetBool(SPI_getbinval(t, d, 2, &isnull));
-		p.hi = KeanonDatumToNum(&ki->vt, SPI_getbinval(t, d, 3, &isnull));
-		p.hi_split = DatumGetBool(SPI_getbinval(t, d, 4, &isnull));
-		p.n = DatumGetInt64(SPI_getbinval(t, d, 5, &isnull));
-		p.ndistinct = DatumGetInt32(SPI_getbinval(t, d, 6, &isnull));
+		p.lo = KeanonDatumToNum(&ki->vt, KeanonSpiColumn(relid, t, d, 1, ki->vt.typid));
+		p.lo_last_only = DatumGetBool(KeanonSpiColumn(relid, t, d, 2, BOOLOID));
+		p.hi = KeanonDatumToNum(&ki->vt, KeanonSpiColumn(relid, t, d, 3, ki->vt.typid));
+		p.hi_split = DatumGetBool(KeanonSpiColumn(relid, t, d, 4, BOOLOID));
+		p.n = DatumGetInt64(KeanonSpiColumn(relid, t, d, 5, INT8OID));
+		p.ndistinct = DatumGetInt32(KeanonSpiColumn(relid, t, d, 6, INT4OID));
 		p.error = ke_num_sub(ki->vt.kind, p.hi, p.lo);
 		KeanonCollectPartition(&p, pc);
 	}
@@ -627,15 +631,14 @@ check_partitions(Oid relid, const Watch *w, KeanonIndex *ki, KeanonPartList *pc)
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	d = SPI_tuptable->tupdesc;
-		bool		isnull;
 		KePartition *p = &pc->parts[i];
 
-		pids[i] = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, SPI_getbinval(t, d, 2, &isnull))) ||
-			DatumGetBool(SPI_getbinval(t, d, 3, &isnull)) != p->lo_last_only ||
-			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, SPI_getbinval(t, d, 4, &isnull))) ||
-			DatumGetBool(SPI_getbinval(t, d, 5, &isnull)) != p->hi_split ||
-			DatumGetInt64(SPI_getbinval(t, d, 6, &isnull)) != p->n)
+		pids[i] = DatumGetInt64(KeanonSpiColumn(relid, t, d, 1, INT8OID));
+		if (!ke_num_eq(vt->kind, p->lo, KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 2, vt->typid))) ||
+			DatumGetBool(KeanonSpiColumn(relid, t, d, 3, BOOLOID)) != p->lo_last_only ||
+			!ke_num_eq(vt->kind, p->hi, KeanonDatumToNum(vt, KeanonSpiColumn(relid, t, d, 4, vt->typid))) ||
+			DatumGetBool(KeanonSpiColumn(relid, t, d, 5, BOOLOID)) != p->hi_split ||
+			DatumGetInt64(KeanonSpiColumn(relid, t, d, 6, INT8OID)) != p->n)
 			check_failed(relid, "the published partitions differ from the optimum",
 						 psprintf("Published partition %lld differs from optimal partition %d.",
 								  (long long) pids[i], i + 1));
@@ -666,7 +669,8 @@ check_row_order(Oid relid, const Watch *w, const KeanonPartList *pc, const int64
 
 			if (pos >= (int64) SPI_processed)
 				check_failed(relid, "the partitions hold more rows than are published", NULL);
-			d = SPI_getbinval(SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, &isnull);
+			d = KeanonSpiColumnOrNull(relid, SPI_tuptable->vals[pos], SPI_tuptable->tupdesc, 1, INT8OID,
+									  &isnull);
 
 			if (isnull || DatumGetInt64(d) != pids[i])
 				check_failed(relid, "a row is published in the wrong partition",
