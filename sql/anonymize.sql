@@ -263,3 +263,19 @@ INSERT INTO an_h2 VALUES ('root',NULL),(E'x\x01y','root'),('c',E'x\x01y'),('d',E
 SELECT levels FROM keanon.anonymize('an_m2','{a}','s','{"a":"an_h2"}',2);
 DROP VIEW an_hv;
 DROP TABLE an_m, an_h, an_m_out, an_f, an_m2, an_h2, an_m2_generalized;
+
+-- Published intervals hold their rows' exact values: a leaf is the value as
+-- its type writes it (numeric 0.1, not the double nearest it), and an
+-- interval computed in doubles is widened by a rounding step where the
+-- values pass a double's precision (bigint past 2^53, numeric of many
+-- digits)
+CREATE TABLE an_exact (x numeric, b bigint, s integer);
+INSERT INTO an_exact SELECT 0.1 * i + 0.000000000000000000001 * (i % 2), 9007199254740993 + 2 * i, i
+FROM generate_series(1, 8) i;
+SELECT levels FROM keanon.anonymize('an_exact', '{x,b}', 's', NULL, 1, target => 'an_exact_leaves');
+SELECT levels FROM keanon.anonymize('an_exact', '{x,b}', 's', NULL, 3, target => 'an_exact_wide');
+SELECT count(*) AS rows, bool_and(g.x @> e.x AND g.b @> e.b) AS every_value_in_its_interval
+FROM an_exact e JOIN an_exact_leaves g ON g.s = e.s;
+SELECT count(*) AS rows, bool_and(g.x @> e.x AND g.b @> e.b) AS every_value_in_its_interval
+FROM an_exact e JOIN an_exact_wide g ON g.s = e.s;
+DROP TABLE an_exact, an_exact_leaves, an_exact_wide;

@@ -80,6 +80,7 @@ typedef struct AnonQi
 	int		   *leaf_node;		/* hierarchy: the leaf's node */
 	int		   *leaf_of_node;	/* hierarchy: [nnodes] the node's leaf, or -1 */
 	double	   *leaf_value;		/* automatic: the leaf's value */
+	char	  **leaf_text;		/* automatic: the leaf's value, exactly, as text */
 	/* levels */
 	int			nlevels;
 	uint32	  **map;
@@ -361,21 +362,34 @@ label(const AnonQi *q, int l, uint32 c)
 
 	if (!q->automatic)
 		return q->value[q->code_node[l][c]];
+	/* a leaf: the value itself, exactly as its type writes it */
 	if (l == 0)
-		lo = hi = q->leaf_value[c];
-	else
+		return psprintf("[%s,%s]", q->leaf_text[c], q->leaf_text[c]);
+	lo = q->vmin + c * q->width[l];
+	hi = lo + q->width[l];
+	/*
+	 * The interval holds the values whose doubles fall in [lo, hi); a value
+	 * beyond a double's precision (a bigint past 2^53, a numeric of many
+	 * digits) may lie a rounding step outside: the published interval is
+	 * widened by a step either way, so that it holds every such value
+	 */
+	if (!q->integral || fabs(lo) >= 9007199254740992.0 || fabs(hi) >= 9007199254740992.0)
 	{
-		lo = q->vmin + c * q->width[l];
-		hi = lo + q->width[l];
+		lo = nextafter(lo, -INFINITY);
+		hi = nextafter(hi, INFINITY);
+		if (q->integral)
+		{
+			lo = floor(lo);
+			hi = ceil(hi);
+		}
 	}
 	if (q->typid == DATEOID)
-		return psprintf("[%s,%s%c", DatumGetCString(DirectFunctionCall1(date_out,
-																	   DateADTGetDatum((DateADT) lo))),
-						DatumGetCString(DirectFunctionCall1(date_out, DateADTGetDatum((DateADT) hi))),
-						l == 0 ? ']' : ')');
+		return psprintf("[%s,%s)", DatumGetCString(DirectFunctionCall1(date_out,
+																	  DateADTGetDatum((DateADT) lo))),
+						DatumGetCString(DirectFunctionCall1(date_out, DateADTGetDatum((DateADT) hi))));
 	if (q->integral)
-		return psprintf("[%.0f,%.0f%c", lo, hi, l == 0 ? ']' : ')');
-	return psprintf("[%.17g,%.17g%c", lo, hi, l == 0 ? ']' : ')');
+		return psprintf("[%.0f,%.0f)", lo, hi);
+	return psprintf("[%.17g,%.17g)", lo, hi);
 }
 
 /* The arguments of keanon.anonymize_core, checked by keanon.anonymize */
@@ -601,6 +615,8 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, AnonRea
 	uint32	   *sens = palloc(sizeof(uint32) * Max(n, 1));
 	int			nsens;
 	double	   *sv = NULL;
+	Oid			typoutput;
+	bool		typvarlena;
 
 	rd->nrows = n;
 	rd->sens_raw = palloc(sizeof(Datum) * Max(n, 1));
@@ -625,8 +641,13 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, AnonRea
 			q->nleaves = rank_values(q->raw, n, q->typid, TupleDescAttr(desc, 2 * i)->attcollation,
 									 q->codes, rep);
 			q->leaf_value = palloc(sizeof(double) * Max(q->nleaves, 1));
+			q->leaf_text = palloc(sizeof(char *) * Max(q->nleaves, 1));
+			getTypeOutputInfo(q->typid, &typoutput, &typvarlena);
 			for (int f = 0; f < q->nleaves; f++)
+			{
 				q->leaf_value[f] = q->rawf[rep[f]];
+				q->leaf_text[f] = OidOutputFunctionCall(typoutput, q->raw[rep[f]]);
+			}
 			q->vmin = q->nleaves > 0 ? q->leaf_value[0] : 0;
 			automatic_levels(q);
 		}

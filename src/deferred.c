@@ -425,7 +425,9 @@ keanon_status(PG_FUNCTION_ARGS)
 	/* the result outlives SPI */
 	spi = MemoryContextSwitchTo(caller);
 	values[0] = CStringGetTextDatum(w.deferred ? "deferred" : w.release_mode ? "release" : "live");
-	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &nulls[2]);
+	/* the owner may have retyped keanon_at: what a reader gets is a time */
+	values[2] = KeanonSpiColumnOrNull(relid, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+									  TIMESTAMPTZOID, &nulls[2]);
 	nulls[3] = nulls[2];
 	if (!nulls[2])
 		values[3] = DirectFunctionCall2(timestamp_mi,

@@ -253,7 +253,8 @@ returned_changes(Watch *w, KeChange *changes, int at, int64 delta)
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum		d = KeanonSpiColumnOrNull(w->relid, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1,
+											  w->ki->vt.typid, &isnull);
 
 		if (isnull)
 			continue;
@@ -333,10 +334,10 @@ departed_rows(Watch *w, const char *sql, int *nchanges, GoneRow **gone, int *ngo
 						pidnull,
 						slotnull,
 						pubnull;
-			Datum		v = SPI_getbinval(t, d, 1, &vnull);
-			Datum		pid = SPI_getbinval(t, d, 2, &pidnull);
-			Datum		slot = SPI_getbinval(t, d, 3, &slotnull);
-			Datum		pub = SPI_getbinval(t, d, 4, &pubnull);
+			Datum		v = KeanonSpiColumnOrNull(w->relid, t, d, 1, w->ki->vt.typid, &vnull);
+			Datum		pid = KeanonSpiColumnOrNull(w->relid, t, d, 2, INT8OID, &pidnull);
+			Datum		slot = KeanonSpiColumnOrNull(w->relid, t, d, 3, INT4OID, &slotnull);
+			Datum		pub = KeanonSpiColumnOrNull(w->relid, t, d, 4, w->ki->vt.typid, &pubnull);
 
 			if (n == 0 && i == 0)
 				*first_d = vnull ? (Datum) 0 : datumCopy(v, typbyval, typlen);

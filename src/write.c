@@ -90,10 +90,10 @@ KeanonPublishedBoundaries(const Watch *w, const KeanonValueType *vt, KeBoundary 
 	for (int64 i = 0; i < n; i++)
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
-		bool		isnull;
 
-		(*bounds)[i].value = KeanonDatumToNum(vt, SPI_getbinval(t, SPI_tuptable->tupdesc, 1, &isnull));
-		(*bounds)[i].split = DatumGetBool(SPI_getbinval(t, SPI_tuptable->tupdesc, 2, &isnull));
+		(*bounds)[i].value = KeanonDatumToNum(vt, KeanonSpiColumn(w->relid, t, SPI_tuptable->tupdesc, 1,
+																  vt->typid));
+		(*bounds)[i].split = DatumGetBool(KeanonSpiColumn(w->relid, t, SPI_tuptable->tupdesc, 2, BOOLOID));
 	}
 	SPI_freetuptable(SPI_tuptable);
 	return n;
