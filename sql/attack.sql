@@ -540,6 +540,84 @@ DROP FUNCTION tpd_evil();
 DROP TABLE tp, tq, tr CASCADE;
 
 -- ----------------------------------------------------------------
+-- 9. Who reads what a watch derives from every row
+-- ----------------------------------------------------------------
+\set VERBOSITY terse
+CREATE ROLE keanon_eve;
+-- row security: a role that may read some rows of the table is not a
+-- reader of all of them (partitions, reports, index reads, checks and
+-- bounds are about every row)
+CREATE TABLE rls (id integer PRIMARY KEY, who text, age integer, salary integer);
+INSERT INTO rls SELECT g, CASE WHEN g <= 3 THEN 'keanon_eve' ELSE 'other' END, 20 + g % 40, 1000 * g
+FROM generate_series(1, 30) g;
+SELECT keanon.watch('rls', 'salary', '{age}', 2, 0);
+CREATE INDEX rls_plain_idx ON rls USING keanon (salary) WITH (k = 2);
+ALTER TABLE rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own ON rls FOR SELECT USING (who = current_user);
+GRANT SELECT ON rls TO keanon_eve;
+SET ROLE keanon_eve;
+SELECT count(*) FROM rls;
+SELECT count(*) FROM keanon.partitions('rls');
+SELECT count(*) FROM keanon.privacy_report('rls');
+SELECT count(*) FROM keanon.index_partitions('rls_plain_idx');
+SELECT keanon.check('rls');
+SELECT keanon.sum_bounds(keanon_pid) FROM rls_keanon_rows;
+RESET ROLE;
+SELECT min(keanon_pid) AS rls_pid FROM rls_anon \gset
+SET ROLE keanon_eve;
+-- a pid of a watch eve may not read, and one of no watch: the same error
+\set VERBOSITY sqlstate
+SELECT keanon.sum_bounds(x) FROM (VALUES (:rls_pid::bigint)) v(x);
+SELECT keanon.sum_bounds(x) FROM (VALUES (999000000000001::bigint)) v(x);
+\set VERBOSITY terse
+RESET ROLE;
+-- the view, without USAGE on its schema: as a query of it would be
+CREATE SCHEMA hidden;
+CREATE TABLE hidden.h (id integer PRIMARY KEY, age integer, salary integer);
+INSERT INTO hidden.h SELECT g, g % 40, 1000 * g FROM generate_series(1, 30) g;
+SELECT keanon.watch('hidden.h', 'salary', '{age}', 2, 0);
+GRANT SELECT ON hidden.h_anon TO keanon_eve;
+SELECT 'hidden.h'::regclass::oid AS h_oid \gset
+SET ROLE keanon_eve;
+SELECT count(*) FROM keanon.partitions(:h_oid);
+RESET ROLE;
+GRANT USAGE ON SCHEMA hidden TO keanon_eve;
+SET ROLE keanon_eve;
+SELECT count(*) FROM keanon.partitions(:h_oid);
+RESET ROLE;
+-- after an aborted write, a reader's check or index read does not repair
+-- the index, which would hold the writers' lock to the end of its
+-- transaction; the owner's does
+GRANT SELECT ON rls TO keanon_eve;
+ALTER TABLE rls DISABLE ROW LEVEL SECURITY;
+BEGIN; INSERT INTO rls VALUES (1000, 'x', 1, 5); ROLLBACK;
+BEGIN;
+SET LOCAL ROLE keanon_eve;
+SELECT keanon.check('rls');
+ROLLBACK;
+BEGIN;
+SET LOCAL ROLE keanon_eve;
+SELECT count(*) FROM keanon.index_partitions('rls_plain_idx');
+ROLLBACK;
+SELECT keanon.check('rls');
+-- a value a writer rewrites in another form (1.5 as 1.5000, 0 as -0) is the
+-- same value: its row stays, and keanon.check agrees
+CREATE TABLE nform (id integer PRIMARY KEY, age integer, salary numeric);
+INSERT INTO nform SELECT g, g % 5, g * 1.5 FROM generate_series(1, 20) g;
+SELECT keanon.watch('nform', 'salary', '{age}', 2, 0);
+UPDATE nform SET salary = salary * 1.000 WHERE id = 1;
+SELECT keanon.check('nform');
+CREATE TABLE fform (id integer PRIMARY KEY, age integer, salary float8);
+INSERT INTO fform SELECT g, g % 5, g - 1 FROM generate_series(1, 20) g;
+SELECT keanon.watch('fform', 'salary', '{age}', 2, 0);
+UPDATE fform SET salary = -salary WHERE salary = 0;
+SELECT keanon.check('fform');
+\set VERBOSITY default
+DROP TABLE rls, hidden.h, nform, fform CASCADE;
+DROP SCHEMA hidden;
+DROP ROLE keanon_eve;
+
+-- ----------------------------------------------------------------
 -- 7. Dropping the extension leaves no table of true values behind
 -- ----------------------------------------------------------------
 CREATE TABLE leftover (id integer PRIMARY KEY, qi integer, s integer);

@@ -230,3 +230,24 @@ UPDATE gtc2_keanon_members SET keanon_x[1]=2e9; DELETE FROM gtc2 WHERE id BETWEE
 SELECT keanon.check('gtc');
 \set VERBOSITY default
 DROP TABLE gtc, gtc2, gth CASCADE;
+
+\set VERBOSITY terse
+CREATE ROLE keanon_eve;
+-- a generalized watch whose view shows nothing yet (fewer than K rows):
+-- a reader of the view gets nothing of its partitions either
+CREATE TABLE few (id integer PRIMARY KEY, age integer, salary integer);
+INSERT INTO few SELECT g, g, 1000 * g FROM generate_series(1, 20) g;
+SELECT keanon.watch('few', 'salary', '{age}', 2, 0, generalize => 50);
+GRANT SELECT ON few_anon TO keanon_eve;
+SET ROLE keanon_eve;
+SELECT count(*) FROM few_anon;
+SELECT count(*) FROM keanon.partitions('few');
+SELECT count(*) FROM keanon.privacy_report('few');
+RESET ROLE;
+SELECT min(keanon_pid) AS few_pid FROM few_keanon_parts \gset
+SET ROLE keanon_eve;
+SELECT keanon.sum_bounds(x) FROM (VALUES (:few_pid::bigint)) v(x);
+RESET ROLE;
+\set VERBOSITY default
+DROP TABLE few CASCADE;
+DROP ROLE keanon_eve;

@@ -61,6 +61,7 @@
 #include "utils/snapmgr.h"
 #include "utils/typcache.h"
 
+#include "keanon_gen.h"
 #include "keanon_watch.h"
 #include "pg_compat.h"
 
@@ -483,12 +484,20 @@ watch_by_number(int64 pid)
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("keanon_pid %lld belongs to no watched table", (long long) pid),
-				 errhint("Pass the keanon_pid column of a published view.")));
 	return relid;
+}
+
+/*
+ * A keanon_pid of no watch, or of one the caller may not read: one error
+ * for both, so that it tells nothing of other roles' watches
+ */
+static void
+pid_refused(int64 pid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("keanon_pid %lld belongs to no view you may read", (long long) pid),
+			 errhint("Pass the keanon_pid column of a published view you may read.")));
 }
 
 /* An exact-kind number as a numeric in the engine's units */
@@ -815,8 +824,10 @@ compute_bounds(HitState *st, Bounds *b)
 		RangeEnds	range;
 		bool		first_watch = !b->any;
 
-		KeanonWatchForReader(relid, &w, "Bound aggregates over keanon_pid read the partitions of the view they come from.");
+		if (!OidIsValid(relid) || !KeanonWatchReadable(relid, &w))
+			pid_refused(pids[done]);
 		KeanonOwnerBegin(relid, &os);
+		KeanonGenRefuseUnpublished(&w);
 		KeanonIndexValueType(w.index_oid, &vt);
 		if (first_watch)
 			b->vt = vt;

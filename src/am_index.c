@@ -43,6 +43,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/resowner.h"
 
 #include "keanon_am.h"
@@ -56,16 +57,35 @@ typedef enum FluxState
 	FLUX_BROKEN					/* one aborted or crashed */
 } FluxState;
 
-/* Readers of a keanon index must be allowed to read its table */
+/*
+ * May the current role read every row of relation relid: its owner, or
+ * SELECT on it, USAGE on its schema, and no row security policy hiding
+ * rows from it?
+ * What keanon derives from a table (its partitions, an index's state, a
+ * check's findings) is about all of its rows.
+ */
+bool
+KeanonMayReadWhole(Oid relid)
+{
+	Oid			role = GetUserId();
+
+	if (keanon_owns_relation(relid, role))
+		return true;			/* trusted, row security or not */
+	return pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK &&
+		keanon_schema_usage(get_rel_namespace(relid), role) &&
+		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+}
+
+/* Readers of a keanon index must be allowed to read its whole table */
 void
 KeanonCheckReadable(Relation heap)
 {
-	if (pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	if (!KeanonMayReadWhole(RelationGetRelid(heap)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for table %s",
 						RelationGetRelationName(heap)),
-				 errdetail("Reading a keanon index requires SELECT on its table.")));
+				 errdetail("Reading a keanon index requires SELECT on its table, USAGE on its schema, and no row security policy on it that applies to the reader.")));
 }
 
 /*
@@ -497,6 +517,18 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 						 errmsg("keanon index \"%s\" is waiting to be repaired on the primary",
 								RelationGetRelationName(ki->index)),
 						 errdetail("A transaction that changed it did not commit.")));
+			/*
+			 * repair needs the writers' lock, kept to the end of the
+			 * transaction: a reader who does not own the table may not take
+			 * it (a transaction left open would stop every writer)
+			 */
+			if (!keanon_owns_relation(RelationGetRelid(ki->heap), GetOuterUserId()))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("keanon index \"%s\" must be repaired before it is read",
+								RelationGetRelationName(ki->index)),
+						 errdetail("A transaction that changed it did not commit."),
+						 errhint("The table's next write repairs it, as does keanon.check called by its owner.")));
 			/* repair needs the writer's lock, kept to the end of the transaction */
 			keanon_unlock(indexoid, ShareLock);
 			keanon_lock(indexoid, ExclusiveLock);

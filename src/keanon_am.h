@@ -272,6 +272,7 @@ extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
 extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
 extern void KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn);
 extern void KeanonIndexLockForWrite(Oid indexoid);
+extern bool KeanonMayReadWhole(Oid relid);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);

@@ -122,6 +122,7 @@ extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern bool KeanonWatchCached(Oid relid, Watch *w);
 extern void KeanonWatchForget(Oid relid);
 extern void KeanonRetireMemory(MemoryContext cxt);
+extern bool KeanonWatchReadable(Oid relid, Watch *w);
 extern void KeanonWatchForReader(Oid relid, Watch *w, const char *what);
 extern char *KeanonQualifiedName(Oid relid);
 extern char *KeanonNameList(List *names, const char *prefix);

@@ -19,6 +19,7 @@
 #include "access/heapam.h"
 #include "access/transam.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
@@ -70,6 +71,17 @@ keanon_owns_relation(Oid relid, Oid role)
 	return object_ownercheck(RelationRelationId, relid, role);
 #else
 	return pg_class_ownercheck(relid, role);
+#endif
+}
+
+/* May role use (look up objects in) schema nsp? */
+static inline bool
+keanon_schema_usage(Oid nsp, Oid role)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_aclcheck(NamespaceRelationId, nsp, role, ACL_USAGE) == ACLCHECK_OK;
+#else
+	return pg_namespace_aclcheck(nsp, role, ACL_USAGE) == ACLCHECK_OK;
 #endif
 }
 

@@ -57,6 +57,7 @@
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
+#include "keanon_gen.h"
 #include "keanon_watch.h"
 
 #ifndef HAVE_INT128
@@ -405,6 +406,7 @@ keanon_privacy_report(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	KeanonWatchForReader(relid, &w, "The privacy report of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
+	KeanonGenRefuseUnpublished(&w);
 	memset(&mv, 0, sizeof(mv));
 	memset(&all, 0, sizeof(all));
 	parts = read_report_parts(relid, &w, &nparts, &mv);

@@ -250,6 +250,7 @@ keanon_partitions(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	KeanonWatchForReader(relid, &w, "Reading the partitions of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
+	KeanonGenRefuseUnpublished(&w);
 	sql = psprintf("SELECT keanon_pid, n, pg_catalog.cardinality(vals)::pg_catalog.int8, lo::pg_catalog.numeric, "
 				   "hi::pg_catalog.numeric, lo AS raw_lo, hi AS raw_hi FROM %s p ORDER BY p.lo, p.hi, p.hi_split", w.parts);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
@@ -530,7 +531,7 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 static void
 check_mirror(Oid relid, const Watch *w)
 {
-	List	   *all = list_concat(list_make1(w->s), list_copy(w->qis));
+	List	   *all = list_copy(w->qis);
 	ListCell   *lc;
 	StringInfoData a_cols,
 				b_cols;
@@ -551,13 +552,17 @@ check_mirror(Oid relid, const Watch *w)
 		appendStringInfo(&a_cols, "%sa.%s", a_cols.len ? ", " : "", (char *) lfirst(lc));
 		appendStringInfo(&b_cols, "%sb.%s", b_cols.len ? ", " : "", (char *) lfirst(lc));
 	}
+	/*
+	 * the quasi-identifiers as stored; the value as a value (an UPDATE to
+	 * 1.50 from 1.5, or to -0 from 0, changes no value: its row stays)
+	 */
 	sql = psprintf("SELECT count(*) FROM (SELECT * FROM %s x WHERE x.%s IS NOT NULL%s) a "
 				   "FULL JOIN (SELECT * FROM %s x WHERE true%s) b ON %s "
-				   "WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+				   "WHERE NOT (pg_catalog.record_image_eq(ROW(%s), ROW(%s)) AND a.%s IS NOT DISTINCT FROM b.%s)",
 				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 											  get_rel_name(relid)),
 				   w->s, not_pending, w->rows, not_pending, KeanonKeysEqual(w, "a.", "b."),
-				   a_cols.data, b_cols.data);
+				   a_cols.data, b_cols.data, w->s, w->s);
 	bad = count_query(sql);
 	if (bad != 0)
 		check_failed(relid, "the published rows do not mirror the table",
@@ -704,7 +709,8 @@ keanon_check(PG_FUNCTION_ARGS)
 	KeanonPartList pc = {0};
 	int64	   *pids;
 
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	/* what it finds is about every row: for those who may read them all */
+	if (!KeanonMayReadWhole(relid))
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
 	KeanonOwnerBegin(relid, &os);
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -40,6 +40,7 @@
 #include "access/xact.h"
 
 #include "keanon_watch.h"
+#include "pg_compat.h"
 
 /* Quoted names from a name[] datum */
 static List *
@@ -631,11 +632,11 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 
 /*
  * Load the watch of relid for a reader (SPI connected on return, running as
- * the caller): whoever may read its view, or the table, may read what it
- * publishes; anyone else gets what (the detail) refused
+ * the caller); true when the caller may read what it publishes: whoever may
+ * read its view (and look in the view's schema), or the whole table
  */
-void
-KeanonWatchForReader(Oid relid, Watch *w, const char *what)
+bool
+KeanonWatchReadable(Oid relid, Watch *w)
 {
 	KeanonOwnerScope os;
 
@@ -645,8 +646,16 @@ KeanonWatchForReader(Oid relid, Watch *w, const char *what)
 		elog(ERROR, "keanon: SPI_connect failed");
 	KeanonWatchLoad(relid, w, false);
 	KeanonOwnerEnd(&os);
-	if (pg_class_aclcheck(w->view_oid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	return (pg_class_aclcheck(w->view_oid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
+			keanon_schema_usage(get_rel_namespace(w->view_oid), GetUserId())) ||
+		KeanonMayReadWhole(relid);
+}
+
+/* The same, and anyone else gets what (the detail) refused */
+void
+KeanonWatchForReader(Oid relid, Watch *w, const char *what)
+{
+	if (!KeanonWatchReadable(relid, w))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for view %s", get_rel_name(w->view_oid)),
