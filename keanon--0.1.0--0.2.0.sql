@@ -673,20 +673,31 @@ DO $views$
 DECLARE
 	w record;
 BEGIN
-	FOR w IN SELECT wt.view, wt.rows_table, wt.sensitive, wt.quasi_identifiers
-			 FROM keanon.watches wt
+	FOR w IN SELECT wt.relid, wt.view, wt.rows_table, wt.sensitive, wt.quasi_identifiers, c.reloptions
+			 FROM keanon.watches wt JOIN pg_catalog.pg_class c ON c.oid = wt.view
 			 WHERE wt.mode IN ('live', 'deferred') AND wt.generalize IS NULL
 	LOOP
-		-- the view is the owner's, not the extension's: an update may replace
-		-- only its own objects, so it holds the view for the moment
-		EXECUTE format('ALTER EXTENSION keanon ADD VIEW %s', w.view);
-		EXECUTE format('CREATE OR REPLACE VIEW %s WITH (security_barrier) AS '
-					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %s WHERE keanon_pid IS NOT NULL '
-					   'ORDER BY keanon_pid, keanon_slot',
-					   w.view, (SELECT string_agg(format('%I', c), ', ' ORDER BY o)
-								FROM unnest(w.quasi_identifiers) WITH ORDINALITY u(c, o)),
-					   w.sensitive, w.rows_table);
-		EXECUTE format('ALTER EXTENSION keanon DROP VIEW %s', w.view);
+		BEGIN
+			-- the view is the owner's, not the extension's: an update may
+			-- replace only its own objects, so it holds the view for the
+			-- moment; the owner's options on it are kept
+			EXECUTE format('ALTER EXTENSION keanon ADD VIEW %s', w.view);
+			EXECUTE format('CREATE OR REPLACE VIEW %s WITH (%s) AS '
+						   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %s WHERE keanon_pid IS NOT NULL '
+						   'ORDER BY keanon_pid, keanon_slot',
+						   w.view,
+						   pg_catalog.array_to_string(pg_catalog.array_append(
+							   (SELECT pg_catalog.array_agg(o) FROM pg_catalog.unnest(w.reloptions) o
+								WHERE o NOT LIKE 'security\_barrier=%'), 'security_barrier=true'), ', '),
+						   (SELECT string_agg(format('%I', c), ', ' ORDER BY o)
+							FROM unnest(w.quasi_identifiers) WITH ORDINALITY u(c, o)),
+						   w.sensitive, w.rows_table);
+			EXECUTE format('ALTER EXTENSION keanon DROP VIEW %s', w.view);
+		EXCEPTION WHEN OTHERS THEN
+			-- a view its owner redefined is the owner's to redefine
+			RAISE WARNING 'keanon: the view % of %''s watch was left as it is: %', w.view, w.relid, SQLERRM
+				USING HINT = 'Give it ORDER BY keanon_pid, keanon_slot, so that no plan returns its rows in their physical order.';
+		END;
 	END LOOP;
 END;
 $views$;

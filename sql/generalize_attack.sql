@@ -243,6 +243,7 @@ SET ROLE keanon_eve;
 SELECT count(*) FROM few_anon;
 SELECT count(*) FROM keanon.partitions('few');
 SELECT count(*) FROM keanon.privacy_report('few');
+SELECT published FROM keanon.status('few');
 RESET ROLE;
 SELECT min(keanon_pid) AS few_pid FROM few_keanon_parts \gset
 SET ROLE keanon_eve;

@@ -69,6 +69,16 @@ SELECT write_all(100);
 SELECT keanon.release('t_release');
 SELECT keanon.flush('t_deferred') IS NOT NULL AS flushed, keanon.flush('t_gen_deferred') IS NOT NULL AS flushed;
 
+-- an owner's option on a view is kept by the update; a view its owner
+-- redefined is left as it is, with a warning
+ALTER VIEW t_deferred_anon SET (security_invoker = true);
+CREATE TABLE t_redefined AS SELECT * FROM t_live;
+ALTER TABLE t_redefined ADD PRIMARY KEY (id);
+SELECT keanon.watch('t_redefined', 'salary', '{age,kind}', 3, 2000);
+CREATE OR REPLACE VIEW t_redefined_anon WITH (security_barrier) AS
+	SELECT age, kind, keanon_pub AS salary, keanon_pid, 1 AS extra FROM t_redefined_keanon_rows
+	WHERE keanon_pid IS NOT NULL;
+
 ALTER EXTENSION keanon UPDATE TO '0.2.0';
 SELECT extversion FROM pg_extension WHERE extname = 'keanon';
 
@@ -90,7 +100,10 @@ SELECT v::text, pg_get_viewdef(v) ~ 'ORDER BY ([a-z_]+\.)?keanon_pid, ([a-z_]+\.
 	(SELECT string_agg(d.deptype::text, ',' ORDER BY d.deptype) FROM pg_depend d
 	 WHERE d.classid = 'pg_class'::regclass AND d.objid = v
 		AND d.refclassid = 'pg_extension'::regclass) AS on_extension
-FROM unnest(ARRAY['t_live_anon', 't_deferred_anon', 't_release_anon', 't_gen_anon']::regclass[]) v;
+FROM unnest(ARRAY['t_live_anon', 't_deferred_anon', 't_release_anon', 't_gen_anon', 't_redefined_anon']::regclass[]) v;
+SELECT c.reloptions FROM pg_class c WHERE c.oid = 't_deferred_anon'::regclass;
+SELECT keanon.unwatch('t_redefined');
+DROP TABLE t_redefined;
 -- what 0.2.0 adds: a generalized watch in release mode
 CREATE TABLE t_gen_release AS SELECT * FROM t_live;
 ALTER TABLE t_gen_release ADD PRIMARY KEY (id);

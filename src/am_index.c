@@ -465,6 +465,17 @@ attach_engine(KeanonIndex *ki, KeanonStoreMode mode)
 KeanonIndex *
 KeanonIndexOpen(Oid indexoid, bool for_write)
 {
+	return KeanonIndexOpenFor(indexoid, for_write, GetUserId());
+}
+
+/*
+ * The same, for role reader: a read that finds the state to repair repairs
+ * it only for the table's owner (a repair holds the writers' lock to the
+ * end of the transaction, which no mere reader may)
+ */
+KeanonIndex *
+KeanonIndexOpenFor(Oid indexoid, bool for_write, Oid reader)
+{
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
 											  "keanon index",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -522,7 +533,7 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 			 * transaction: a reader who does not own the table may not take
 			 * it (a transaction left open would stop every writer)
 			 */
-			if (!keanon_owns_relation(RelationGetRelid(ki->heap), GetOuterUserId()))
+			if (!keanon_owns_relation(RelationGetRelid(ki->heap), reader))
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("keanon index \"%s\" must be repaired before it is read",

@@ -393,6 +393,7 @@ keanon_flush(PG_FUNCTION_ARGS)
 Datum
 keanon_status(PG_FUNCTION_ARGS)
 {
+	bool		shows;
 	Oid			relid = PG_GETARG_OID(0);
 	KeanonOwnerScope os;
 	Watch		w;
@@ -408,6 +409,8 @@ keanon_status(PG_FUNCTION_ARGS)
 		elog(ERROR, "keanon: keanon.status must return a record");
 	KeanonWatchForReader(relid, &w, "The status of a watched table requires SELECT on its view.");
 	KeanonOwnerBegin(relid, &os);
+	/* a generalized view that shows nothing yet tells no count either */
+	shows = KeanonGenPublishesAny(&w);
 	if (w.deferred)
 		sql = psprintf("SELECT (SELECT pg_catalog.count(*) FROM (SELECT DISTINCT %s FROM %s) d), "
 					   "(SELECT pg_catalog.min(keanon_at) FROM %s), "
@@ -433,7 +436,7 @@ keanon_status(PG_FUNCTION_ARGS)
 		values[3] = DirectFunctionCall2(timestamp_mi,
 										TimestampTzGetDatum(GetCurrentTimestamp()), values[2]);
 	values[4] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &nulls[4]);
-	if (nulls[4])
+	if (nulls[4] || !shows)
 	{
 		values[4] = Int64GetDatum(0);
 		nulls[4] = false;

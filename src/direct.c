@@ -1277,9 +1277,24 @@ add_placed_row(KeanonDirect *rt, const KeanonValueType *vt, PlacedRow **rows,
 	r->arrival = DatumGetInt64(slot_getattr(slot, rt->att_arrival, &isnull));
 	r->fresh = -1;
 	r->pid = DatumGetInt64(slot_getattr(slot, rt->att_pid, &isnull));
-	r->slot = DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull));
-	d = slot_getattr(slot, rt->att_pub, &isnull);
-	r->pub = isnull ? (Datum) 0 : datumCopy(d, rt->typbyval, rt->typlen);
+	r->slot = 0;
+	r->pub = (Datum) 0;
+	/* a row with a partition has its slot and published value: keanon writes no other */
+	if (!isnull)
+	{
+		bool		slotnull,
+					pubnull;
+
+		r->slot = DatumGetInt32(slot_getattr(slot, rt->att_slot, &slotnull));
+		d = slot_getattr(slot, rt->att_pub, &pubnull);
+		if (slotnull || pubnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("a placed row of %s lacks its slot or published value",
+							RelationGetRelationName(rt->rows.rel)),
+					 errhint("Undo the change to the internal table, or call keanon.republish.")));
+		r->pub = datumCopy(d, rt->typbyval, rt->typlen);
+	}
 	ExecClearTuple(slot);
 }
 

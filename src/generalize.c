@@ -1057,13 +1057,12 @@ KeanonOptimizeGroups(Oid relid)
 
 
 /*
- * Refuse a reader what a generalized watch's partitions tell while its view
- * publishes no row: a table of fewer than K rows has one group, not shown,
- * and its partitions, their bounds and their report would tell of the rows
- * the view hides.  Run as the table's owner, SPI connected.
+ * Whether a generalized watch's view publishes any row: a table of fewer
+ * than K rows has one group, not shown (true for a watch not generalized).
+ * Run as the table's owner, SPI connected.
  */
-void
-KeanonGenRefuseUnpublished(const Watch *w)
+bool
+KeanonGenPublishesAny(const Watch *w)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(w->relid)};
@@ -1071,19 +1070,30 @@ KeanonGenRefuseUnpublished(const Watch *w)
 	Datum		groups;
 
 	if (w->generalize <= 0)
-		return;
+		return true;
 	if (KeanonSpiExec(w->relid, "SELECT qi_groups FROM keanon.watches WHERE relid = $1::oid::regclass",
 					  1, types, values, NULL, true) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not read the watch of %s", get_rel_name(w->relid));
 	groups = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (!isnull &&
+	return !isnull &&
 		KeanonSpiExec(w->relid,
 					  psprintf("SELECT 1 FROM %s WHERE keanon_n OPERATOR(pg_catalog.>=) %d LIMIT 1",
 							   KeanonQualifiedName(DatumGetObjectId(groups)), w->generalize),
-					  0, NULL, NULL, NULL, true) == SPI_OK_SELECT && SPI_processed == 1)
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("the view of %s publishes no row yet", get_rel_name(w->relid)),
-			 errdetail("A generalized watch publishes its rows once its table holds %d.", w->generalize)));
+					  0, NULL, NULL, NULL, true) == SPI_OK_SELECT && SPI_processed == 1;
+}
+
+/*
+ * Refuse a reader what a generalized watch's partitions tell while its view
+ * publishes no row: its partitions, their bounds and their report would
+ * tell of the rows the view hides.  Run as the table's owner, SPI
+ * connected.
+ */
+void
+KeanonGenRefuseUnpublished(const Watch *w)
+{
+	if (!KeanonGenPublishesAny(w))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the view of %s publishes no row yet", get_rel_name(w->relid)),
+				 errdetail("A generalized watch publishes its rows once its table holds %d.", w->generalize)));
 }

@@ -269,6 +269,7 @@ extern bool KeanonUndoRestore(Relation index);
 
 /* am_index.c */
 extern KeanonIndex *KeanonIndexOpen(Oid indexoid, bool for_write);
+extern KeanonIndex *KeanonIndexOpenFor(Oid indexoid, bool for_write, Oid reader);
 extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
 extern void KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn);
 extern void KeanonIndexLockForWrite(Oid indexoid);

@@ -70,6 +70,7 @@ typedef struct GenStore GenStore;
 
 /* gen_store.c */
 extern GenStore *KeanonGenStoreBegin(Watch *w, KeanonGen *g, KcStore *st);
+extern bool KeanonGenPublishesAny(const Watch *w);
 extern void KeanonGenRefuseUnpublished(const Watch *w);
 extern bool KeanonGenCoordinateOk(const KeanonGen *g, int d, double x);
 extern int64 KeanonGenStoreAddRow(GenStore *gs, const Datum *keys, const double *x, bool stored);

@@ -733,7 +733,8 @@ keanon_check(PG_FUNCTION_ARGS)
 	 */
 	/* the table before the watch's lock, as TRUNCATE and a flush take them */
 	LockRelationOid(relid, AccessShareLock);
-	ki = KeanonIndexOpen(w.index_oid, false);
+	/* as the caller: a reader's check does not repair the index */
+	ki = KeanonIndexOpenFor(w.index_oid, false, os.save_user);
 	KeanonCheckSnapshot(&w);
 	KeanonIndexVerify(ki);
 
