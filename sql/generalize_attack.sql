@@ -249,6 +249,7 @@ SELECT min(keanon_pid) AS few_pid FROM few_keanon_parts \gset
 SET ROLE keanon_eve;
 SELECT keanon.sum_bounds(x) FROM (VALUES (:few_pid::bigint)) v(x);
 RESET ROLE;
+SELECT keanon.check('few');
 \set VERBOSITY default
 DROP TABLE few CASCADE;
 DROP ROLE keanon_eve;

@@ -1071,7 +1071,7 @@ KeanonGenPublishesAny(const Watch *w)
 
 	if (w->generalize <= 0)
 		return true;
-	if (KeanonSpiExec(w->relid, "SELECT qi_groups FROM keanon.watches WHERE relid = $1::oid::regclass",
+	if (KeanonSpiExec(w->relid, "SELECT qi_groups FROM keanon.watches WHERE relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
 					  1, types, values, NULL, true) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not read the watch of %s", get_rel_name(w->relid));
 	groups = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

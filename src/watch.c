@@ -339,6 +339,50 @@ check_permutations(Oid relid, const Watch *w, const char *table, bool with_slots
 }
 
 /*
+ * The partition ranges of the release before the last, from its row of
+ * keanon.releases (lo and hi text[], as long as each other); their number
+ */
+static size_t
+previous_ranges(Oid relid, const KeanonValueType *vt, HeapTuple tup, TupleDesc desc,
+				KeNum **olo, KeNum **ohi)
+{
+	Datum	   *lo,
+			   *hi;
+	bool	   *ln,
+			   *hn;
+	int			nl,
+				nh;
+	bool		isnull;
+
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 1, &isnull)),
+					  TEXTOID, -1, false, TYPALIGN_INT, &lo, &ln, &nl);
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 2, &isnull)),
+					  TEXTOID, -1, false, TYPALIGN_INT, &hi, &hn, &nh);
+	if (nl != nh)
+		check_failed(relid, "the releases recorded are inconsistent",
+					 psprintf("A release lists %d low and %d high bounds.", nl, nh));
+	*olo = palloc(sizeof(KeNum) * Max(nl, 1));
+	*ohi = palloc(sizeof(KeNum) * Max(nl, 1));
+	for (int i = 0; i < nl; i++)
+	{
+		if (ln[i] || hn[i])
+			check_failed(relid, "the releases recorded are inconsistent", "A release lists a NULL bound.");
+		(*olo)[i] = KeanonNumFromText(vt, TextDatumGetCString(lo[i]));
+		(*ohi)[i] = KeanonNumFromText(vt, TextDatumGetCString(hi[i]));
+	}
+	return (size_t) nl;
+}
+
+/* The release holds no NULL: keanon writes none there, the owner may have */
+static void
+check_release_nulls(Oid relid, const Watch *w)
+{
+	if (count_query(psprintf("SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL OR keanon_pub IS NULL "
+							 "OR keanon_pid IS NULL OR keanon_since IS NULL", w->release, w->s)) > 0)
+		check_failed(relid, "the last release holds NULLs where keanon writes none", NULL);
+}
+
+/*
  * A release after the first reveals nothing by subtraction from the one
  * before it (see release.c): every partition is (k,e)-anonymous; it covers
  * each previous partition it overlaps (nold ranges olo/ohi); the rows it
@@ -424,10 +468,7 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	char	   *sql;
 	bool		isnull;
 
-	/* keanon writes no NULL there; the owner may have */
-	if (count_query(psprintf("SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL OR keanon_pub IS NULL "
-							 "OR keanon_pid IS NULL OR keanon_since IS NULL", w->release, w->s)) > 0)
-		check_failed(relid, "the last release holds NULLs where keanon writes none", NULL);
+	check_release_nulls(relid, w);
 	if (SPI_execute_with_args("SELECT lo, hi, release_no, rows_published FROM keanon.releases "
 							  "WHERE relid = $1::oid::regclass "
 							  "ORDER BY release_no DESC LIMIT 2", 1, types, values, NULL, false, 0)
@@ -442,25 +483,7 @@ check_release(Oid relid, const Watch *w, KeanonIndex *ki)
 	}
 	if (SPI_processed == 2)
 	{
-		Datum	   *lo,
-				   *hi;
-		bool	   *ln,
-				   *hn;
-		int			nl,
-					nh;
-
-		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[1], SPI_tuptable->tupdesc, 1, &isnull)),
-						  TEXTOID, -1, false, TYPALIGN_INT, &lo, &ln, &nl);
-		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[1], SPI_tuptable->tupdesc, 2, &isnull)),
-						  TEXTOID, -1, false, TYPALIGN_INT, &hi, &hn, &nh);
-		nold = (size_t) nl;
-		olo = palloc(sizeof(KeNum) * Max(nl, 1));
-		ohi = palloc(sizeof(KeNum) * Max(nl, 1));
-		for (int i = 0; i < nl; i++)
-		{
-			olo[i] = KeanonNumFromText(vt, TextDatumGetCString(lo[i]));
-			ohi[i] = KeanonNumFromText(vt, TextDatumGetCString(hi[i]));
-		}
+		nold = previous_ranges(relid, vt, SPI_tuptable->vals[1], SPI_tuptable->tupdesc, &olo, &ohi);
 		check_later_release(relid, w, ki,
 							DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)),
 							DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[1], SPI_tuptable->tupdesc, 4, &isnull)),
