@@ -226,6 +226,7 @@ bench: bench-engine bench-cluster bench-fulldomain
 	bash test/bench/live_waits.sh > test/bench/results/live_waits.csv
 	bash test/bench/worst_case.sh > test/bench/results/worst_case.csv
 	bash test/bench/flush_scaling.sh > test/bench/results/flush_scaling.csv
+	bash test/bench/hot_updates.sh > test/bench/results/hot_updates.csv
 	if command -v gnuplot > /dev/null 2>&1; then \
 		gnuplot -e "resdir='test/bench/results'; docdir='docs'" test/bench/plot_maintenance.gp; \
 	else echo "bench: gnuplot is not installed; no maintenance plot"; fi

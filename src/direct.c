@@ -19,7 +19,8 @@
  *			such index exist), under SnapshotSelf; a range of partitions by
  *			their (hi) btree, and the rows showing a value by the
  *			(keanon_pid, keanon_pub) btree, in the value type's default
- *			order, its >= and = taken from that family by OID; a row by the
+ *			order, its = taken from that family by OID (by the partition's
+ *			slots should it be gone); a row by the
  *			watched table's key through the rows table's primary key, with
  *			the = of each column's family and the index's collation (the SQL
  *			statements run instead should that key be gone);
@@ -1390,9 +1391,10 @@ add_slot(int32 **slots, int64 *n, int64 *cap, int32 slot)
  * (keanon_pid, keanon_pub) index and, when that index holds only the slots
  * from some least one up (a partial index, as keanon.watch builds it, so
  * that the many small partitions' rows cost no entry there), one of the
- * (keanon_pid, keanon_slot) index below it; or of the partition's rows
- * should either index be gone.  Returns their number, the slots into
- * *slots.
+ * (keanon_pid, keanon_slot) index below it.  Without the first (an owner
+ * may drop it, so that a change of a published value alone is a HOT
+ * update), one scan of the partition's slots; without either, of its rows.
+ * Returns their number, the slots into *slots.
  */
 int64
 KeanonSlotsShowing(Watch *w, int64 pid, Datum pub, int32 **slots)
@@ -1401,8 +1403,9 @@ KeanonSlotsShowing(Watch *w, int64 pid, Datum pub, int32 **slots)
 	const KeanonValueType *vt = &w->ki->vt;
 	KeNum		target = KeanonDatumToNum(vt, pub);
 	int64		n = 0;
+	bool		by_pub = rt->pub_index != NULL && (rt->pub_from == 0 || rt->slot_index != NULL);
 
-	if (rt->pub_index != NULL && (rt->pub_from == 0 || rt->slot_index != NULL))
+	if (by_pub || rt->slot_index != NULL)
 	{
 		TupleTableSlot *slot = rt->rows.scan_slot;
 		IndexScanDesc scan;
@@ -1411,23 +1414,29 @@ KeanonSlotsShowing(Watch *w, int64 pid, Datum pub, int32 **slots)
 		bool		isnull;
 
 		*slots = palloc(sizeof(int32) * cap);
-		scan = index_beginscan(rt->rows.rel, rt->pub_index, SnapshotSelf, 2, 0);
-		ScanKeyInit(&sk[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pid));
-		ScanKeyInit(&sk[1], 2, BTEqualStrategyNumber, rt->pub_eq, pub);
-		sk[1].sk_collation = rt->pub_index->rd_indcollation[1];
-		index_rescan(scan, sk, 2, NULL, 0);
-		while (index_getnext_slot(scan, ForwardScanDirection, slot))
+		if (by_pub)
 		{
-			add_slot(slots, &n, &cap, DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull)));
-			ExecClearTuple(slot);
+			scan = index_beginscan(rt->rows.rel, rt->pub_index, SnapshotSelf, 2, 0);
+			ScanKeyInit(&sk[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pid));
+			ScanKeyInit(&sk[1], 2, BTEqualStrategyNumber, rt->pub_eq, pub);
+			sk[1].sk_collation = rt->pub_index->rd_indcollation[1];
+			index_rescan(scan, sk, 2, NULL, 0);
+			while (index_getnext_slot(scan, ForwardScanDirection, slot))
+			{
+				add_slot(slots, &n, &cap, DatumGetInt32(slot_getattr(slot, rt->att_slot, &isnull)));
+				ExecClearTuple(slot);
+			}
+			index_endscan(scan);
 		}
-		index_endscan(scan);
-		if (rt->pub_from > 0)
+		if (!by_pub || rt->pub_from > 0)
 		{
-			scan = index_beginscan(rt->rows.rel, rt->slot_index, SnapshotSelf, 2, 0);
+			/* the slots the (keanon_pid, keanon_pub) index does not hold */
+			int			nkeys = by_pub ? 2 : 1;
+
+			scan = index_beginscan(rt->rows.rel, rt->slot_index, SnapshotSelf, nkeys, 0);
 			ScanKeyInit(&sk[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pid));
 			ScanKeyInit(&sk[1], 2, BTLessStrategyNumber, F_INT4LT, Int32GetDatum(rt->pub_from));
-			index_rescan(scan, sk, 2, NULL, 0);
+			index_rescan(scan, sk, nkeys, NULL, 0);
 			while (index_getnext_slot(scan, ForwardScanDirection, slot))
 			{
 				Datum		d = slot_getattr(slot, rt->att_pub, &isnull);

@@ -101,13 +101,18 @@ place_fresh_row(Watch *w, int64 pid, int32 slot, Datum pub)
 	f->placed = true;
 }
 
+/* partitions of up to this many slots are listed, not sampled */
+#define LIST_SLOTS_UP_TO 64
+
 /*
  * A uniformly random slot among those of partition pid (n slots before the
  * change) whose row shows value vd.  The departing row, already gone from
  * the table, is counted at its slot dslot with its published value dpub.
  * Choosing among equal values at random, not the first one found, keeps the
- * permutation uniform.  Common values are found by sampling slots; rare ones
- * by listing them.  -1 if no slot shows vd.
+ * permutation uniform.  In a partition of up to LIST_SLOTS_UP_TO slots the
+ * rows showing vd are listed (one scan of its slots, whatever vd); in a
+ * larger one common values are found by sampling slots, rare ones by
+ * listing them.  -1 if no slot shows vd.
  */
 static int32
 random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum vd)
@@ -116,7 +121,7 @@ random_slot_showing(Watch *w, int64 pid, int64 n, int32 dslot, Datum dpub, Datum
 	KeNum		target = KeanonDatumToNum(vt, vd);
 	bool		departing_shows = ke_num_eq(vt->kind, KeanonDatumToNum(vt, dpub), target);
 
-	for (int t = 0; t < 32 && n > 0; t++)
+	for (int t = 0; t < 32 && n > LIST_SLOTS_UP_TO; t++)
 	{
 		int32		j = (int32) KeanonRandomBelow((uint64) n);
 		ItemPointerData tid;
