@@ -11,7 +11,8 @@
 # checkpoints come more often than a page's changes (CHECKPOINT_FIRST=0:
 # none, the pages written since the last).  CSV on stdout:
 #   rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,
-#   wal_kb_per_arrival,fpi_per_arrival,twin_ms,twin_rows_per_s,twin_wal_kb_per_arrival,twin_fpi_per_arrival
+#   wal_kb_per_arrival,fpi_per_arrival,twin_ms,twin_rows_per_s,twin_wal_kb_per_arrival,twin_fpi_per_arrival,
+#   hot_twin_ms,hot_twin_rows_per_s,hot_twin_wal_kb_per_arrival,hot_twin_fpi_per_arrival
 #
 # The twin (TWIN=0: none) is the floor of any applier that stores the
 # publication row by row: a plain table shaped like the rows table (the
@@ -20,7 +21,12 @@
 # same writes by SQL: the arrivals inserted into random partitions, and as
 # many updates of the published value and slot of random rows as the
 # flush made.  Its rate at 10^7 against 10^5 is
-# what the table's size alone costs such writes.
+# what the table's size alone costs such writes.  The HOT twin (TWIN_HOT=0:
+# none) makes the same writes into the same table without the two
+# partition btrees, so that each update is a HOT one: the floor of a layout
+# whose published changes touch no index (a slot map kept outside the
+# btrees, docs/writers.md).  ES (default: 100, and 10^7 / N) sets the e
+# values tried.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pending=${PENDING:-20000}
@@ -31,10 +37,13 @@ sizes=${SIZES:-"100000 1000000 10000000"}
 bench_sql -c "CREATE EXTENSION keanon"
 bench_sql -c "LOAD 'keanon'" -c "ALTER SYSTEM SET keanon.worker = off" -c "SELECT pg_reload_conf()"
 
-# twin N PARTITIONS UPDATES: the same writes into a plain table of N rows;
-# prints ms,rows_per_s,wal_kb_per_arrival,fpi_per_arrival
+# twin N PARTITIONS UPDATES [HOT]: the same writes into a plain table of N
+# rows (with HOT=1 no index but its key); prints
+# ms,rows_per_s,wal_kb_per_arrival,fpi_per_arrival
 twin() {
-	local n=$1 parts=$2 updates=$3 wal0 fpi0 ms
+	local n=$1 parts=$2 updates=$3 hot=${4:-0} wal0 fpi0 ms partition_btrees=()
+	[ "$hot" = 1 ] || partition_btrees=(-c "CREATE INDEX ON twin (pid, slot)"
+		-c "CREATE INDEX ON twin (pid, pub) WHERE slot >= 32")
 	bench_sql -c "SELECT setseed(0.25)" \
 		-c "CREATE TABLE twin (id bigint PRIMARY KEY, qi integer, v integer, pub integer,
 			pid bigint, slot integer, arrival bigint) WITH (fillfactor = 80)" \
@@ -42,8 +51,7 @@ twin() {
 			(i % ($n / $parts + 1))::int, i
 			FROM (SELECT i, (random() * 1000000)::int AS v FROM generate_series(1, $n) i) s
 			ORDER BY 5, 6" \
-		-c "CREATE INDEX ON twin (pid, slot)" \
-		-c "CREATE INDEX ON twin (pid, pub) WHERE slot >= 32" \
+		"${partition_btrees[@]}" \
 		-c "VACUUM ANALYZE twin"
 	[ "${CHECKPOINT_FIRST:-1}" = 0 ] || bench_sql -c "CHECKPOINT"
 	wal0=$(bench_psql -At -c "SELECT pg_current_wal_insert_lsn()")
@@ -64,10 +72,13 @@ twin() {
 	bench_sql -c "DROP TABLE twin"
 }
 
-echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,wal_kb_per_arrival,fpi_per_arrival,twin_ms,twin_rows_per_s,twin_wal_kb_per_arrival,twin_fpi_per_arrival"
+echo "rows,e,pending,flush_ms,rows_per_s,row_updates,updates_per_arrival,partitions,avg_partition_rows,wal_kb_per_arrival,fpi_per_arrival,twin_ms,twin_rows_per_s,twin_wal_kb_per_arrival,twin_fpi_per_arrival,hot_twin_ms,hot_twin_rows_per_s,hot_twin_wal_kb_per_arrival,hot_twin_fpi_per_arrival"
 for n in $sizes; do
-	es=100
-	[ $((10000000 / n)) -ne 100 ] && es="$es $((10000000 / n))"
+	es=${ES:-}
+	if [ -z "$es" ]; then
+		es=100
+		[ $((10000000 / n)) -ne 100 ] && es="$es $((10000000 / n))"
+	fi
 	for e in $es; do
 		t=t_${n}_$e
 		bench_sql -c "SELECT setseed(0.5)" \
@@ -92,10 +103,10 @@ FROM pg_stat_user_tables u WHERE u.relname = '${t}_keanon_rows'" | grep -v '^$')
 		nparts=$(echo "$line" | cut -d, -f8)
 		bench_sql -c "DROP TABLE $t CASCADE"
 		updates=$(echo "$line" | cut -d, -f6)
-		if [ "${TWIN:-1}" = 0 ]; then
-			echo "$line,,,,"
-		else
-			echo "$line,$(twin "$n" "$nparts" "$updates")"
-		fi
+		plain=",,,"
+		[ "${TWIN:-1}" = 0 ] || plain=$(twin "$n" "$nparts" "$updates")
+		hot=",,,"
+		[ "${TWIN_HOT:-1}" = 0 ] || hot=$(twin "$n" "$nparts" "$updates" 1)
+		echo "$line,$plain,$hot"
 	done
 done
