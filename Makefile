@@ -21,6 +21,7 @@ OBJS = \
 	src/sql_engine.o \
 	src/aggregates.o \
 	src/catalog.o \
+	src/watch_args.o \
 	src/am_build.o \
 	src/am_funcs.o \
 	src/am_handler.o \

@@ -282,36 +282,32 @@ COMMENT ON FUNCTION keanon.generalization_of(regclass) IS
 'the table''s owner: the generalization of a watch as keanon.watches records it (members NULL in release mode, where the release table holds each row''s group); an error when the table is not watched with generalize';
 
 
-CREATE OR REPLACE FUNCTION keanon.watch(
+CREATE FUNCTION keanon.watch_build(
 	tab regclass,
 	sensitive name,
 	quasi_identifiers name[],
+	keys name[],
 	k integer,
 	e numeric,
-	publish_as name DEFAULT NULL,
-	mode text DEFAULT 'live',
-	release_every interval DEFAULT NULL,
-	generalize integer DEFAULT NULL,
-	hierarchies jsonb DEFAULT NULL,
-	qi_method text DEFAULT 'i3m')
+	publish_as name,
+	mode text,
+	release_every interval,
+	generalize integer,
+	hierarchies jsonb,
+	qi_method text)
 RETURNS regclass
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-AS $watch$
+AS $watch_build$
 DECLARE
 	nsp name;
-	keys name[];
 	cols name[];
 	q name;
 	nm record;
 	gen record;
 	keylist text;
 BEGIN
-	keys := keanon.watch_check(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
-							   release_every);
-	PERFORM keanon.watch_check_generalized(tab, quasi_identifiers, generalize, hierarchies,
-										   qi_method, mode, k);
 	nsp := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.oid = tab);
 	-- no writer may slip in between reading the rows and the triggers
@@ -365,9 +361,32 @@ BEGIN
 	END IF;
 	RETURN format('%I.%I', nsp, nm.view_name)::regclass;
 END;
-$watch$;
+$watch_build$;
+REVOKE ALL ON FUNCTION keanon.watch_build(regclass, name, name[], name[], integer, numeric, name, text, interval, integer, jsonb, text) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.watch_build(regclass, name, name[], name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
+'part of keanon.watch, called by it alone once the table and the arguments passed its checks: make the watch''s objects, register it, publish the rows and install the triggers; returns the view';
+
+CREATE OR REPLACE FUNCTION keanon.watch(
+	tab regclass,
+	sensitive name,
+	quasi_identifiers name[],
+	k integer,
+	e numeric,
+	publish_as name DEFAULT NULL,
+	mode text DEFAULT 'live',
+	release_every interval DEFAULT NULL,
+	generalize integer DEFAULT NULL,
+	hierarchies jsonb DEFAULT NULL,
+	qi_method text DEFAULT 'i3m')
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'keanon_watch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on;
 COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
 'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule; with generalize => k the quasi-identifiers are published generalized (numbers as ranges, categories as ancestors in hierarchies => {column: table of (value, parent)}) in groups of at least k rows kept current by qi_method i3m or sbtree';
+-- keanon.watch checks its arguments in C now
+DROP FUNCTION keanon.watch_check(regclass, name, name[], integer, numeric, name, text, interval);
 
 
 CREATE OR REPLACE FUNCTION keanon.qi_groups(tab regclass,

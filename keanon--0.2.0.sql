@@ -305,146 +305,6 @@ COMMENT ON FUNCTION keanon.fill(regclass) IS
 
 -- keanon.watch in steps: the checks, the internal names, the objects, the
 -- triggers; watch() runs them in order around the registration and fill
-CREATE FUNCTION keanon.watch_check(tab regclass, sensitive name, quasi_identifiers name[],
-	k integer, e numeric, publish_as name, mode text, release_every interval)
-RETURNS name[]
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-SET row_security = on
-AS $watch_check$
-DECLARE
-	nsp name;
-	rel name;
-	s_type text;
-	s_typid oid;
-	keys name[];
-	q name;
-BEGIN
-	IF tab IS NULL OR sensitive IS NULL OR quasi_identifiers IS NULL OR k IS NULL OR e IS NULL THEN
-		RAISE EXCEPTION 'keanon.watch needs a table, a sensitive column, quasi-identifiers, k and e'
-			USING ERRCODE = 'null_value_not_allowed';
-	END IF;
-	IF mode IS NULL OR mode NOT IN ('live', 'release', 'deferred') THEN
-		RAISE EXCEPTION 'unknown watch mode "%"', mode
-			USING ERRCODE = 'invalid_parameter_value',
-				  HINT = 'Use mode => ''live'', mode => ''deferred'' or mode => ''release''.';
-	END IF;
-	IF release_every IS NOT NULL AND mode <> 'release' THEN
-		RAISE EXCEPTION 'release_every needs mode => ''release'''
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	IF k < 2 OR k > 1000000 THEN
-		RAISE EXCEPTION 'k must be between 2 and 1000000' USING ERRCODE = 'invalid_parameter_value',
-			DETAIL = format('k = %s was given.', k);
-	END IF;
-	IF e < 0 OR e = 'NaN'::numeric OR e IN ('Infinity'::numeric, '-Infinity'::numeric) THEN
-		RAISE EXCEPTION 'e must be a finite number of at least 0' USING ERRCODE = 'invalid_parameter_value',
-			DETAIL = format('e = %s was given.', e);
-	END IF;
-	IF e >= 1e28 THEN
-		RAISE EXCEPTION 'e must be below 10^28' USING ERRCODE = 'invalid_parameter_value',
-			DETAIL = format('e = %s was given.', e);
-	END IF;
-	IF (SELECT relkind FROM pg_class WHERE oid = tab) = 'p' THEN
-		RAISE EXCEPTION 'partitioned table % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
-			DETAIL = 'Statements on its partitions would bypass a watch of the parent.',
-			HINT = 'Watch an ordinary table; see "Known limitations" in keanon''s README.';
-	END IF;
-	SELECT n.nspname, c.relname INTO nsp, rel
-	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE c.oid = tab AND c.relkind = 'r';
-	IF NOT FOUND THEN
-		RAISE EXCEPTION '"%" is not an ordinary table', tab USING ERRCODE = 'wrong_object_type';
-	END IF;
-	IF (SELECT relpersistence FROM pg_class WHERE oid = tab) = 't' THEN
-		RAISE EXCEPTION 'temporary table % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
-			DETAIL = 'A watch outlives no session: its catalog row would outlive the table.';
-	END IF;
-	-- rows written through a parent would bypass the table's own triggers
-	IF (SELECT relispartition FROM pg_class WHERE oid = tab) THEN
-		RAISE EXCEPTION 'partition % cannot be watched', tab USING ERRCODE = 'wrong_object_type',
-			DETAIL = 'Rows written through its partitioned parent would bypass the watch.',
-			HINT = 'Watch an ordinary table that is neither partitioned nor a partition.';
-	END IF;
-	IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = tab OR inhparent = tab) THEN
-		RAISE EXCEPTION 'table % has inheritance parents or children and cannot be watched', tab
-			USING ERRCODE = 'wrong_object_type',
-			DETAIL = 'Rows changed through an inheritance parent would bypass the watch, or be missed by it.',
-			HINT = 'Watch a table without inheritance (ALTER TABLE ... NO INHERIT).';
-	END IF;
-	IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = tab AND contype = 'p' AND condeferrable) THEN
-		RAISE EXCEPTION 'the primary key of table % is deferrable', tab USING ERRCODE = 'invalid_table_definition',
-			DETAIL = 'keanon links published rows to their source rows by a key that holds at every statement.',
-			HINT = 'Make the primary key NOT DEFERRABLE.';
-	END IF;
-	IF publish_as = '' THEN
-		RAISE EXCEPTION 'publish_as must not be empty' USING ERRCODE = 'invalid_name';
-	END IF;
-	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
-		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
-	END IF;
-	IF EXISTS (SELECT 1 FROM keanon.watches w WHERE w.relid = tab) THEN
-		RAISE EXCEPTION 'table % is already watched', tab USING ERRCODE = 'duplicate_object',
-			HINT = 'Call keanon.unwatch first to change its parameters.';
-	END IF;
-
-	SELECT format_type(a.atttypid, a.atttypmod), a.atttypid INTO s_type, s_typid
-	FROM pg_attribute a
-	WHERE a.attrelid = tab AND a.attname = sensitive AND a.attnum > 0 AND NOT a.attisdropped;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'column "%" of table % does not exist', sensitive, tab
-			USING ERRCODE = 'undefined_column';
-	END IF;
-	IF s_typid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
-					   'numeric'::regtype, 'real'::regtype, 'double precision'::regtype) THEN
-		RAISE EXCEPTION 'sensitive column "%" has type %, which keanon cannot partition', sensitive, s_type
-			USING ERRCODE = 'datatype_mismatch',
-				  HINT = 'Use smallint, integer, bigint, numeric, real or double precision.';
-	END IF;
-	IF cardinality(quasi_identifiers) = 0 THEN
-		RAISE EXCEPTION 'at least one quasi-identifier is needed' USING ERRCODE = 'invalid_parameter_value',
-			HINT = 'The published view shows the quasi-identifiers next to the permuted values.';
-	END IF;
-	IF cardinality(quasi_identifiers) IS DISTINCT FROM
-	   (SELECT count(DISTINCT x) FROM unnest(quasi_identifiers) x) THEN
-		RAISE EXCEPTION 'quasi-identifiers must be distinct and not null' USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	FOREACH q IN ARRAY quasi_identifiers LOOP
-		IF q = sensitive THEN
-			RAISE EXCEPTION 'the sensitive column "%" cannot also be a quasi-identifier', q
-				USING ERRCODE = 'invalid_parameter_value',
-					  DETAIL = 'Publishing it unpermuted would reveal every value.';
-		END IF;
-		IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q
-					   AND a.attnum > 0 AND NOT a.attisdropped) THEN
-			RAISE EXCEPTION 'column "%" of table % does not exist', q, tab
-				USING ERRCODE = 'undefined_column';
-		END IF;
-	END LOOP;
-
-	SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum))
-	INTO keys
-	FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-	WHERE i.indrelid = tab AND i.indisprimary;
-	IF keys IS NULL THEN
-		RAISE EXCEPTION 'table % has no primary key', tab USING ERRCODE = 'invalid_table_definition',
-			HINT = 'keanon links published rows to their source rows by primary key.';
-	END IF;
-	-- keanon's own columns beside the user's in the rows table and the view
-	FOREACH q IN ARRAY keys || quasi_identifiers || sensitive LOOP
-		IF q LIKE 'keanon\_%' THEN
-			RAISE EXCEPTION 'column "%" of table % has a name reserved for keanon', q, tab
-				USING ERRCODE = 'reserved_name',
-					  DETAIL = 'Columns whose names begin with keanon_ cannot be watched.',
-					  HINT = 'Rename the column.';
-		END IF;
-	END LOOP;
-	RETURN keys;
-END;
-$watch_check$;
-COMMENT ON FUNCTION keanon.watch_check(regclass, name, name[], integer, numeric, name, text, interval) IS
-'part of keanon.watch: refuse, with keanon''s own words and nothing made, what cannot be watched; returns the primary key''s columns';
-
 CREATE FUNCTION keanon.watch_names(tab regclass, publish_as name,
 	OUT rows_name text, OUT parts_name text, OUT idx_name text, OUT release_name text,
 	OUT pending_name text, OUT view_name text)
@@ -645,36 +505,32 @@ $watch_triggers$;
 COMMENT ON FUNCTION keanon.watch_triggers(regclass, text, name[]) IS
 'part of keanon.watch: the triggers that keep a watch current, enabled always (also under session_replication_role = replica and logical replication apply)';
 
-CREATE FUNCTION keanon.watch(
+CREATE FUNCTION keanon.watch_build(
 	tab regclass,
 	sensitive name,
 	quasi_identifiers name[],
+	keys name[],
 	k integer,
 	e numeric,
-	publish_as name DEFAULT NULL,
-	mode text DEFAULT 'live',
-	release_every interval DEFAULT NULL,
-	generalize integer DEFAULT NULL,
-	hierarchies jsonb DEFAULT NULL,
-	qi_method text DEFAULT 'i3m')
+	publish_as name,
+	mode text,
+	release_every interval,
+	generalize integer,
+	hierarchies jsonb,
+	qi_method text)
 RETURNS regclass
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-AS $watch$
+AS $watch_build$
 DECLARE
 	nsp name;
-	keys name[];
 	cols name[];
 	q name;
 	nm record;
 	gen record;
 	keylist text;
 BEGIN
-	keys := keanon.watch_check(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
-							   release_every);
-	PERFORM keanon.watch_check_generalized(tab, quasi_identifiers, generalize, hierarchies,
-										   qi_method, mode, k);
 	nsp := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.oid = tab);
 	-- no writer may slip in between reading the rows and the triggers
@@ -728,7 +584,28 @@ BEGIN
 	END IF;
 	RETURN format('%I.%I', nsp, nm.view_name)::regclass;
 END;
-$watch$;
+$watch_build$;
+REVOKE ALL ON FUNCTION keanon.watch_build(regclass, name, name[], name[], integer, numeric, name, text, interval, integer, jsonb, text) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.watch_build(regclass, name, name[], name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
+'part of keanon.watch, called by it alone once the table and the arguments passed its checks: make the watch''s objects, register it, publish the rows and install the triggers; returns the view';
+
+CREATE FUNCTION keanon.watch(
+	tab regclass,
+	sensitive name,
+	quasi_identifiers name[],
+	k integer,
+	e numeric,
+	publish_as name DEFAULT NULL,
+	mode text DEFAULT 'live',
+	release_every interval DEFAULT NULL,
+	generalize integer DEFAULT NULL,
+	hierarchies jsonb DEFAULT NULL,
+	qi_method text DEFAULT 'i3m')
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'keanon_watch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on;
 COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
 'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule; with generalize => k the quasi-identifiers are published generalized (numbers as ranges, categories as ancestors in hierarchies => {column: table of (value, parent)}) in groups of at least k rows kept current by qi_method i3m or sbtree';
 

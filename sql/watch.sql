@@ -148,6 +148,7 @@ SELECT count(*) FROM people_anon;
 SELECT keanon.check('people');
 
 -- Bad input: a clear error, and nothing changes
+CREATE ROLE keanon_analyst_none;
 CREATE TABLE staff (id integer PRIMARY KEY, age integer, salary bigint, notes text);
 CREATE TABLE nokey (salary integer, age integer);
 SELECT keanon.watch('staff', 'salary', '{age}', 1, 2000);
@@ -164,6 +165,18 @@ SELECT keanon.watch('staff', 'salary', '{age}', 3, 0, mode => 'weekly');
 SELECT keanon.watch('people', 'salary', '{age}', 3, 0);
 SELECT keanon.watch('nokey', 'salary', '{age}', 3, 0);
 SELECT keanon.watch('people_anon', 'salary', '{age}', 3, 0);
+SELECT keanon.watch('staff', 'salary', '{}', 3, 0);
+-- keanon.watch checks in C: its errors point into none of its internals
+-- (no CONTEXT line); a generalization's are those of its one check
+\set SHOW_CONTEXT errors
+SELECT keanon.watch('staff', 'salary', '{age}', 3, -1);
+SELECT keanon.watch('people', 'salary', '{age}', 3, 0);
+SELECT keanon.watch('staff', 'salary', '{age}', 3, 0, generalize => 1);
+\set SHOW_CONTEXT never
+-- keanon.watch alone makes a watch of the arguments it checked
+SET ROLE keanon_analyst_none;
+SELECT keanon.watch_build('staff', 'salary', '{age}', '{id}', 3, 0, NULL, 'live', NULL, NULL, NULL, 'i3m');
+RESET ROLE;
 SELECT keanon.unwatch('staff');
 SELECT count(*) FROM keanon.watches;
 SELECT relname FROM pg_class WHERE relname LIKE 'staff%' OR relname LIKE 'nokey%' ORDER BY 1;
@@ -340,6 +353,7 @@ SELECT count(*) FROM pg_class WHERE relname LIKE 'people%';
 DROP OWNED BY keanon_analyst;
 DROP OWNED BY keanon_clerk;
 DROP ROLE keanon_analyst;
+DROP ROLE keanon_analyst_none;
 DROP ROLE keanon_clerk;
 DROP TABLE nokey, staff, "Odd ""Table""; DROP TABLE people; --";
 
