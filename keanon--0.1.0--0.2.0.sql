@@ -245,6 +245,11 @@ BEGIN
 		END IF;
 		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
 	END IF;
+	PERFORM keanon.private_table(format('%I.%I', nsp, hier_name)::regclass);
+	PERFORM keanon.private_table(format('%I.%I', nsp, groups_name)::regclass);
+	IF members_name IS NOT NULL THEN
+		PERFORM keanon.private_table(format('%I.%I', nsp, members_name)::regclass);
+	END IF;
 END;
 $watch_generalized$;
 COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text, text) IS
@@ -578,6 +583,29 @@ COMMENT ON TABLE keanon.spent_pids IS
 SELECT pg_catalog.pg_extension_config_dump('keanon.spent_pids', '');
 REVOKE ALL ON keanon.spent_pids FROM PUBLIC;
 
+-- Take from a new internal table every privilege of another role: the
+-- schema's default privileges (ALTER DEFAULT PRIVILEGES ... GRANT ... ON
+-- TABLES) would give readers of the view the tables of true values too
+CREATE FUNCTION keanon.private_table(obj regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $private_table$
+DECLARE
+	grantee text;
+BEGIN
+	FOR grantee IN SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+										ELSE quote_ident(r.rolname) END
+				   FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+				   LEFT JOIN pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+				   WHERE c.oid OPERATOR(pg_catalog.=) obj AND a.grantee OPERATOR(pg_catalog.<>) c.relowner LOOP
+		EXECUTE format('REVOKE ALL ON TABLE %s FROM %s CASCADE', obj, grantee);
+	END LOOP;
+END;
+$private_table$;
+COMMENT ON FUNCTION keanon.private_table(regclass) IS
+'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds';
+
 -- the view orders its rows by partition and slot
 CREATE OR REPLACE FUNCTION keanon.watch_objects(tab regclass, sensitive name, quasi_identifiers name[],
 	keys name[], k integer, e numeric, mode text, rows_name text, parts_name text, idx_name text,
@@ -683,6 +711,15 @@ BEGIN
 			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
 		END IF;
 	END IF;
+	-- the internal tables are the owner's alone, whatever the schema grants
+	PERFORM keanon.private_table(format('%I.%I', nsp, rows_name)::regclass);
+	PERFORM keanon.private_table(format('%I.%I', nsp, parts_name)::regclass);
+	IF mode = 'release' THEN
+		PERFORM keanon.private_table(format('%I.%I', nsp, release_name)::regclass);
+	END IF;
+	IF mode = 'deferred' THEN
+		PERFORM keanon.private_table(format('%I.%I', nsp, pending_name)::regclass);
+	END IF;
 END;
 $watch_objects$;
 COMMENT ON FUNCTION keanon.watch_objects(regclass, name, name[], name[], integer, numeric, text, text, text, text, text, text, text) IS
@@ -720,3 +757,24 @@ BEGIN
 	END LOOP;
 END;
 $views$;
+
+-- A watch made before 0.2.0 may hold internal tables that the schema's
+-- default privileges granted to other roles: say which
+DO $grants$
+DECLARE
+	t record;
+BEGIN
+	FOR t IN SELECT c.oid::pg_catalog.regclass AS rel, w.relid
+			 FROM keanon.watches w
+			 JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) ANY (ARRAY[w.rows_table, w.parts_table,
+				 w.release_table, w.pending_table, w.qi_hierarchy, w.qi_groups, w.qi_members]::pg_catalog.oid[])
+			 WHERE EXISTS (SELECT 1 FROM pg_catalog.aclexplode(c.relacl) a
+						   WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner)
+			 ORDER BY 1
+	LOOP
+		RAISE WARNING 'keanon: % of %''s watch grants privileges to roles other than its owner', t.rel, t.relid
+			USING HINT = format('It holds true values: unless the grants were meant, SELECT keanon.private_table(%L) takes them all.',
+								t.rel::text);
+	END LOOP;
+END;
+$grants$;

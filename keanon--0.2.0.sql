@@ -345,6 +345,29 @@ $watch_names$;
 COMMENT ON FUNCTION keanon.watch_names(regclass, name) IS
 'part of keanon.watch: the names of a new watch''s internal objects, free in the table''s schema (the table''s name cut short, numbered until all are free), and of its view';
 
+-- Take from a new internal table every privilege of another role: the
+-- schema's default privileges (ALTER DEFAULT PRIVILEGES ... GRANT ... ON
+-- TABLES) would give readers of the view the tables of true values too
+CREATE FUNCTION keanon.private_table(obj regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $private_table$
+DECLARE
+	grantee text;
+BEGIN
+	FOR grantee IN SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+										ELSE quote_ident(r.rolname) END
+				   FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+				   LEFT JOIN pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+				   WHERE c.oid OPERATOR(pg_catalog.=) obj AND a.grantee OPERATOR(pg_catalog.<>) c.relowner LOOP
+		EXECUTE format('REVOKE ALL ON TABLE %s FROM %s CASCADE', obj, grantee);
+	END LOOP;
+END;
+$private_table$;
+COMMENT ON FUNCTION keanon.private_table(regclass) IS
+'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds';
+
 CREATE FUNCTION keanon.watch_objects(tab regclass, sensitive name, quasi_identifiers name[],
 	keys name[], k integer, e numeric, mode text, rows_name text, parts_name text, idx_name text,
 	release_name text, pending_name text, view_name text)
@@ -448,6 +471,15 @@ BEGIN
 		IF mode = 'deferred' THEN
 			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
 		END IF;
+	END IF;
+	-- the internal tables are the owner's alone, whatever the schema grants
+	PERFORM keanon.private_table(format('%I.%I', nsp, rows_name)::regclass);
+	PERFORM keanon.private_table(format('%I.%I', nsp, parts_name)::regclass);
+	IF mode = 'release' THEN
+		PERFORM keanon.private_table(format('%I.%I', nsp, release_name)::regclass);
+	END IF;
+	IF mode = 'deferred' THEN
+		PERFORM keanon.private_table(format('%I.%I', nsp, pending_name)::regclass);
 	END IF;
 END;
 $watch_objects$;
@@ -1299,6 +1331,11 @@ BEGIN
 			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, members_name, owner_name);
 		END IF;
 		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
+	END IF;
+	PERFORM keanon.private_table(format('%I.%I', nsp, hier_name)::regclass);
+	PERFORM keanon.private_table(format('%I.%I', nsp, groups_name)::regclass);
+	IF members_name IS NOT NULL THEN
+		PERFORM keanon.private_table(format('%I.%I', nsp, members_name)::regclass);
 	END IF;
 END;
 $watch_generalized$;

@@ -79,7 +79,13 @@ CREATE OR REPLACE VIEW t_redefined_anon WITH (security_barrier) AS
 	SELECT age, kind, keanon_pub AS salary, keanon_pid, 1 AS extra FROM t_redefined_keanon_rows
 	WHERE keanon_pid IS NOT NULL;
 
+-- an internal table granted to another role (as a schema's default
+-- privileges did): the update names it
+GRANT SELECT ON t_deferred_keanon_parts TO PUBLIC;
 ALTER EXTENSION keanon UPDATE TO '0.2.0';
+SELECT keanon.private_table('t_deferred_keanon_parts');
+SELECT count(*) AS granted_to_others FROM pg_class c, aclexplode(c.relacl) a
+WHERE c.oid = 't_deferred_keanon_parts'::regclass AND a.grantee <> c.relowner;
 SELECT extversion FROM pg_extension WHERE extname = 'keanon';
 
 -- the same watches go on: writes, a release, flushes, and every check
