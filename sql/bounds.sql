@@ -24,6 +24,14 @@ SELECT count(*), keanon.count_bounds(keanon_pid, NULL, NULL),
 	   keanon.count_bounds(keanon_pid, 14999.5, 15000.5)
 FROM people_anon WHERE age BETWEEN 40 AND 48;
 SELECT keanon.avg_bounds(keanon_pid) FROM people_anon WHERE age BETWEEN 40 AND 48;
+-- AVG's ends are the SUM bounds' quotients rounded outward to the column's
+-- places plus four, trailing zeros dropped
+SELECT bool_and(lower(a) <= lower(s) / n AND lower(s) / n - lower(a) < 0.0001
+				AND upper(a) >= upper(s) / n AND upper(a) - upper(s) / n < 0.0001) AS outward,
+	   bool_or(scale(lower(a)) > 0 OR scale(upper(a)) > 0) AS some_not_whole,
+	   bool_and(scale(lower(a)) <= 4 AND scale(upper(a)) <= 4) AS four_places
+FROM (SELECT keanon.avg_bounds(keanon_pid) AS a, keanon.sum_bounds(keanon_pid) AS s, count(*) AS n
+	  FROM people_anon GROUP BY age % 7) x;
 
 -- GROUP BY, FILTER, HAVING, empty input, NULL keanon_pid
 SELECT sex, keanon.sum_bounds(keanon_pid), keanon.min_bounds(keanon_pid),

@@ -958,27 +958,37 @@ keanon_max_final(PG_FUNCTION_ARGS)
 							  KeanonNumToNumeric(&b.vt, b.max_hi)));
 }
 
+/* decimal places an average's ends keep beyond the column's own */
+#define AVG_EXTRA_PLACES 4
+
+/* A numeric of the text t */
+static Datum
+numeric_of_text(const char *t)
+{
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(t), ObjectIdGetDatum(InvalidOid),
+							   Int32GetDatum(-1));
+}
+
 /*
- * a / b (b > 0) rounded outward at the scale numeric division chooses: down
- * for a low end, up for a high end, so the interval always holds the
- * exact quotient.
+ * a / b (b > 0) rounded outward to places decimal places, exactly: down for
+ * a low end, up for a high end, so the interval always holds the exact
+ * quotient; trailing zeros dropped (an exact 26000 prints as 26000)
  */
 static Datum
-div_outward(Datum a, Datum b, bool up)
+div_outward(Datum a, Datum b, bool up, int places)
 {
-	Datum		q = DirectFunctionCall2(numeric_div, a, b);
-	Datum		back = DirectFunctionCall2(numeric_mul, q, b);
-	int			c = DatumGetInt32(DirectFunctionCall2(numeric_cmp, back, a));
+	Datum		shifted = DirectFunctionCall2(numeric_mul, a, numeric_of_text(psprintf("1e%d", places)));
+	Datum		q = DirectFunctionCall2(numeric_div_trunc, shifted, b);
+	Datum		rest = DirectFunctionCall2(numeric_sub, shifted, DirectFunctionCall2(numeric_mul, q, b));
+	int			sign = DatumGetInt32(DirectFunctionCall2(numeric_cmp, rest, numeric_of_int64(0)));
 
-	if ((up && c < 0) || (!up && c > 0))
-	{
-		int32		scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, q));
-		Datum		ulp = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("1e%d", -scale)),
-											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-
-		q = DirectFunctionCall2(up ? numeric_add : numeric_sub, q, ulp);
-	}
-	return q;
+	/* truncation went toward zero: step away from it where that was inward */
+	if (up && sign > 0)
+		q = DirectFunctionCall2(numeric_add, q, numeric_of_int64(1));
+	else if (!up && sign < 0)
+		q = DirectFunctionCall2(numeric_sub, q, numeric_of_int64(1));
+	q = DirectFunctionCall2(numeric_mul, q, numeric_of_text(psprintf("1e%d", -places)));
+	return DirectFunctionCall1(numeric_trim_scale, q);
 }
 
 Datum
@@ -987,6 +997,7 @@ keanon_avg_final(PG_FUNCTION_ARGS)
 	HitState   *st = PG_ARGISNULL(0) ? NULL : (HitState *) PG_GETARG_POINTER(0);
 	Bounds		b;
 	Datum		total;
+	int			places;
 
 	if (!compute_bounds(st, &b))
 		PG_RETURN_NULL();
@@ -995,8 +1006,9 @@ keanon_avg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(num_range(KeanonNumToNumeric(&b.vt, b.min_lo),
 								  KeanonNumToNumeric(&b.vt, b.max_hi)));
 	total = numeric_of_int64(st->total);
-	PG_RETURN_DATUM(num_range(div_outward(wide_numeric(&b.vt, &b.sum_lo), total, false),
-							  div_outward(wide_numeric(&b.vt, &b.sum_hi), total, true)));
+	places = Min(Max(b.vt.display_scale, 0) + AVG_EXTRA_PLACES, KEANON_MAX_SCALE);
+	PG_RETURN_DATUM(num_range(div_outward(wide_numeric(&b.vt, &b.sum_lo), total, false, places),
+							  div_outward(wide_numeric(&b.vt, &b.sum_hi), total, true, places)));
 }
 
 Datum
