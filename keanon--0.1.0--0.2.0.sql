@@ -245,6 +245,7 @@ BEGIN
 		END IF;
 		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
 	END IF;
+	PERFORM keanon.private_table(format('%I.%I', nsp, view_name)::regclass, readable => true);
 	PERFORM keanon.private_table(format('%I.%I', nsp, hier_name)::regclass);
 	PERFORM keanon.private_table(format('%I.%I', nsp, groups_name)::regclass);
 	IF members_name IS NOT NULL THEN
@@ -583,28 +584,31 @@ COMMENT ON TABLE keanon.spent_pids IS
 SELECT pg_catalog.pg_extension_config_dump('keanon.spent_pids', '');
 REVOKE ALL ON keanon.spent_pids FROM PUBLIC;
 
--- Take from a new internal table every privilege of another role: the
--- schema's default privileges (ALTER DEFAULT PRIVILEGES ... GRANT ... ON
--- TABLES) would give readers of the view the tables of true values too
-CREATE FUNCTION keanon.private_table(obj regclass)
+-- Take from a new internal table every privilege of another role, and from
+-- a new view every one but SELECT: the schema's default privileges (ALTER
+-- DEFAULT PRIVILEGES ... GRANT ... ON TABLES) would give readers of the
+-- view the tables of true values too, and writers a view through which
+-- they could write the rows table
+CREATE FUNCTION keanon.private_table(obj regclass, readable boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $private_table$
 DECLARE
-	grantee text;
+	g record;
 BEGIN
-	FOR grantee IN SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
-										ELSE quote_ident(r.rolname) END
-				   FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
-				   LEFT JOIN pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
-				   WHERE c.oid OPERATOR(pg_catalog.=) obj AND a.grantee OPERATOR(pg_catalog.<>) c.relowner LOOP
-		EXECUTE format('REVOKE ALL ON TABLE %s FROM %s CASCADE', obj, grantee);
+	FOR g IN SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+								  ELSE quote_ident(r.rolname) END AS grantee, a.privilege_type
+			 FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+			 LEFT JOIN pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+			 WHERE c.oid OPERATOR(pg_catalog.=) obj AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+			   AND NOT (readable AND a.privilege_type OPERATOR(pg_catalog.=) 'SELECT') LOOP
+		EXECUTE format('REVOKE %s ON TABLE %s FROM %s CASCADE', g.privilege_type, obj, g.grantee);
 	END LOOP;
 END;
 $private_table$;
-COMMENT ON FUNCTION keanon.private_table(regclass) IS
-'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds';
+COMMENT ON FUNCTION keanon.private_table(regclass, boolean) IS
+'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds; with readable (a published view), every privilege but SELECT, so that no role writes through it';
 
 -- the view orders its rows by partition and slot
 CREATE OR REPLACE FUNCTION keanon.watch_objects(tab regclass, sensitive name, quasi_identifiers name[],
@@ -711,7 +715,9 @@ BEGIN
 			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
 		END IF;
 	END IF;
-	-- the internal tables are the owner's alone, whatever the schema grants
+	-- the internal tables are the owner's alone, whatever the schema grants,
+	-- and the view is for reading
+	PERFORM keanon.private_table(format('%I.%I', nsp, view_name)::regclass, readable => true);
 	PERFORM keanon.private_table(format('%I.%I', nsp, rows_name)::regclass);
 	PERFORM keanon.private_table(format('%I.%I', nsp, parts_name)::regclass);
 	IF mode = 'release' THEN
@@ -758,23 +764,31 @@ BEGIN
 END;
 $views$;
 
--- A watch made before 0.2.0 may hold internal tables that the schema's
--- default privileges granted to other roles: say which
+-- A watch made before 0.2.0 may hold internal tables, or a view, that the
+-- schema's default privileges granted to other roles: say which
 DO $grants$
 DECLARE
 	t record;
 BEGIN
-	FOR t IN SELECT c.oid::pg_catalog.regclass AS rel, w.relid
+	FOR t IN SELECT c.oid::pg_catalog.regclass AS rel, w.relid, c.oid OPERATOR(pg_catalog.=) w.view AS is_view
 			 FROM keanon.watches w
 			 JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) ANY (ARRAY[w.rows_table, w.parts_table,
-				 w.release_table, w.pending_table, w.qi_hierarchy, w.qi_groups, w.qi_members]::pg_catalog.oid[])
+				 w.release_table, w.pending_table, w.qi_hierarchy, w.qi_groups, w.qi_members, w.view]::pg_catalog.oid[])
 			 WHERE EXISTS (SELECT 1 FROM pg_catalog.aclexplode(c.relacl) a
-						   WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner)
+						   WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner
+							 AND (c.oid OPERATOR(pg_catalog.<>) w.view
+								  OR a.privilege_type OPERATOR(pg_catalog.<>) 'SELECT'))
 			 ORDER BY 1
 	LOOP
-		RAISE WARNING 'keanon: % of %''s watch grants privileges to roles other than its owner', t.rel, t.relid
-			USING HINT = format('It holds true values: unless the grants were meant, SELECT keanon.private_table(%L) takes them all.',
-								t.rel::text);
+		IF t.is_view THEN
+			RAISE WARNING 'keanon: the view % of %''s watch grants more than SELECT to roles other than its owner', t.rel, t.relid
+				USING HINT = format('Writes through it would reach the rows table: SELECT keanon.private_table(%L, readable => true) leaves SELECT alone.',
+									t.rel::text);
+		ELSE
+			RAISE WARNING 'keanon: % of %''s watch grants privileges to roles other than its owner', t.rel, t.relid
+				USING HINT = format('It holds true values: unless the grants were meant, SELECT keanon.private_table(%L) takes them all.',
+									t.rel::text);
+		END IF;
 	END LOOP;
 END;
 $grants$;

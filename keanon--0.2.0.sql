@@ -345,28 +345,31 @@ $watch_names$;
 COMMENT ON FUNCTION keanon.watch_names(regclass, name) IS
 'part of keanon.watch: the names of a new watch''s internal objects, free in the table''s schema (the table''s name cut short, numbered until all are free), and of its view';
 
--- Take from a new internal table every privilege of another role: the
--- schema's default privileges (ALTER DEFAULT PRIVILEGES ... GRANT ... ON
--- TABLES) would give readers of the view the tables of true values too
-CREATE FUNCTION keanon.private_table(obj regclass)
+-- Take from a new internal table every privilege of another role, and from
+-- a new view every one but SELECT: the schema's default privileges (ALTER
+-- DEFAULT PRIVILEGES ... GRANT ... ON TABLES) would give readers of the
+-- view the tables of true values too, and writers a view through which
+-- they could write the rows table
+CREATE FUNCTION keanon.private_table(obj regclass, readable boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $private_table$
 DECLARE
-	grantee text;
+	g record;
 BEGIN
-	FOR grantee IN SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
-										ELSE quote_ident(r.rolname) END
-				   FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
-				   LEFT JOIN pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
-				   WHERE c.oid OPERATOR(pg_catalog.=) obj AND a.grantee OPERATOR(pg_catalog.<>) c.relowner LOOP
-		EXECUTE format('REVOKE ALL ON TABLE %s FROM %s CASCADE', obj, grantee);
+	FOR g IN SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'
+								  ELSE quote_ident(r.rolname) END AS grantee, a.privilege_type
+			 FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+			 LEFT JOIN pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+			 WHERE c.oid OPERATOR(pg_catalog.=) obj AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+			   AND NOT (readable AND a.privilege_type OPERATOR(pg_catalog.=) 'SELECT') LOOP
+		EXECUTE format('REVOKE %s ON TABLE %s FROM %s CASCADE', g.privilege_type, obj, g.grantee);
 	END LOOP;
 END;
 $private_table$;
-COMMENT ON FUNCTION keanon.private_table(regclass) IS
-'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds';
+COMMENT ON FUNCTION keanon.private_table(regclass, boolean) IS
+'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds; with readable (a published view), every privilege but SELECT, so that no role writes through it';
 
 CREATE FUNCTION keanon.watch_objects(tab regclass, sensitive name, quasi_identifiers name[],
 	keys name[], k integer, e numeric, mode text, rows_name text, parts_name text, idx_name text,
@@ -472,7 +475,9 @@ BEGIN
 			EXECUTE format('ALTER TABLE %I.%I OWNER TO %I', nsp, pending_name, owner_name);
 		END IF;
 	END IF;
-	-- the internal tables are the owner's alone, whatever the schema grants
+	-- the internal tables are the owner's alone, whatever the schema grants,
+	-- and the view is for reading
+	PERFORM keanon.private_table(format('%I.%I', nsp, view_name)::regclass, readable => true);
 	PERFORM keanon.private_table(format('%I.%I', nsp, rows_name)::regclass);
 	PERFORM keanon.private_table(format('%I.%I', nsp, parts_name)::regclass);
 	IF mode = 'release' THEN
@@ -1332,6 +1337,7 @@ BEGIN
 		END IF;
 		EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, owner_name);
 	END IF;
+	PERFORM keanon.private_table(format('%I.%I', nsp, view_name)::regclass, readable => true);
 	PERFORM keanon.private_table(format('%I.%I', nsp, hier_name)::regclass);
 	PERFORM keanon.private_table(format('%I.%I', nsp, groups_name)::regclass);
 	IF members_name IS NOT NULL THEN

@@ -1,10 +1,11 @@
--- Default privileges reach no internal table.  An owner who grants readers
--- every new table of a schema (ALTER DEFAULT PRIVILEGES ... GRANT SELECT
--- ON TABLES), as one does so that they may read new views, gives them the
--- new view of a watch and none of the tables that hold true values: its
--- rows, partitions, release and pending tables, and a generalized watch's
--- hierarchy, groups and members, in every mode, whoever among the owning
--- role's members makes the watch.
+-- Default privileges reach no internal table.  An owner who grants roles
+-- every new table of a schema (ALTER DEFAULT PRIVILEGES ... GRANT ... ON
+-- TABLES), as one does so that they may read new views, gives them SELECT
+-- on the new view of a watch, nothing more (the plain view is updatable:
+-- a write through it would reach the rows table), and nothing on the
+-- tables that hold true values: its rows, partitions, release and pending
+-- tables, and a generalized watch's hierarchy, groups and members, in
+-- every mode, whoever among the owning role's members makes the watch.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS keanon;
 CREATE EXTENSION IF NOT EXISTS cube;
@@ -52,6 +53,9 @@ WHERE c.relnamespace = 'dp'::regnamespace AND c.relkind IN ('r', 'v')
 ORDER BY c.relname;
 SET ROLE keanon_dp_reader;
 SELECT count(*) > 0 AS reads_the_view FROM dp.pay_anon;
+UPDATE dp.pay_anon SET s = -1 WHERE age = 21;
+DELETE FROM dp.pay_release_anon WHERE age = 22;
+INSERT INTO dp.pay_deferred_anon (age, s) VALUES (30, 1);
 SELECT id, s FROM dp.pay_keanon_rows LIMIT 1;
 SELECT * FROM dp.pay_keanon_parts LIMIT 1;
 SELECT * FROM dp.pay_deferred_keanon_pending LIMIT 1;

@@ -166,8 +166,8 @@ SELECT keanon.watch('people', 'salary', '{age}', 3, 0);
 SELECT keanon.watch('nokey', 'salary', '{age}', 3, 0);
 SELECT keanon.watch('people_anon', 'salary', '{age}', 3, 0);
 SELECT keanon.watch('staff', 'salary', '{}', 3, 0);
--- keanon.watch checks in C: its errors point into none of its internals
--- (no CONTEXT line); a generalization's are those of its one check
+-- keanon.watch checks in C: its errors, a generalization's too, point into
+-- none of its internals (no CONTEXT line)
 \set SHOW_CONTEXT errors
 SELECT keanon.watch('staff', 'salary', '{age}', 3, -1);
 SELECT keanon.watch('people', 'salary', '{age}', 3, 0);

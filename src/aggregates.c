@@ -958,7 +958,7 @@ keanon_max_final(PG_FUNCTION_ARGS)
 							  KeanonNumToNumeric(&b.vt, b.max_hi)));
 }
 
-/* decimal places an average's ends keep beyond the column's own */
+/* decimal places an average's ends keep beyond an exact column's own */
 #define AVG_EXTRA_PLACES 4
 
 /* A numeric of the text t */
@@ -977,11 +977,18 @@ numeric_of_text(const char *t)
 static Datum
 div_outward(Datum a, Datum b, bool up, int places)
 {
-	Datum		shifted = DirectFunctionCall2(numeric_mul, a, numeric_of_text(psprintf("1e%d", places)));
-	Datum		q = DirectFunctionCall2(numeric_div_trunc, shifted, b);
-	Datum		rest = DirectFunctionCall2(numeric_sub, shifted, DirectFunctionCall2(numeric_mul, q, b));
-	int			sign = DatumGetInt32(DirectFunctionCall2(numeric_cmp, rest, numeric_of_int64(0)));
+	Datum		shifted;
+	Datum		q;
+	Datum		rest;
+	int			sign;
 
+	/* a float column's sum beyond double's range: infinite either way */
+	if (numeric_is_inf(DatumGetNumeric(a)) || numeric_is_nan(DatumGetNumeric(a)))
+		return DirectFunctionCall2(numeric_div, a, b);
+	shifted = DirectFunctionCall2(numeric_mul, a, numeric_of_text(psprintf("1e%d", places)));
+	q = DirectFunctionCall2(numeric_div_trunc, shifted, b);
+	rest = DirectFunctionCall2(numeric_sub, shifted, DirectFunctionCall2(numeric_mul, q, b));
+	sign = DatumGetInt32(DirectFunctionCall2(numeric_cmp, rest, numeric_of_int64(0)));
 	/* truncation went toward zero: step away from it where that was inward */
 	if (up && sign > 0)
 		q = DirectFunctionCall2(numeric_add, q, numeric_of_int64(1));
@@ -1006,7 +1013,20 @@ keanon_avg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(num_range(KeanonNumToNumeric(&b.vt, b.min_lo),
 								  KeanonNumToNumeric(&b.vt, b.max_hi)));
 	total = numeric_of_int64(st->total);
-	places = Min(Max(b.vt.display_scale, 0) + AVG_EXTRA_PLACES, KEANON_MAX_SCALE);
+	/*
+	 * An exact column's places and four more; a float column's quotient
+	 * keeps the significant digits numeric division gives it (16 at least)
+	 */
+	if (b.vt.kind == KE_KIND_FLOAT)
+	{
+		Numeric		q = DatumGetNumeric(DirectFunctionCall2(numeric_div,
+															wide_numeric(&b.vt, &b.sum_lo), total));
+
+		places = numeric_is_inf(q) || numeric_is_nan(q) ? 0 :
+			DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(q)));
+	}
+	else
+		places = Min(Max(b.vt.display_scale, 0) + AVG_EXTRA_PLACES, KEANON_MAX_SCALE);
 	PG_RETURN_DATUM(num_range(div_outward(wide_numeric(&b.vt, &b.sum_lo), total, false, places),
 							  div_outward(wide_numeric(&b.vt, &b.sum_hi), total, true, places)));
 }

@@ -7,9 +7,10 @@
  * (the checks below, each an error with its own errcode and nothing
  * changed), has keanon.watch_check_generalized check a generalization, then
  * calls keanon.watch_build, which makes the watch's objects.  Both are
- * called through fmgr, not as SQL statements, so an error of theirs names
- * only their own frames; the errors of the checks here name none of
- * keanon's internals at all.
+ * called through fmgr, not as SQL statements.  The errors of the checks
+ * here, and those of keanon.watch_check_generalized (raised again without
+ * its PL/pgSQL context), name none of keanon's internals; an error of
+ * keanon.watch_build names its own frames.
  *
  * The function runs with search_path pinned to pg_catalog, pg_temp and
  * row security on (its SET clauses), as the caller: the caller must be a
@@ -256,31 +257,46 @@ check_sensitive(Oid relid, const char *sensitive)
 				 errhint("Use smallint, integer, bigint, numeric, real or double precision.")));
 }
 
+/* qsort comparator of names */
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
 /* The quasi-identifiers: some, distinct, present, none the sensitive column */
 static void
 check_quasi_identifiers(Oid relid, const char *sensitive, Datum *qis, bool *nulls, int nqis)
 {
+	const char **sorted = palloc(sizeof(char *) * Max(nqis, 1));
+	bool		bad = false;
+
 	if (nqis == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("at least one quasi-identifier is needed"),
 				 errhint("The published view shows the quasi-identifiers next to the permuted values.")));
-	for (int i = 0; i < nqis; i++)
+	for (int i = 0; i < nqis && !bad; i++)
 	{
-		bool		repeated = nulls[i];
-
-		for (int j = 0; j < i && !repeated; j++)
-			repeated = !nulls[j] && strcmp(NameStr(*DatumGetName(qis[i])),
-										   NameStr(*DatumGetName(qis[j]))) == 0;
-		if (repeated)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("quasi-identifiers must be distinct and not null")));
+		bad = nulls[i];
+		sorted[i] = bad ? NULL : NameStr(*DatumGetName(qis[i]));
 	}
+	if (!bad)
+	{
+		qsort(sorted, nqis, sizeof(char *), name_cmp);
+		for (int i = 1; i < nqis && !bad; i++)
+			bad = strcmp(sorted[i - 1], sorted[i]) == 0;
+	}
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("quasi-identifiers must be distinct and not null")));
+	pfree(sorted);
 	for (int i = 0; i < nqis; i++)
 	{
 		const char *q = NameStr(*DatumGetName(qis[i]));
 
+		CHECK_FOR_INTERRUPTS();
 		if (strcmp(q, sensitive) == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -306,17 +322,25 @@ check_not_reserved(Oid relid, const char *name)
 				 errhint("Rename the column.")));
 }
 
-/* The primary key's columns, in its order, as a name[] */
+/*
+ * The primary key index's columns, in its order (INCLUDE columns too, as
+ * keanon.on_alter lists them), as a name[]
+ */
 static Datum
 primary_key_columns(Oid relid)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
-	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	Relation	rel = try_table_open(relid, AccessShareLock);
+	Oid			pk;
 	HeapTuple	tup;
 	Form_pg_index ix;
 	Datum	   *names;
 	ArrayType  *arr;
 
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s was dropped while it was being watched", table_text(relid))));
+	pk = RelationGetPrimaryKeyIndex(rel);
 	table_close(rel, AccessShareLock);
 	if (!OidIsValid(pk))
 		ereport(ERROR,
@@ -327,8 +351,8 @@ primary_key_columns(Oid relid)
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "keanon: cache lookup failed for index %u", pk);
 	ix = (Form_pg_index) GETSTRUCT(tup);
-	names = palloc(sizeof(Datum) * ix->indnkeyatts);
-	for (int i = 0; i < ix->indnkeyatts; i++)
+	names = palloc(sizeof(Datum) * ix->indnatts);
+	for (int i = 0; i < ix->indnatts; i++)
 	{
 		Name		n = palloc0(NAMEDATALEN);
 
@@ -336,7 +360,7 @@ primary_key_columns(Oid relid)
 		check_not_reserved(relid, NameStr(*n));
 		names[i] = NameGetDatum(n);
 	}
-	arr = construct_array(names, ix->indnkeyatts, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR);
+	arr = construct_array(names, ix->indnatts, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR);
 	ReleaseSysCache(tup);
 	return PointerGetDatum(arr);
 }
@@ -399,6 +423,34 @@ call_keanon(const char *name, int nargs, const Oid *types, const Datum *args, co
 }
 
 /*
+ * keanon.watch_check_generalized(args): its errors are about the arguments
+ * and the hierarchies named alone, so they are raised again without the
+ * context lines of its PL/pgSQL, as the checks above are
+ */
+static void
+check_generalization(const Oid *types, const Datum *args, const bool *nulls)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		isnull;
+
+	PG_TRY();
+	{
+		(void) call_keanon("watch_check_generalized", 7, types, args, nulls, &isnull);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		edata->context = NULL;
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
  * keanon.watch(tab, sensitive, quasi_identifiers, k, e, publish_as, mode,
  * release_every, generalize, hierarchies, qi_method) → regclass: the view
  */
@@ -423,7 +475,7 @@ keanon_watch(PG_FUNCTION_ARGS)
 		args[i] = PG_GETARG_DATUM(gen_args[i]);
 		nulls[i] = PG_ARGISNULL(gen_args[i]);
 	}
-	(void) call_keanon("watch_check_generalized", 7, gen_types, args, nulls, &isnull);
+	check_generalization(gen_types, args, nulls);
 
 	/* the watch's objects: the arguments, the keys after the quasi-identifiers */
 	for (int i = 0, j = 0; i < NUM_WATCH_ARGS + 1; i++)
