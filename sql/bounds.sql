@@ -285,3 +285,14 @@ DROP ROLE keanon_reader;
 SELECT keanon.check('people');
 DROP TABLE people, typed, typed_a, typed_b, typed_c, typed_d, typed_f, big;
 DROP FUNCTION bound_oracle, compare_bounds;
+
+-- AVG over a float column keeps the significant digits of the quotient
+-- (numeric division's, 16 at least), not an exact column's places
+CREATE TABLE tiny (id integer PRIMARY KEY, g integer, v float8);
+INSERT INTO tiny SELECT i, i % 3, i * 1e-8 FROM generate_series(1, 100) i;
+SELECT keanon.watch('tiny', 'v', '{g}', 4, 1e-7) IS NOT NULL AS watched;
+SELECT a @> (SELECT avg(v)::numeric FROM tiny WHERE g = 1) AS holds,
+	   upper(a) - lower(a) <= upper(s) / n - lower(s) / n + 1e-20 AS as_tight_as_the_sums
+FROM (SELECT keanon.avg_bounds(keanon_pid) AS a, keanon.sum_bounds(keanon_pid) AS s, count(*) AS n
+	  FROM tiny_anon WHERE g = 1) x;
+DROP TABLE tiny;
