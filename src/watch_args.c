@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -209,12 +210,28 @@ check_table_free(Oid relid, FunctionCallInfo fcinfo)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of table %s", table_text(relid))));
-	/* (row security shows each owner the watches of its own tables) */
+
+	/*
+	 * The lock keanon.watch_build takes, taken now: no DDL can change what
+	 * the checks below read before the watch is made, and a second watch
+	 * of the table waits here, then finds the first
+	 */
+	LockRelationOid(relid, ShareRowExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s was dropped while it was being watched", table_text(relid))));
+	check_table_kind(relid);
+	/*
+	 * (row security shows each owner the watches of its own tables; not
+	 * read-only, so that the query takes a snapshot of its own, which sees
+	 * a watch committed while this one waited for the lock)
+	 */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	if (SPI_execute_with_args("SELECT 1 FROM keanon.watches w "
 							  "WHERE w.relid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	watched = SPI_processed > 0;
 	SPI_finish();
