@@ -120,6 +120,7 @@ extern int	KeanonSpiRun(Oid relid, const char *sql, int nargs, Oid *types, Datum
 extern void KeanonWatchCacheInit(void);
 extern void KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet);
 extern bool KeanonWatchCached(Oid relid, Watch *w);
+extern bool KeanonWatchExistsNow(Oid relid);
 extern void KeanonWatchForget(Oid relid);
 extern void KeanonRetireMemory(MemoryContext cxt);
 extern bool KeanonWatchReadable(Oid relid, Watch *w);

@@ -21,6 +21,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_constraint.h"
@@ -194,46 +195,65 @@ check_table_kind(Oid relid)
 				 errhint("Make the primary key NOT DEFERRABLE.")));
 }
 
+/* The caller owns the table (is a member of its owning role) */
+static void
+check_owner(Oid relid)
+{
+	if (!has_privs_of_role(GetUserId(), KeanonRelOwner(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s", table_text(relid))));
+}
+
+/*
+ * Take the lock keanon.watch_build takes, now: no DDL can change what the
+ * checks read before the watch is made, and a second watch of the table
+ * waits here, then finds the first.  A transaction whose snapshot is its
+ * first statement's cannot see what it waited for: it fails, to be retried.
+ */
+static void
+lock_table(Oid relid)
+{
+	bool		waited = false;
+
+	if (!ConditionalLockRelationOid(relid, ShareRowExclusiveLock))
+	{
+		LockRelationOid(relid, ShareRowExclusiveLock);
+		waited = true;
+	}
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s was dropped while it was being watched", table_text(relid))));
+	if (waited && IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to table %s", table_text(relid)),
+				 errdetail("keanon.watch waited for another transaction's lock on the table, which may have changed it after this transaction's snapshot."),
+				 errhint("Retry the transaction.")));
+	check_table_kind(relid);
+	check_owner(relid);
+}
+
 /* The caller may watch the table: it owns it, and no watch has it yet */
 static void
 check_table_free(Oid relid, FunctionCallInfo fcinfo)
 {
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	bool		watched;
 
 	if (!PG_ARGISNULL(ARG_PUBLISH_AS) && NameStr(*PG_GETARG_NAME(ARG_PUBLISH_AS))[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("publish_as must not be empty")));
-	if (!has_privs_of_role(GetUserId(), KeanonRelOwner(relid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s", table_text(relid))));
-
+	check_owner(relid);
+	lock_table(relid);
 	/*
-	 * The lock keanon.watch_build takes, taken now: no DDL can change what
-	 * the checks below read before the watch is made, and a second watch
-	 * of the table waits here, then finds the first
-	 */
-	LockRelationOid(relid, ShareRowExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table %s was dropped while it was being watched", table_text(relid))));
-	check_table_kind(relid);
-	/*
-	 * (row security shows each owner the watches of its own tables; not
-	 * read-only, so that the query takes a snapshot of its own, which sees
-	 * a watch committed while this one waited for the lock)
+	 * (as of a snapshot taken now, which sees a watch committed after this
+	 * transaction's; row security shows each owner its own tables' watches)
 	 */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
-	if (SPI_execute_with_args("SELECT 1 FROM keanon.watches w "
-							  "WHERE w.relid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "keanon: could not read keanon.watches");
-	watched = SPI_processed > 0;
+	watched = KeanonWatchExistsNow(relid);
 	SPI_finish();
 	if (watched)
 		ereport(ERROR,

@@ -444,9 +444,12 @@ check_owned_by(Oid relid, Oid objid, Oid owner)
 				 errhint("Give them back to the table's owner, or call keanon.unwatch and watch the table again.")));
 }
 
-/* Whether relid is watched as of a snapshot taken now */
-static bool
-watch_exists_now(Oid relid)
+/*
+ * Whether relid is watched as of a snapshot taken now, whatever the
+ * transaction's (SPI connected)
+ */
+bool
+KeanonWatchExistsNow(Oid relid)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
@@ -471,7 +474,7 @@ static void
 watch_not_found(Oid relid)
 {
 	/* a transaction snapshot may predate the watch: a retry sees it */
-	if (IsolationUsesXactSnapshot() && watch_exists_now(relid))
+	if (IsolationUsesXactSnapshot() && KeanonWatchExistsNow(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access to watched table %s", get_rel_name(relid)),
