@@ -43,6 +43,7 @@
 #include "utils/syscache.h"
 
 #include "keanon_watch.h"
+#include "pg_compat.h"
 
 PG_FUNCTION_INFO_V1(keanon_watch);
 
@@ -199,7 +200,7 @@ check_table_kind(Oid relid)
 static void
 check_owner(Oid relid)
 {
-	if (!has_privs_of_role(GetUserId(), KeanonRelOwner(relid)))
+	if (!keanon_owns_relation(relid, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of table %s", table_text(relid))));
