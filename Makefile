@@ -22,6 +22,7 @@ OBJS = \
 	src/aggregates.o \
 	src/catalog.o \
 	src/watch_args.o \
+	src/entry.o \
 	src/am_build.o \
 	src/am_funcs.o \
 	src/am_handler.o \

@@ -259,7 +259,7 @@ COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], int
 
 -- a new signature
 DROP FUNCTION keanon.generalization_of(regclass);
-CREATE FUNCTION keanon.generalization_of(tab regclass,
+CREATE FUNCTION keanon.generalization_of_body(tab regclass,
 	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
 	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
 	OUT rows_table regclass, OUT release_table regclass)
@@ -284,6 +284,15 @@ BEGIN
 	END IF;
 END;
 $generalization_of$;
+REVOKE ALL ON FUNCTION keanon.generalization_of_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.generalization_of_body(regclass) IS
+'the work of keanon.generalization_of, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.generalization_of(tab regclass,
+	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
+	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
+	OUT rows_table regclass, OUT release_table regclass)
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.generalization_of(regclass) IS
 'the table''s owner: the generalization of a watch as keanon.watches records it (members NULL in release mode, where the release table holds each row''s group); an error when the table is not watched with generalize';
 
@@ -395,7 +404,8 @@ COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name,
 DROP FUNCTION keanon.watch_check(regclass, name, name[], integer, numeric, name, text, interval);
 
 
-CREATE OR REPLACE FUNCTION keanon.qi_groups(tab regclass,
+DROP FUNCTION keanon.qi_groups(regclass);
+CREATE FUNCTION keanon.qi_groups_body(tab regclass,
 	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -431,11 +441,20 @@ BEGIN
 		g.hier, g.groups) USING g.ranges;
 END;
 $qi_groups$;
+REVOKE ALL ON FUNCTION keanon.qi_groups_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.qi_groups_body(regclass) IS
+'the work of keanon.qi_groups, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.qi_groups(tab regclass,
+	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
+RETURNS SETOF record
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.qi_groups(regclass) IS
 'the table''s owner: each group of a generalized watch: its id, size, generalized tuple and information loss IL = size * (sum over numeric quasi-identifiers of the group''s span / the publication''s span + sum over categorical ones of the height of the published node / the hierarchy''s height) (I3M, Definition 4), and the total IL over all groups';
 
 
-CREATE OR REPLACE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+DROP FUNCTION keanon.qi_members(regclass);
+CREATE FUNCTION keanon.qi_members_body(tab regclass, OUT key jsonb, OUT group_id bigint)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -450,6 +469,13 @@ BEGIN
 		coalesce(g.members, g.release_table));
 END;
 $qi_members$;
+REVOKE ALL ON FUNCTION keanon.qi_members_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.qi_members_body(regclass) IS
+'the work of keanon.qi_members, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+RETURNS SETOF record
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.qi_members(regclass) IS
 'the table''s owner, for audits: the key of each published row of a generalized watch and its group (in release mode, of each row of the last release: a row retained beside its new version appears twice)';
 
@@ -589,7 +615,7 @@ REVOKE ALL ON keanon.spent_pids FROM PUBLIC;
 -- DEFAULT PRIVILEGES ... GRANT ... ON TABLES) would give readers of the
 -- view the tables of true values too, and writers a view through which
 -- they could write the rows table
-CREATE FUNCTION keanon.private_table(obj regclass, readable boolean DEFAULT false)
+CREATE FUNCTION keanon.private_table_body(obj regclass, readable boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -607,6 +633,13 @@ BEGIN
 	END LOOP;
 END;
 $private_table$;
+REVOKE ALL ON FUNCTION keanon.private_table_body(regclass, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.private_table_body(regclass, boolean) IS
+'the work of keanon.private_table, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.private_table(obj regclass, readable boolean DEFAULT false)
+RETURNS void
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.private_table(regclass, boolean) IS
 'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds; with readable (a published view), every privilege but SELECT, so that no role writes through it';
 
@@ -792,3 +825,58 @@ BEGIN
 	END LOOP;
 END;
 $grants$;
+
+-- the entry points whose work is PL/pgSQL raise its errors without its context
+ALTER FUNCTION keanon.unwatch(regclass) RENAME TO unwatch_body;
+REVOKE ALL ON FUNCTION keanon.unwatch_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.unwatch_body(regclass) IS
+'the work of keanon.unwatch, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.unwatch(tab regclass)
+RETURNS void
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
+COMMENT ON FUNCTION keanon.unwatch(regclass) IS
+'stop watching a table: drops its published view, triggers and keanon''s internal tables';
+
+ALTER FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) RENAME TO anonymize_body;
+REVOKE ALL ON FUNCTION keanon.anonymize_body(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.anonymize_body(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
+'the work of keanon.anonymize, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.anonymize(
+	tab regclass,
+	quasi_identifiers name[],
+	sensitive name,
+	hierarchies jsonb,
+	k integer,
+	l integer DEFAULT NULL,
+	c numeric DEFAULT NULL,
+	t numeric DEFAULT NULL,
+	scoring text DEFAULT 'basic',
+	priorities jsonb DEFAULT NULL,
+	target name DEFAULT NULL,
+	method text DEFAULT 'privacyfrost2',
+	max_suppressed integer DEFAULT 0,
+	extension boolean DEFAULT true,
+	partial boolean DEFAULT false,
+	presample integer DEFAULT NULL,
+	OUT target_table regclass, OUT levels jsonb, OUT score float8, OUT smallest_group integer,
+	OUT least_l integer, OUT least_recursive_l integer, OUT largest_emd float8,
+	OUT suppressed integer, OUT groups integer, OUT candidates_checked bigint,
+	OUT rollups bigint, OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8,
+	OUT presampled_out integer)
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
+COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
+'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; presample => k'' leaves out, before the search, the rows of groups of fewer than k'' rows two levels below each hierarchy''s top (PrivacyFrost2''s pre-sampling); returns the levels, score, measures and the search''s cost';
+
+ALTER FUNCTION keanon.k_anonymity(regclass, name[]) RENAME TO k_anonymity_body;
+REVOKE ALL ON FUNCTION keanon.k_anonymity_body(regclass, name[]) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.k_anonymity_body(regclass, name[]) IS
+'the work of keanon.k_anonymity, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.k_anonymity(tab regclass, quasi_identifiers name[])
+RETURNS bigint
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
+COMMENT ON FUNCTION keanon.k_anonymity(regclass, name[]) IS
+'the size of the smallest group of rows sharing their quasi-identifiers: the k for which the table is k-anonymous (NULL for an empty table); as the caller';
+

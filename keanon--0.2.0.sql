@@ -350,7 +350,7 @@ COMMENT ON FUNCTION keanon.watch_names(regclass, name) IS
 -- DEFAULT PRIVILEGES ... GRANT ... ON TABLES) would give readers of the
 -- view the tables of true values too, and writers a view through which
 -- they could write the rows table
-CREATE FUNCTION keanon.private_table(obj regclass, readable boolean DEFAULT false)
+CREATE FUNCTION keanon.private_table_body(obj regclass, readable boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -368,6 +368,13 @@ BEGIN
 	END LOOP;
 END;
 $private_table$;
+REVOKE ALL ON FUNCTION keanon.private_table_body(regclass, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.private_table_body(regclass, boolean) IS
+'the work of keanon.private_table, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.private_table(obj regclass, readable boolean DEFAULT false)
+RETURNS void
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.private_table(regclass, boolean) IS
 'part of keanon.watch: take from a new internal table every privilege granted to a role other than its owner (by the schema''s default privileges), so that the owner alone reads what it holds; with readable (a published view), every privilege but SELECT, so that no role writes through it';
 
@@ -646,7 +653,7 @@ SET row_security = on;
 COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name, text, interval, integer, jsonb, text) IS
 'start keeping a table (k,e)-anonymized: creates the published view (default <table>_anon) with the quasi-identifiers, the sensitive column permuted within partitions and keanon_pid; returns the view; a release-mode watch given release_every is released by the background worker on that schedule; with generalize => k the quasi-identifiers are published generalized (numbers as ranges, categories as ancestors in hierarchies => {column: table of (value, parent)}) in groups of at least k rows kept current by qi_method i3m or sbtree';
 
-CREATE FUNCTION keanon.unwatch(tab regclass)
+CREATE FUNCTION keanon.unwatch_body(tab regclass)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -662,6 +669,13 @@ BEGIN
 	PERFORM keanon.end_watch(tab);
 END;
 $unwatch$;
+REVOKE ALL ON FUNCTION keanon.unwatch_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.unwatch_body(regclass) IS
+'the work of keanon.unwatch, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.unwatch(tab regclass)
+RETURNS void
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.unwatch(regclass) IS
 'stop watching a table: drops its published view, triggers and keanon''s internal tables';
 
@@ -1388,7 +1402,7 @@ COMMENT ON FUNCTION keanon.optimize(regclass) IS
 'the table''s owner: I3M''s IL_Optimization over a generalized watch''s groups: break each totally covered group (every row inside another group''s box) when moving its rows lowers the total information loss; returns the number of groups broken';
 
 -- The generalization of a watch, for the owner's functions below
-CREATE FUNCTION keanon.generalization_of(tab regclass,
+CREATE FUNCTION keanon.generalization_of_body(tab regclass,
 	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
 	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
 	OUT rows_table regclass, OUT release_table regclass)
@@ -1413,13 +1427,22 @@ BEGIN
 	END IF;
 END;
 $generalization_of$;
+REVOKE ALL ON FUNCTION keanon.generalization_of_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.generalization_of_body(regclass) IS
+'the work of keanon.generalization_of, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.generalization_of(tab regclass,
+	OUT generalize integer, OUT quasi_identifiers name[], OUT key_columns name[],
+	OUT ranges float8[], OUT hier regclass, OUT groups regclass, OUT members regclass,
+	OUT rows_table regclass, OUT release_table regclass)
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.generalization_of(regclass) IS
 'the table''s owner: the generalization of a watch as keanon.watches records it (members NULL in release mode, where the release table holds each row''s group); an error when the table is not watched with generalize';
 
 -- Each group's information loss (I3M, Definition 4) from its members:
 -- numeric spans over the whole publication's span, categorical heights
 -- over the hierarchy's
-CREATE FUNCTION keanon.qi_groups(tab regclass,
+CREATE FUNCTION keanon.qi_groups_body(tab regclass,
 	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -1455,10 +1478,18 @@ BEGIN
 		g.hier, g.groups) USING g.ranges;
 END;
 $qi_groups$;
+REVOKE ALL ON FUNCTION keanon.qi_groups_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.qi_groups_body(regclass) IS
+'the work of keanon.qi_groups, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.qi_groups(tab regclass,
+	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
+RETURNS SETOF record
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.qi_groups(regclass) IS
 'the table''s owner: each group of a generalized watch: its id, size, generalized tuple and information loss IL = size * (sum over numeric quasi-identifiers of the group''s span / the publication''s span + sum over categorical ones of the height of the published node / the hierarchy''s height) (I3M, Definition 4), and the total IL over all groups';
 
-CREATE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+CREATE FUNCTION keanon.qi_members_body(tab regclass, OUT key jsonb, OUT group_id bigint)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -1473,6 +1504,13 @@ BEGIN
 		coalesce(g.members, g.release_table));
 END;
 $qi_members$;
+REVOKE ALL ON FUNCTION keanon.qi_members_body(regclass) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.qi_members_body(regclass) IS
+'the work of keanon.qi_members, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+RETURNS SETOF record
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.qi_members(regclass) IS
 'the table''s owner, for audits: the key of each published row of a generalized watch and its group (in release mode, of each row of the last release: a row retained beside its new version appears twice)';
 
@@ -1613,7 +1651,7 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION keanon.anonymize_core(regclass, name[], name, oid[], integer, integer, float8, float8, text, float8[], text, text, integer, boolean, boolean, text[], integer) IS
 'part of keanon.anonymize, which checks its arguments and makes the empty target table: read the table into codes, search the generalizations, write the published rows';
 
-CREATE FUNCTION keanon.anonymize(
+CREATE FUNCTION keanon.anonymize_body(
 	tab regclass,
 	quasi_identifiers name[],
 	sensitive name,
@@ -1763,6 +1801,33 @@ BEGIN
 	presampled_out := r.presampled_out;
 END;
 $anonymize$;
+REVOKE ALL ON FUNCTION keanon.anonymize_body(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.anonymize_body(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
+'the work of keanon.anonymize, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.anonymize(
+	tab regclass,
+	quasi_identifiers name[],
+	sensitive name,
+	hierarchies jsonb,
+	k integer,
+	l integer DEFAULT NULL,
+	c numeric DEFAULT NULL,
+	t numeric DEFAULT NULL,
+	scoring text DEFAULT 'basic',
+	priorities jsonb DEFAULT NULL,
+	target name DEFAULT NULL,
+	method text DEFAULT 'privacyfrost2',
+	max_suppressed integer DEFAULT 0,
+	extension boolean DEFAULT true,
+	partial boolean DEFAULT false,
+	presample integer DEFAULT NULL,
+	OUT target_table regclass, OUT levels jsonb, OUT score float8, OUT smallest_group integer,
+	OUT least_l integer, OUT least_recursive_l integer, OUT largest_emd float8,
+	OUT suppressed integer, OUT groups integer, OUT candidates_checked bigint,
+	OUT rollups bigint, OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8,
+	OUT presampled_out integer)
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
 'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; presample => k'' leaves out, before the search, the rows of groups of fewer than k'' rows two levels below each hierarchy''s top (PrivacyFrost2''s pre-sampling); returns the levels, score, measures and the search''s cost';
 
@@ -1812,7 +1877,7 @@ COMMENT ON FUNCTION keanon.generalize_tstzrange(timestamptz, text) IS
 'the range of the calendar unit holding val, in the session''s time zone';
 
 -- The smallest group of a table over its quasi-identifiers: the k it has
-CREATE FUNCTION keanon.k_anonymity(tab regclass, quasi_identifiers name[])
+CREATE FUNCTION keanon.k_anonymity_body(tab regclass, quasi_identifiers name[])
 RETURNS bigint
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -1829,6 +1894,13 @@ BEGIN
 	RETURN k;
 END;
 $k_anonymity$;
+REVOKE ALL ON FUNCTION keanon.k_anonymity_body(regclass, name[]) FROM PUBLIC;
+COMMENT ON FUNCTION keanon.k_anonymity_body(regclass, name[]) IS
+'the work of keanon.k_anonymity, called by it alone (it raises the errors again without PL/pgSQL''s context)';
+CREATE FUNCTION keanon.k_anonymity(tab regclass, quasi_identifiers name[])
+RETURNS bigint
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.k_anonymity(regclass, name[]) IS
 'the size of the smallest group of rows sharing their quasi-identifiers: the k for which the table is k-anonymous (NULL for an empty table); as the caller';
 

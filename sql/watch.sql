@@ -172,11 +172,27 @@ SELECT keanon.watch('staff', 'salary', '{}', 3, 0);
 SELECT keanon.watch('staff', 'salary', '{age}', 3, -1);
 SELECT keanon.watch('people', 'salary', '{age}', 3, 0);
 SELECT keanon.watch('staff', 'salary', '{age}', 3, 0, generalize => 1);
+-- so do those of the functions whose work is PL/pgSQL (the entries of
+-- entry.c), a statement they built included
+SELECT keanon.unwatch('staff');
+SELECT keanon.k_anonymity('staff', '{shoe_size}');
+SELECT * FROM keanon.anonymize('staff', '{age}', 'salary', NULL, 0);
+SELECT * FROM keanon.qi_groups('people');
 \set SHOW_CONTEXT never
--- keanon.watch alone makes a watch of the arguments it checked
+-- keanon.watch alone makes a watch of the arguments it checked, and each
+-- entry alone calls its work
 SET ROLE keanon_analyst_none;
 SELECT keanon.watch_build('staff', 'salary', '{age}', '{id}', 3, 0, NULL, 'live', NULL, NULL, NULL, 'i3m');
+SELECT keanon.unwatch_body('people');
 RESET ROLE;
+SELECT p.oid::regprocedure AS callable_work FROM pg_proc p
+WHERE p.pronamespace = 'keanon'::regnamespace AND p.proname LIKE '%\_body'
+  AND has_function_privilege('keanon_analyst_none', p.oid, 'EXECUTE');
+SELECT p.proname AS entry, b.proname AS private_work FROM pg_proc p
+LEFT JOIN pg_proc b ON b.proname = p.proname || '_body' AND b.pronamespace = p.pronamespace
+	AND b.proargtypes = p.proargtypes AND b.prolang = (SELECT oid FROM pg_language WHERE lanname = 'plpgsql')
+	AND NOT has_function_privilege('public', b.oid, 'EXECUTE')
+WHERE p.pronamespace = 'keanon'::regnamespace AND p.prosrc = 'keanon_entry' ORDER BY 1;
 SELECT keanon.unwatch('staff');
 SELECT count(*) FROM keanon.watches;
 SELECT relname FROM pg_class WHERE relname LIKE 'staff%' OR relname LIKE 'nokey%' ORDER BY 1;

@@ -102,6 +102,9 @@ typedef struct KeanonOwnerScope
 	int			nest_level;
 } KeanonOwnerScope;
 
+/* entry.c */
+extern void KeanonRethrowWithoutContext(MemoryContext cxt) pg_attribute_noreturn();
+
 /* owner.c */
 extern void KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope);
 extern void KeanonCatalogBegin(KeanonOwnerScope *scope);

@@ -477,13 +477,7 @@ check_generalization(const Oid *types, const Datum *args, const bool *nulls)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		edata->context = NULL;
-		ReThrowError(edata);
+		KeanonRethrowWithoutContext(cxt);
 	}
 	PG_END_TRY();
 }
