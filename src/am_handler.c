@@ -121,12 +121,18 @@ keanonendscan(IndexScanDesc scan)
 	elog(ERROR, "keanon indexes cannot be scanned");
 }
 
-/* aminsert: changes arrive through keanon's triggers, not here */
+/*
+ * aminsert: changes arrive through keanon's triggers, not here; but a value
+ * the index could never hold (NaN, an infinity) is refused, so that a table
+ * with a keanon index of no watch cannot take a row its REINDEX would fail on
+ */
 static bool
 keanoninsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			 Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			 IndexInfo *indexInfo)
 {
+	if (!isnull[0])
+		KeanonRefuseNonFinite(TupleDescAttr(RelationGetDescr(index), 0)->atttypid, values[0]);
 	return false;
 }
 

@@ -228,6 +228,19 @@ numeric_text_to_num(const char *str, const KeanonValueType *vt)
 	return out;
 }
 
+/*
+ * Refuse a NaN or an infinity of a type that has them, as a conversion
+ * would: a check cheap enough for every row written
+ */
+void
+KeanonRefuseNonFinite(Oid typid, Datum d)
+{
+	if ((typid == FLOAT4OID && !isfinite(DatumGetFloat4(d))) ||
+		(typid == FLOAT8OID && !isfinite(DatumGetFloat8(d))) ||
+		(typid == NUMERICOID && (numeric_is_nan(DatumGetNumeric(d)) || numeric_is_inf(DatumGetNumeric(d)))))
+		reject_non_finite();
+}
+
 /* Convert a value of the indexed type */
 KeNum
 KeanonDatumToNum(const KeanonValueType *vt, Datum d)

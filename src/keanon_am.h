@@ -299,6 +299,7 @@ extern void KeanonValueTypeFor(Oid typid, int32 typmod, int scale_option,
 							   KeanonValueType *vt);
 extern bool KeanonTypeSupported(Oid typid);
 extern KeNum KeanonDatumToNum(const KeanonValueType *vt, Datum d);
+extern void KeanonRefuseNonFinite(Oid typid, Datum d);
 extern Datum KeanonNumToDatum(const KeanonValueType *vt, KeNum x);
 extern Datum KeanonFloatToNumeric(double f);
 extern Datum KeanonNumToNumeric(const KeanonValueType *vt, KeNum x);
