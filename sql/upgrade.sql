@@ -2,7 +2,7 @@
 -- ALTER EXTENSION keanon UPDATE: a database made with 0.1.0, watching
 -- tables in every mode, is updated to 0.2.0; every watch keeps working and
 -- checking, the new version's features work, and the updated extension's
--- functions, comments and members are exactly those of a fresh 0.2.0.
+-- functions (with their grants), comments and members are exactly those of a fresh 0.2.0.
 -- Each version lives in a database of its own.
 --
 SET client_min_messages = warning;
@@ -12,7 +12,7 @@ CREATE DATABASE keanon_upgrade_old;
 CREATE DATABASE keanon_upgrade_new;
 
 -- the catalog of the extension as one fingerprint per kind of object
-\set fingerprint 'SELECT (SELECT md5(string_agg(pg_get_functiondef(p.oid) || coalesce(obj_description(p.oid, ''pg_proc''), ''''), E''\\n'' ORDER BY p.oid::regprocedure::text)) FROM pg_proc p WHERE p.pronamespace = ''keanon''::regnamespace AND p.prokind IN (''f'', ''p'')) AS functions, (SELECT md5(string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), E''\\n'' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid))) FROM pg_depend d WHERE d.refclassid = ''pg_extension''::regclass AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''keanon'') AND d.deptype = ''e'') AS members, (SELECT md5(string_agg(format(''%s %s %s'', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), E''\\n'' ORDER BY a.attrelid::regclass::text, a.attnum)) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = ''keanon''::regnamespace AND a.attnum > 0 AND NOT a.attisdropped) AS columns'
+\set fingerprint 'SELECT (SELECT md5(string_agg(pg_get_functiondef(p.oid) || coalesce(obj_description(p.oid, ''pg_proc''), '''') || coalesce(p.proacl::text, ''''), E''\\n'' ORDER BY p.oid::regprocedure::text)) FROM pg_proc p WHERE p.pronamespace = ''keanon''::regnamespace AND p.prokind IN (''f'', ''p'')) AS functions, (SELECT md5(string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), E''\\n'' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid))) FROM pg_depend d WHERE d.refclassid = ''pg_extension''::regclass AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''keanon'') AND d.deptype = ''e'') AS members, (SELECT md5(string_agg(format(''%s %s %s'', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), E''\\n'' ORDER BY a.attrelid::regclass::text, a.attnum)) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = ''keanon''::regnamespace AND a.attnum > 0 AND NOT a.attisdropped) AS columns'
 
 \c keanon_upgrade_new
 SET client_min_messages = warning;
