@@ -279,3 +279,79 @@ FROM an_exact e JOIN an_exact_leaves g ON g.s = e.s;
 SELECT count(*) AS rows, bool_and(g.x @> e.x AND g.b @> e.b) AS every_value_in_its_interval
 FROM an_exact e JOIN an_exact_wide g ON g.s = e.s;
 DROP TABLE an_exact, an_exact_leaves, an_exact_wide;
+
+-- Attacks on the search, by a role with no privilege but its own tables;
+-- each was once a crash, a read past an array or a backend no cancel
+-- stopped. anonymize_core is called directly too, as it may be.
+CREATE ROLE an_mallory;
+GRANT CREATE ON SCHEMA public TO an_mallory;
+SET ROLE an_mallory;
+-- doubling intervals of which most hold no value (squares mod 1000): the
+-- search counts only those that do, and each published tuple holds its rows
+CREATE TABLE an_gap(a int, c int, s int);
+INSERT INTO an_gap SELECT i % 7, (i * i) % 1000, i % 4 FROM generate_series(1, 120) i;
+SELECT levels, smallest_group >= 5 AS k_holds, largest_emd <= 0.4 AS t_holds, suppressed <= 4 AS suppression_holds
+FROM keanon.anonymize('an_gap', '{a,c}', 's', NULL, k => 5, t => 0.4, max_suppressed => 4, method => 'optimal');
+SELECT count(*) > 0 AS published, bool_and(n = m) AS each_tuple_holds_its_rows FROM (
+	SELECT g.a, g.c, g.s, count(*) AS n,
+		(SELECT count(*) FROM an_gap e WHERE e.s = g.s AND g.a @> e.a AND g.c @> e.c) AS m
+	FROM an_gap_generalized g GROUP BY 1, 2, 3) x;
+-- the ordered EMD reported (numeric sensitive values, measured class by
+-- class from the values present) is the one recomputed over every value
+CREATE TABLE an_emd(a int, s int);
+INSERT INTO an_emd SELECT i % 10, (i * i) % 37 FROM generate_series(1, 200) i;
+CREATE TEMP TABLE an_emd_r AS SELECT * FROM keanon.anonymize('an_emd', '{a}', 's', NULL, k => 3);
+WITH vals AS (SELECT s, count(*)::numeric / (SELECT count(*) FROM an_emd) q, row_number() OVER (ORDER BY s) AS rn
+			  FROM an_emd GROUP BY s),
+	cls AS (SELECT a, count(*) AS size FROM an_emd_generalized GROUP BY a),
+	grid AS (SELECT c.a, v.rn, v.q,
+				 (SELECT count(*) FROM an_emd_generalized o WHERE o.a = c.a AND o.s = v.s)::numeric / c.size AS p
+			 FROM cls c CROSS JOIN vals v),
+	cum AS (SELECT a, rn, sum(p - q) OVER (PARTITION BY a ORDER BY rn) AS r FROM grid),
+	emd AS (SELECT a, sum(abs(r)) / ((SELECT count(*) FROM vals) - 1) AS e FROM cum GROUP BY a)
+SELECT r.suppressed, round(r.largest_emd::numeric, 6) = (SELECT round(max(e), 6) FROM emd) AS emd_ok,
+	r.least_l = (SELECT min(d) FROM (SELECT count(DISTINCT s) AS d FROM an_emd_generalized GROUP BY a) x) AS least_l_ok
+FROM an_emd_r r;
+-- NULL elements of the arrays, and a column of no hierarchy that is no number
+CREATE TABLE an_tx(q text, s int);
+INSERT INTO an_tx VALUES ('10', 1), ('8', 2), ('10', 3), ('8', 4);
+CREATE TABLE an_tx_out(q numrange, s int);
+SELECT * FROM keanon.anonymize_core('an_tx', '{NULL}', 's', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_tx_out', 'privacyfrost2', 0, true, false, '{pg_catalog.numrange}', NULL);
+SELECT * FROM keanon.anonymize_core('an_tx', '{s}', 'q', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_tx_out', 'privacyfrost2', 0, true, false, '{NULL}', NULL);
+SELECT * FROM keanon.anonymize_core('an_tx', '{q}', 's', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_tx_out', 'privacyfrost2', 0, true, false, '{pg_catalog.numrange}', NULL);
+-- a hierarchy that is one long chain (deeper than the 64 levels searched):
+-- its depths in one pass, not one walk to the root per node
+CREATE TABLE an_chain_h(value text, parent text);
+INSERT INTO an_chain_h SELECT 'n' || i, CASE WHEN i > 0 THEN 'n' || (i - 1) END FROM generate_series(0, 3000) i;
+CREATE TABLE an_chain(q text, s int);
+INSERT INTO an_chain SELECT 'n3000', i FROM generate_series(1, 4) i;
+SELECT levels->'q' AS level, rows_written FROM keanon.anonymize('an_chain', '{q}', 's', '{"q": "an_chain_h"}', 2);
+-- a lattice of four million nodes: the search stops at a cancel (here the
+-- statement's timeout) instead of running on
+CREATE TABLE an_lat(c0 smallint, c1 smallint, c2 smallint, c3 smallint, c4 smallint, c5 smallint, c6 smallint, c7 smallint, c8 smallint, c9 smallint, c10 smallint, c11 smallint, c12 smallint, c13 smallint, c14 smallint, c15 smallint, c16 smallint, c17 smallint, c18 smallint, c19 smallint, c20 smallint, c21 smallint, s int);
+INSERT INTO an_lat SELECT ((i * 7 + 0 * i * i) % 7 % 2)::smallint, ((i * 9 + 1 * i * i) % 7 % 2)::smallint, ((i * 11 + 2 * i * i) % 7 % 2)::smallint, ((i * 13 + 3 * i * i) % 7 % 2)::smallint, ((i * 15 + 4 * i * i) % 7 % 2)::smallint, ((i * 17 + 5 * i * i) % 7 % 2)::smallint, ((i * 19 + 6 * i * i) % 7 % 2)::smallint, ((i * 21 + 7 * i * i) % 7 % 2)::smallint, ((i * 23 + 8 * i * i) % 7 % 2)::smallint, ((i * 25 + 9 * i * i) % 7 % 2)::smallint, ((i * 27 + 10 * i * i) % 7 % 2)::smallint, ((i * 29 + 11 * i * i) % 7 % 2)::smallint, ((i * 31 + 12 * i * i) % 7 % 2)::smallint, ((i * 33 + 13 * i * i) % 7 % 2)::smallint, ((i * 35 + 14 * i * i) % 7 % 2)::smallint, ((i * 37 + 15 * i * i) % 7 % 2)::smallint, ((i * 39 + 16 * i * i) % 7 % 2)::smallint, ((i * 41 + 17 * i * i) % 7 % 2)::smallint, ((i * 43 + 18 * i * i) % 7 % 2)::smallint, ((i * 45 + 19 * i * i) % 7 % 2)::smallint, ((i * 47 + 20 * i * i) % 7 % 2)::smallint, ((i * 49 + 21 * i * i) % 7 % 2)::smallint, i FROM generate_series(1, 300) i;
+SET statement_timeout = '300ms';
+SELECT levels FROM keanon.anonymize('an_lat', '{c0,c1,c2,c3,c4,c5,c6,c7,c8,c9,c10,c11,c12,c13,c14,c15,c16,c17,c18,c19,c20,c21}', 's', NULL, k => 2, t => 0, max_suppressed => 1, method => 'optimal');
+RESET statement_timeout;
+-- a table whose groups times distinct sensitive values outgrow
+-- keanon.anonymize_memory: an error, not the machine's memory; only a
+-- superuser moves the limit
+CREATE TABLE an_wide(a int, s int);
+INSERT INTO an_wide SELECT i, i FROM generate_series(1, 3000) i;
+SET keanon.anonymize_memory = '100MB';
+RESET ROLE;
+SET keanon.anonymize_memory = '1MB';
+SET ROLE an_mallory;
+\set VERBOSITY terse
+SELECT levels FROM keanon.anonymize('an_wide', '{a}', 's', NULL, k => 2, l => 2);
+\set VERBOSITY default
+RESET ROLE;
+RESET keanon.anonymize_memory;
+SELECT levels, groups FROM keanon.anonymize('an_wide', '{a}', 's', NULL, k => 2, l => 2);
+DROP TABLE an_gap, an_gap_generalized, an_emd, an_emd_generalized, an_emd_r, an_tx, an_tx_out, an_chain_h, an_chain,
+	an_chain_generalized, an_lat, an_wide, an_wide_generalized;
+REVOKE CREATE ON SCHEMA public FROM an_mallory;
+DROP ROLE an_mallory;

@@ -656,11 +656,19 @@ engine_free(void *ptr)
 	pfree(ptr);
 }
 
-/* Route the engine's memory through palloc */
+/* A cancel or a shutdown stops the rooms' long loops with an error */
+static void
+engine_interrupts(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* Route the engine's memory through palloc, and its loops' interrupt checks here */
 void
 KeanonEngineAllocator(void)
 {
 	ke_set_allocator(engine_alloc, engine_realloc, engine_free);
+	ke_set_interrupt_check(engine_interrupts);
 }
 
 /* Raise an error for an engine status other than KE_OK */

@@ -50,6 +50,7 @@
 #include "utils/typcache.h"
 
 #include "fd_anon.h"
+#include "keanon_am.h"
 #include "keanon_watch.h"
 #include "pg_compat.h"
 
@@ -60,6 +61,19 @@ PG_FUNCTION_INFO_V1(keanon_anonymize_core);
 
 /* rows handed to the table access method at once */
 #define ANON_INSERT_BATCH 1000
+
+/*
+ * keanon.anonymize_memory: the most the search may hold at once, in kB.
+ * Its memory grows with the table's groups, its sensitive values and the
+ * lattice, and a crafted table of some ten thousand rows could ask for
+ * more than the machine has; past this it stops with an error.  Only a
+ * superuser may raise it (for a role: ALTER ROLE ... SET).
+ */
+static int	anonymize_memory = 1024 * 1024;
+
+/* What the search holds now, in bytes, and the most it may */
+static Size search_bytes = 0;
+static Size search_limit = 0;
 
 /* One quasi-identifier as the search sees it */
 typedef struct AnonQi
@@ -88,6 +102,7 @@ typedef struct AnonQi
 	int		  **code_node;		/* hierarchy: [level][code] the node */
 	double		vmin;			/* automatic */
 	double	   *width;			/* automatic: [level] */
+	double	  **cell;			/* automatic: [level][code] its interval */
 	bool		integral;		/* automatic: integer or date values */
 	uint32	   *codes;			/* [nrows] */
 	Datum	   *raw;			/* automatic: [nrows] the values read */
@@ -231,24 +246,41 @@ read_tree(AnonQi *q, Oid hrel)
 	hash_values(q);
 }
 
-/* Each node's depth below the root (the tree has no cycle) */
+/*
+ * Each node's depth below the root, in O(nodes): a walk up stops at the
+ * first node whose depth is known, then sets the depths of the path it
+ * took; a walk that meets its own path has found a cycle
+ */
 static void
 tree_depths(AnonQi *q)
 {
-	q->depth = palloc(sizeof(int) * q->nnodes);
+	int		   *path = palloc(sizeof(int) * Max(q->nnodes, 1));
+
+	q->depth = palloc(sizeof(int) * Max(q->nnodes, 1));
+	for (int i = 0; i < q->nnodes; i++)
+		q->depth[i] = -1;			/* unknown */
 	for (int i = 0; i < q->nnodes; i++)
 	{
-		int			d = 0;
+		int			len = 0;
+		int			n = i;
+		int			d;
 
-		for (int n = q->parent[i]; n >= 0; n = q->parent[n])
+		CHECK_FOR_INTERRUPTS();
+		while (n >= 0 && q->depth[n] == -1)
 		{
-			if (++d > q->nnodes)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("the hierarchy of %s has a cycle", q->name)));
+			q->depth[n] = -2;		/* on this walk's path */
+			path[len++] = n;
+			n = q->parent[n];
 		}
-		q->depth[i] = d;
+		if (n >= 0 && q->depth[n] == -2)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the hierarchy of %s has a cycle", q->name)));
+		d = n >= 0 ? q->depth[n] + 1 : 0;
+		while (len > 0)
+			q->depth[path[--len]] = d++;
 	}
+	pfree(path);
 }
 
 /* The ancestor of node n l steps up, the root when the path is shorter */
@@ -308,7 +340,12 @@ hierarchy_levels(AnonQi *q)
 	}
 }
 
-/* The levels of an automatic numeric hierarchy: doubling intervals */
+/*
+ * The levels of an automatic numeric hierarchy: doubling intervals, of
+ * which those holding a value are coded 0, 1, ... in value order (the
+ * search counts every code of a level, so none may be empty); cell[l][c]
+ * is the interval of code c, for its label
+ */
 static void
 automatic_levels(AnonQi *q)
 {
@@ -316,6 +353,11 @@ automatic_levels(AnonQi *q)
 	double		top;
 	int			above = 1;
 
+	if (!isfinite(range) || range < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the values of column %s span more than a double precision number holds", q->name),
+				 errhint("Give the column a hierarchy, or anonymize a view that scales it.")));
 	q->integral = q->typid == INT2OID || q->typid == INT4OID || q->typid == INT8OID ||
 		q->typid == DATEOID;
 	/* the top interval holds every value: a power of two for integers */
@@ -337,18 +379,26 @@ automatic_levels(AnonQi *q)
 	q->width = palloc(sizeof(double) * q->nlevels);
 	q->map = palloc(sizeof(uint32 *) * q->nlevels);
 	q->ncodes = palloc(sizeof(uint32) * q->nlevels);
+	q->cell = palloc(sizeof(double *) * q->nlevels);
 	for (int l = 0; l < q->nlevels; l++)
 	{
+		double		last = -1;
+
 		q->width[l] = l == 0 ? 0 : ldexp(top, l - above);
-		q->map[l] = palloc(sizeof(uint32) * q->nleaves);
+		q->map[l] = palloc(sizeof(uint32) * Max(q->nleaves, 1));
+		q->cell[l] = palloc(sizeof(double) * Max(q->nleaves, 1));
 		q->ncodes[l] = 0;
 		for (int f = 0; f < q->nleaves; f++)
 		{
-			uint32		c = l == 0 ? (uint32) f :
-				(uint32) floor((q->leaf_value[f] - q->vmin) / q->width[l]);
+			double		cell = l == 0 ? f : floor((q->leaf_value[f] - q->vmin) / q->width[l]);
 
-			q->map[l][f] = c;
-			q->ncodes[l] = Max(q->ncodes[l], c + 1);
+			/* the leaves are in value order, so their intervals are too */
+			if (!isfinite(cell) || cell < last)
+				elog(ERROR, "keanon: the values of column %s are not in numeric order", q->name);
+			if (q->ncodes[l] == 0 || cell != last)
+				q->cell[l][q->ncodes[l]++] = cell;
+			last = cell;
+			q->map[l][f] = q->ncodes[l] - 1;
 		}
 	}
 }
@@ -365,7 +415,7 @@ label(const AnonQi *q, int l, uint32 c)
 	/* a leaf: the value itself, exactly as its type writes it */
 	if (l == 0)
 		return psprintf("[%s,%s]", q->leaf_text[c], q->leaf_text[c]);
-	lo = q->vmin + c * q->width[l];
+	lo = q->vmin + q->cell[l][c] * q->width[l];
 	hi = lo + q->width[l];
 	/*
 	 * The interval holds the values whose doubles fall in [lo, hi); a value
@@ -390,6 +440,69 @@ label(const AnonQi *q, int l, uint32 c)
 	if (q->integral)
 		return psprintf("[%.0f,%.0f)", lo, hi);
 	return psprintf("[%.17g,%.17g)", lo, hi);
+}
+
+/* Define keanon.anonymize_memory (from _PG_init) */
+void
+KeanonAnonymizeInit(void)
+{
+	DefineCustomIntVariable("keanon.anonymize_memory",
+							"The most memory keanon.anonymize's search may hold at once.",
+							NULL, &anonymize_memory, 1024 * 1024, 1024, MAX_KILOBYTES, PGC_SUSET,
+							GUC_UNIT_KB, NULL, NULL, NULL);
+}
+
+/* The search would hold more than keanon.anonymize_memory */
+static void
+search_too_large(Size more)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("keanon.anonymize's search needs more than keanon.anonymize_memory (%d kB)",
+					anonymize_memory),
+			 errdetail("It holds %zu kB and asked for %zu kB more.", search_bytes / 1024, more / 1024),
+			 errhint("Give the quasi-identifiers coarser hierarchies, use fewer of them or fewer distinct sensitive values, or have a superuser raise keanon.anonymize_memory.")));
+}
+
+/* The search's palloc, counted against keanon.anonymize_memory */
+static void *
+search_alloc(size_t size)
+{
+	void	   *p;
+
+	if (size > search_limit - search_bytes)
+		search_too_large(size);
+	p = MemoryContextAllocExtended(CurrentMemoryContext, size, MCXT_ALLOC_HUGE);
+	search_bytes += GetMemoryChunkSpace(p);
+	return p;
+}
+
+static void *
+search_realloc(void *ptr, size_t size)
+{
+	Size		old = GetMemoryChunkSpace(ptr);
+
+	if (size > old && size - old > search_limit - search_bytes)
+		search_too_large(size - old);
+	ptr = repalloc_huge(ptr, size);
+	search_bytes = search_bytes - old + GetMemoryChunkSpace(ptr);
+	return ptr;
+}
+
+static void
+search_free(void *ptr)
+{
+	search_bytes -= Min(search_bytes, GetMemoryChunkSpace(ptr));
+	pfree(ptr);
+}
+
+/* Count the search's memory from here on, until KeanonEngineAllocator */
+static void
+search_allocator(void)
+{
+	search_bytes = 0;
+	search_limit = (Size) anonymize_memory * 1024;
+	ke_set_allocator(search_alloc, search_realloc, search_free);
 }
 
 /* The arguments of keanon.anonymize_core, checked by keanon.anonymize */
@@ -801,55 +914,136 @@ write_target(AnonArgs *a, const FdResult *res, const AnonRead *rd)
 	return n;
 }
 
+/* Compare two sensitive codes, for qsort */
+static int
+code_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Ordered EMD's sum over the codes a .. b (a <= b) of |c - T[s] / n|, where
+ * c = num / den and T (cumulative counts of the whole table, nondecreasing)
+ * has prefix sums PT: split where T[s] / n passes c, found by bisection
+ */
+static double
+emd_segment(const int64 *T, const int64 *PT, int64 n, int64 num, int64 den, int a, int b)
+{
+	int			lo = a,
+				hi = b + 1;		/* the first s with T[s] * den > num * n */
+	double		c = (double) num / den;
+	double		below,
+				above;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (T[mid] * den > num * n)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	below = (lo - a) * c - (double) ((lo > 0 ? PT[lo - 1] : 0) - (a > 0 ? PT[a - 1] : 0)) / n;
+	above = (double) (PT[b] - (lo > 0 ? PT[lo - 1] : 0)) / n - (b - lo + 1) * c;
+	return below + above;
+}
+
 /*
  * The least distinct l and the largest EMD over the published classes,
  * measured here whatever the criteria asked (the search keeps sensitive
  * histograms only when one is): ordered EMD over the sensitive values'
- * order when numeric, equal-distance otherwise, against every row read
+ * order when numeric, equal-distance otherwise, against every row read.
+ * Each class is measured from its own sorted values alone, the stretches
+ * between them by the whole table's prefix sums: memory O(rows + values)
+ * and time O(rows log rows), however many classes and values there are.
  */
 static void
 class_diversity(const FdTable *t, const FdResult *res, int *least_l, double *largest_emd)
 {
-	int64	   *hist = palloc0(sizeof(int64) * (Size) Max(res->nclasses, 1) * Max(t->nsens, 1));
-	int64	   *total = palloc0(sizeof(int64) * Max(t->nsens, 1));
-	int64	   *size = palloc0(sizeof(int64) * Max(res->nclasses, 1));
-	int64		n = 0;
+	int			m = Max(t->nsens, 1);
+	int			nc = Max(res->nclasses, 1);
+	int64	   *T = palloc0(sizeof(int64) * m);	/* cumulative counts, then */
+	int64	   *PT = palloc(sizeof(int64) * m);	/* their prefix sums */
+	int		   *start = palloc0(sizeof(int) * (nc + 1));
+	uint32	   *codes = palloc(sizeof(uint32) * Max(t->nrows, 1));
+	int		   *fill;
+	int64		n = t->nrows;
 
 	*least_l = 0;
 	*largest_emd = 0;
 	for (int r = 0; r < t->nrows; r++)
 	{
-		total[t->sens[r]]++;
-		n++;
+		T[t->sens[r]]++;
 		if (res->row_class[r] >= 0)
-		{
-			hist[(Size) res->row_class[r] * t->nsens + t->sens[r]]++;
-			size[res->row_class[r]]++;
-		}
+			start[res->row_class[r] + 1]++;
 	}
+	for (int s = 1; s < m; s++)
+		T[s] += T[s - 1];
+	for (int s = 0; s < m; s++)
+		PT[s] = T[s] + (s > 0 ? PT[s - 1] : 0);
+	for (int c = 0; c < res->nclasses; c++)
+		start[c + 1] += start[c];
+	fill = palloc(sizeof(int) * nc);
+	memcpy(fill, start, sizeof(int) * nc);
+	for (int r = 0; r < t->nrows; r++)
+		if (res->row_class[r] >= 0)
+			codes[fill[res->row_class[r]]++] = t->sens[r];
 	for (int c = 0; c < res->nclasses; c++)
 	{
-		int64	   *h = hist + (Size) c * t->nsens;
+		uint32	   *v = codes + start[c];
+		int64		size = start[c + 1] - start[c];
+		int64		below = 0;	/* the class's rows of the codes before */
+		int			next = 0;	/* the first code not yet summed */
 		int			d = 0;
-		double		emd = 0,
-					run = 0;
+		double		emd = 0;
 
-		if (size[c] == 0)
+		CHECK_FOR_INTERRUPTS();
+		if (size == 0)
 			continue;
-		for (int s = 0; s < t->nsens; s++)
+		qsort(v, size, sizeof(uint32), code_cmp);
+		for (int64 i = 0; i < size;)
 		{
-			double		diff = (double) h[s] / size[c] - (double) total[s] / n;
+			uint32		s = v[i];
+			int64		h = 0;
+			int64		ts = T[s] - (s > 0 ? T[s - 1] : 0);
 
-			d += h[s] > 0;
-			run += diff;
-			emd += t->sens_numeric ? fabs(run) : fabs(diff);
+			while (i < size && v[i] == s)
+				h++, i++;
+			d++;
+			if (t->sens_numeric)
+			{
+				if ((int) s > next)
+					emd += emd_segment(T, PT, n, below, size, next, s - 1);
+				below += h;
+				next = s;
+			}
+			else
+				emd += fabs((double) h / size - (double) ts / n) - (double) ts / n;
 		}
-		emd = t->sens_numeric ? (t->nsens > 1 ? emd / (t->nsens - 1) : 0) : emd / 2;
+		if (t->sens_numeric)
+		{
+			emd += emd_segment(T, PT, n, below, size, next, m - 1);
+			emd = m > 1 ? emd / (m - 1) : 0;
+		}
+		else
+			emd = (emd + 1) / 2;
 		if (*least_l == 0 || d < *least_l)
 			*least_l = d;
 		if (emd > *largest_emd)
 			*largest_emd = emd;
 	}
+}
+
+/* Whether a column of type typid may go without a hierarchy: doubling intervals of its values */
+static bool
+automatic_type(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID || typid == FLOAT4OID ||
+		typid == FLOAT8OID || typid == NUMERICOID || typid == DATEOID;
 }
 
 /* The quasi-identifiers and their hierarchies from the arguments */
@@ -875,11 +1069,25 @@ read_qis(AnonArgs *a, ArrayType *names, ArrayType *hiers)
 	for (int i = 0; i < n; i++)
 	{
 		AnonQi	   *q = &a->qis[i];
-		char	   *col = NameStr(*DatumGetName(nd[i]));
+		char	   *col;
 
+		if (nn[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("a quasi-identifier's name cannot be NULL")));
+		col = NameStr(*DatumGetName(nd[i]));
 		q->name = pstrdup(quote_identifier(col));
 		q->typid = get_atttype(a->relid, get_attnum(a->relid, col));
 		q->automatic = hn[i] || DatumGetObjectId(hd[i]) == InvalidOid;
+		if (!OidIsValid(q->typid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of table %s does not exist", col, get_rel_name(a->relid))));
+		if (q->automatic && !automatic_type(q->typid))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("quasi-identifier \"%s\" of type %s needs a hierarchy", col,
+							format_type_be(q->typid))));
 		if (!q->automatic)
 		{
 			read_tree(q, DatumGetObjectId(hd[i]));
@@ -1046,7 +1254,13 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 		if (no != a.nqi)
 			elog(ERROR, "keanon: anonymize_core needs one output type per quasi-identifier");
 		for (int i = 0; i < no; i++)
+		{
+			if (on[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("keanon.anonymize_core needs an output type for each quasi-identifier")));
 			output_type(&a.qis[i], TextDatumGetCString(od[i]));
+		}
 	}
 	lock_target(&a);
 	ereport(NOTICE, (errmsg("keanon: reading %s", get_rel_name(a.relid))));
@@ -1054,12 +1268,21 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	qicodes = palloc(sizeof(uint32 *) * a.nqi);
 	encode_table(&a, &t, fh, qicodes, &rd);
 
-	if (!PG_ARGISNULL(16))
-		presample(&a, &t, PG_GETARG_INT32(16), &removed);
-	ereport(NOTICE, (errmsg("keanon: searching the generalizations of %d rows", t.nrows - removed)));
-	INSTR_TIME_SET_CURRENT(start);
-	fd_check_status(fd_prepare(&t, &a.params, &ctx, &err), &err, &a);
-	fd_check_status(fd_search(ctx, &a.opts, &res, &err), &err, &a);
+	search_allocator();
+	PG_TRY();
+	{
+		if (!PG_ARGISNULL(16))
+			presample(&a, &t, PG_GETARG_INT32(16), &removed);
+		ereport(NOTICE, (errmsg("keanon: searching the generalizations of %d rows", t.nrows - removed)));
+		INSTR_TIME_SET_CURRENT(start);
+		fd_check_status(fd_prepare(&t, &a.params, &ctx, &err), &err, &a);
+		fd_check_status(fd_search(ctx, &a.opts, &res, &err), &err, &a);
+	}
+	PG_FINALLY();
+	{
+		KeanonEngineAllocator();
+	}
+	PG_END_TRY();
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
 	ereport(NOTICE, (errmsg("keanon: writing %s", KeanonQualifiedName(a.target))));

@@ -37,4 +37,5 @@ _PG_init(void)
 	KeanonLayoutInit();
 	KeanonPlansInit();
 	KeanonWorkerInit();
+	KeanonAnonymizeInit();
 }

@@ -102,6 +102,9 @@ typedef struct KeanonOwnerScope
 	int			nest_level;
 } KeanonOwnerScope;
 
+/* anonymize.c */
+extern void KeanonAnonymizeInit(void);
+
 /* entry.c */
 extern void KeanonRethrowWithoutContext(MemoryContext cxt) pg_attribute_noreturn();
 

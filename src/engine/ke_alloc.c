@@ -4,6 +4,7 @@
  *		routes them to palloc, so an error thrown from a store callback
  *		leaks nothing).  Allocation failure returns NULL.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,11 @@ ke_malloc(size_t size)
 void *
 ke_calloc(size_t n, size_t size)
 {
-	void	   *p = ke_malloc(n * size);
+	void	   *p;
+
+	if (size > 0 && n > SIZE_MAX / size)
+		return NULL;
+	p = ke_malloc(n * size);
 
 	if (p != NULL)
 		memset(p, 0, n * size);
@@ -56,4 +61,19 @@ ke_free(void *ptr)
 {
 	if (ptr != NULL)
 		free_hook(ptr);
+}
+
+static void (*interrupt_hook) (void) = NULL;
+
+void
+ke_set_interrupt_check(void (*check_fn) (void))
+{
+	interrupt_hook = check_fn;
+}
+
+void
+ke_check_interrupts(void)
+{
+	if (interrupt_hook != NULL)
+		interrupt_hook();
 }

@@ -20,4 +20,12 @@ extern void *ke_calloc(size_t n, size_t size);
 extern void *ke_realloc(void *ptr, size_t size);
 extern void ke_free(void *ptr);
 
+/*
+ * A check for a request to stop, called by long loops: nothing unless
+ * replaced.  The backend's stops the loop with an error when the query is
+ * cancelled; as the memory is palloc's, that leaks nothing.
+ */
+extern void ke_set_interrupt_check(void (*check_fn) (void));
+extern void ke_check_interrupts(void);
+
 #endif							/* KE_ALLOC_H */

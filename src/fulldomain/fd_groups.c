@@ -1105,6 +1105,7 @@ fd_check(FdContext *ctx, const int *levels, FdMeasures *m)
 	FdGroups   *g;
 	int			a;
 
+	ke_check_interrupts();
 	for (a = 0; a < ctx->nqi; a++)
 	{
 		if (levels[a] < 0 || levels[a] >= ctx->nlevels[a])

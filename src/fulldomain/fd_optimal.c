@@ -146,6 +146,8 @@ tag_closure(Lattice *lt, int64_t idx, int dir)
 	{
 		int64_t		v = lt->queue[head++];
 
+		if ((head & 0xffff) == 0)
+			ke_check_interrupts();
 		decode(lt, v, lev);
 		for (a = 0; a < lt->ctx->nqi; a++)
 		{
@@ -276,6 +278,8 @@ phase1(Lattice *lt)
 		const OptNode *u = &lt->nodes[i];
 		FdStatus	st;
 
+		if ((i & 0xffff) == 0)
+			ke_check_interrupts();
 		if (lt->state[u->idx] != 0)
 			continue;
 		if (!can_beat(lt, u->bound))
@@ -302,6 +306,9 @@ phase2(Lattice *lt)
 		uint8_t		s = lt->state[u->idx];
 		bool		q;
 		FdStatus	st;
+
+		if ((i & 0xffff) == 0)
+			ke_check_interrupts();
 
 		if (!can_beat(lt, u->bound))
 		{
@@ -350,6 +357,8 @@ lattice_init(Lattice *lt, FdContext *ctx, const FdSearchOpts *o, FdError *err)
 	{
 		int			lev[FD_MAX_QI];
 
+		if ((i & 0xffff) == 0)
+			ke_check_interrupts();
 		decode(lt, i, lev);
 		lt->nodes[i].idx = (int) i;
 		lt->nodes[i].bound = lt->bound[i] = fd_score_bound_node(ctx, lev);

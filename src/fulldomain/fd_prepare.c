@@ -133,6 +133,30 @@ check_hierarchy(const FdHierarchy *h, int a, FdError *err)
 			}
 	}
 
+	/* every code of a level must hold a leaf: the search counts them all */
+	for (l = 0; l < h->nlevels; l++)
+	{
+		uint8_t    *used = ke_calloc(h->ncodes[l], 1);
+		uint32_t	nused = 0;
+
+		if (used == NULL)
+			return FD_ERR_NOMEM;
+		for (x = 0; x < h->nleaves; x++)
+			if (!used[h->map[l][x]])
+			{
+				used[h->map[l][x]] = 1;
+				nused++;
+			}
+		ke_free(used);
+		if (nused != h->ncodes[l])
+		{
+			fd_seterr(err, FD_ERR_HIERARCHY, a,
+					  "quasi-identifier %d: level %d has %u codes, of which %u hold a leaf",
+					  a, l, h->ncodes[l], nused);
+			return FD_ERR_HIERARCHY;
+		}
+	}
+
 	/* each code of level l - 1 must have one parent at level l */
 	for (l = 1; l < h->nlevels; l++)
 	{

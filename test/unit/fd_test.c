@@ -689,9 +689,13 @@ test_args(void)
 	tt.mapv[0][2][0] = 0;
 	tt.mapv[0][2][1] = 0;
 	tt.mapp[0][2] = tt.mapv[0][2];
+	expect_prepare(&tt.t, &p, FD_ERR_HIERARCHY, "a code that holds no leaf");
+	tt.ncodes[0][2] = 1;
 	expect_prepare(&tt.t, &p, FD_OK, "three levels");
 	tt.mapv[0][1][1] = 0;
+	tt.ncodes[0][1] = 1;
 	tt.mapv[0][2][1] = 1;
+	tt.ncodes[0][2] = 2;
 	expect_prepare(&tt.t, &p, FD_ERR_HIERARCHY, "levels that do not nest");
 	hand_table(&tt, true);
 	tt.ncodes[0][0] = 3;
