@@ -81,7 +81,9 @@ typedef struct FdTable
 	const uint32_t *sens;		/* [nrows] sensitive codes */
 	int			nsens;			/* S */
 	bool		sens_numeric;	/* ordered EMD, else equal-distance EMD */
-	const double *sens_values;	/* [nsens] or NULL: numeric values, increasing */
+	const double *sens_values;	/* [nsens] or NULL: numeric values, never
+								 * decreasing (distinct values may round to
+								 * one double) */
 	const uint8_t *active;		/* [nrows] or NULL: rows to anonymize */
 } FdTable;
 

@@ -278,7 +278,7 @@ fd_check_table(const FdTable *t, FdError *err)
 		}
 	if (t->sens_numeric && t->sens_values != NULL)
 		for (r = 1; r < t->nsens; r++)
-			if (!(t->sens_values[r] > t->sens_values[r - 1]))
+			if (!(t->sens_values[r] >= t->sens_values[r - 1]))
 			{
 				fd_seterr(err, FD_ERR_ARG, -1,
 						  "numeric sensitive codes must be in value order: code %d is %g after %g",
