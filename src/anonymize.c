@@ -464,13 +464,23 @@ search_too_large(Size more)
 			 errhint("Give the quasi-identifiers coarser hierarchies, use fewer of them or fewer distinct sensitive values, or have a superuser raise keanon.anonymize_memory.")));
 }
 
+/*
+ * Whether more bytes fit under the limit (what the search holds counts
+ * chunks, which round a request up, so it may pass the limit a little)
+ */
+static bool
+search_fits(Size more)
+{
+	return search_bytes < search_limit && more <= search_limit - search_bytes;
+}
+
 /* The search's palloc, counted against keanon.anonymize_memory */
 static void *
 search_alloc(size_t size)
 {
 	void	   *p;
 
-	if (size > search_limit - search_bytes)
+	if (!search_fits(size))
 		search_too_large(size);
 	p = MemoryContextAllocExtended(CurrentMemoryContext, size, MCXT_ALLOC_HUGE);
 	search_bytes += GetMemoryChunkSpace(p);
@@ -482,7 +492,7 @@ search_realloc(void *ptr, size_t size)
 {
 	Size		old = GetMemoryChunkSpace(ptr);
 
-	if (size > old && size - old > search_limit - search_bytes)
+	if (size > old && !search_fits(size - old))
 		search_too_large(size - old);
 	ptr = repalloc_huge(ptr, size);
 	search_bytes = search_bytes - old + GetMemoryChunkSpace(ptr);
