@@ -23,6 +23,7 @@ OBJS = \
 	src/catalog.o \
 	src/watch_args.o \
 	src/entry.o \
+	src/gen_values.o \
 	src/am_build.o \
 	src/am_funcs.o \
 	src/am_handler.o \

@@ -404,7 +404,6 @@ COMMENT ON FUNCTION keanon.watch(regclass, name, name[], integer, numeric, name,
 DROP FUNCTION keanon.watch_check(regclass, name, name[], integer, numeric, name, text, interval);
 
 
-DROP FUNCTION keanon.qi_groups(regclass);
 CREATE FUNCTION keanon.qi_groups_body(tab regclass,
 	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
 RETURNS SETOF record
@@ -444,7 +443,7 @@ $qi_groups$;
 REVOKE ALL ON FUNCTION keanon.qi_groups_body(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION keanon.qi_groups_body(regclass) IS
 'the work of keanon.qi_groups, called by it alone (it raises the errors again without PL/pgSQL''s context)';
-CREATE FUNCTION keanon.qi_groups(tab regclass,
+CREATE OR REPLACE FUNCTION keanon.qi_groups(tab regclass,
 	OUT group_id bigint, OUT size bigint, OUT generalized jsonb, OUT il float8, OUT total_il float8)
 RETURNS SETOF record
 LANGUAGE C STABLE PARALLEL SAFE
@@ -453,7 +452,6 @@ COMMENT ON FUNCTION keanon.qi_groups(regclass) IS
 'the table''s owner: each group of a generalized watch: its id, size, generalized tuple and information loss IL = size * (sum over numeric quasi-identifiers of the group''s span / the publication''s span + sum over categorical ones of the height of the published node / the hierarchy''s height) (I3M, Definition 4), and the total IL over all groups';
 
 
-DROP FUNCTION keanon.qi_members(regclass);
 CREATE FUNCTION keanon.qi_members_body(tab regclass, OUT key jsonb, OUT group_id bigint)
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -472,7 +470,7 @@ $qi_members$;
 REVOKE ALL ON FUNCTION keanon.qi_members_body(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION keanon.qi_members_body(regclass) IS
 'the work of keanon.qi_members, called by it alone (it raises the errors again without PL/pgSQL''s context)';
-CREATE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
+CREATE OR REPLACE FUNCTION keanon.qi_members(tab regclass, OUT key jsonb, OUT group_id bigint)
 RETURNS SETOF record
 LANGUAGE C STABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'keanon_entry';
@@ -535,10 +533,9 @@ BEGIN
 		ELSE
 			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(r.%3$I) lo, max(r.%3$I) hi
 						   FROM %2$s GROUP BY 1) s USING (keanon_group)
-						   WHERE x.%3$I IS DISTINCT FROM %4$s(s.lo%5$s, s.hi%5$s, '[]')
-							  OR x.keanon_lo[%6$s] IS DISTINCT FROM %7$s OR x.keanon_hi[%6$s] IS DISTINCT FROM %8$s$c$,
-						   g.groups, src, q, keanon.qi_range_type(typ),
-						   CASE WHEN keanon.qi_range_type(typ) = 'pg_catalog.numrange' THEN '::numeric' ELSE '' END,
+						   WHERE x.%3$I IS DISTINCT FROM %4$s
+							  OR x.keanon_lo[%5$s] IS DISTINCT FROM %6$s OR x.keanon_hi[%5$s] IS DISTINCT FROM %7$s$c$,
+						   g.groups, src, q, keanon.qi_range(typ, 's.lo', 's.hi'),
 						   i, keanon.qi_coordinate(typ, 's.lo'), keanon.qi_coordinate(typ, 's.hi')) INTO bad;
 		END IF;
 		IF bad > 0 THEN
@@ -826,23 +823,188 @@ BEGIN
 END;
 $grants$;
 
--- the entry points whose work is PL/pgSQL raise its errors without its context
-ALTER FUNCTION keanon.unwatch(regclass) RENAME TO unwatch_body;
+-- the entry points whose work is PL/pgSQL raise its errors without its context:
+-- each keeps its oid, grants and dependent objects, its work a new function
+CREATE FUNCTION keanon.unwatch_body(tab regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+AS $unwatch$
+BEGIN
+	IF NOT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = tab), 'USAGE') THEN
+		RAISE EXCEPTION 'must be owner of table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM keanon.watches WHERE relid = tab) THEN
+		RAISE EXCEPTION 'table % is not watched', tab USING ERRCODE = 'undefined_object';
+	END IF;
+	PERFORM keanon.end_watch(tab);
+END;
+$unwatch$;
 REVOKE ALL ON FUNCTION keanon.unwatch_body(regclass) FROM PUBLIC;
 COMMENT ON FUNCTION keanon.unwatch_body(regclass) IS
 'the work of keanon.unwatch, called by it alone (it raises the errors again without PL/pgSQL''s context)';
-CREATE FUNCTION keanon.unwatch(tab regclass)
+CREATE OR REPLACE FUNCTION keanon.unwatch(tab regclass)
 RETURNS void
 LANGUAGE C VOLATILE PARALLEL UNSAFE
 AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.unwatch(regclass) IS
 'stop watching a table: drops its published view, triggers and keanon''s internal tables';
 
-ALTER FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) RENAME TO anonymize_body;
+CREATE FUNCTION keanon.anonymize_body(
+	tab regclass,
+	quasi_identifiers name[],
+	sensitive name,
+	hierarchies jsonb,
+	k integer,
+	l integer DEFAULT NULL,
+	c numeric DEFAULT NULL,
+	t numeric DEFAULT NULL,
+	scoring text DEFAULT 'basic',
+	priorities jsonb DEFAULT NULL,
+	target name DEFAULT NULL,
+	method text DEFAULT 'privacyfrost2',
+	max_suppressed integer DEFAULT 0,
+	extension boolean DEFAULT true,
+	partial boolean DEFAULT false,
+	presample integer DEFAULT NULL,
+	OUT target_table regclass, OUT levels jsonb, OUT score float8, OUT smallest_group integer,
+	OUT least_l integer, OUT least_recursive_l integer, OUT largest_emd float8,
+	OUT suppressed integer, OUT groups integer, OUT candidates_checked bigint,
+	OUT rollups bigint, OUT refined_groups integer, OUT rows_written bigint, OUT search_ms float8,
+	OUT presampled_out integer)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $anonymize$
+DECLARE
+	nsp name;
+	rel name;
+	q name;
+	typ regtype;
+	hrel regclass;
+	hiers oid[] := '{}';
+	outs text[] := '{}';
+	prios float8[] := '{}';
+	cols text := '';
+	has_null boolean;
+	n bigint;
+	r record;
+BEGIN
+	IF tab IS NULL OR quasi_identifiers IS NULL OR sensitive IS NULL OR k IS NULL THEN
+		RAISE EXCEPTION 'keanon.anonymize needs a table, quasi-identifiers, a sensitive column and k'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	SELECT n2.nspname, c2.relname INTO nsp, rel FROM pg_class c2 JOIN pg_namespace n2 ON n2.oid = c2.relnamespace
+	WHERE c2.oid = tab;
+	IF NOT has_table_privilege(tab, 'SELECT') THEN
+		RAISE EXCEPTION 'permission denied for table %', tab USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF cardinality(quasi_identifiers) IS DISTINCT FROM (SELECT count(DISTINCT x) FROM unnest(quasi_identifiers) x)
+	   OR cardinality(quasi_identifiers) NOT BETWEEN 1 AND 32 THEN
+		RAISE EXCEPTION 'between 1 and 32 distinct quasi-identifiers are needed' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF sensitive = ANY (quasi_identifiers) THEN
+		RAISE EXCEPTION 'the sensitive column "%" cannot also be a quasi-identifier', sensitive
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF k < 1 THEN
+		RAISE EXCEPTION 'k must be at least 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF l IS NOT NULL AND l < 1 OR c IS NOT NULL AND (l IS NULL OR c <= 0) THEN
+		RAISE EXCEPTION 'l must be at least 1, and c (recursive (c,l)-diversity) positive and given with l'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF t IS NOT NULL AND (t < 0 OR t > 1) THEN
+		RAISE EXCEPTION 't must be between 0 and 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF scoring IS NULL OR scoring NOT IN ('basic', 'eta', 'log') THEN
+		RAISE EXCEPTION 'unknown scoring "%"', scoring USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use scoring => ''basic'', ''eta'' or ''log''.';
+	END IF;
+	IF method IS NULL OR method NOT IN ('privacyfrost2', 'optimal') THEN
+		RAISE EXCEPTION 'unknown method "%"', method USING ERRCODE = 'invalid_parameter_value',
+			HINT = 'Use method => ''privacyfrost2'' or ''optimal''.';
+	END IF;
+	IF presample IS NOT NULL AND presample < 1 THEN
+		RAISE EXCEPTION 'presample must be at least 1' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF max_suppressed IS NULL OR max_suppressed < 0 THEN
+		RAISE EXCEPTION 'max_suppressed must be at least 0' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF hierarchies IS NOT NULL AND jsonb_typeof(hierarchies) <> 'object'
+	   OR priorities IS NOT NULL AND jsonb_typeof(priorities) <> 'object' THEN
+		RAISE EXCEPTION 'hierarchies and priorities must be JSON objects keyed by quasi-identifier'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	FOR q IN SELECT x FROM jsonb_object_keys(coalesce(hierarchies, '{}') || coalesce(priorities, '{}')) x LOOP
+		IF NOT q = ANY (quasi_identifiers) THEN
+			RAISE EXCEPTION '"%" is not a quasi-identifier', q USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+	END LOOP;
+	FOREACH q IN ARRAY quasi_identifiers || sensitive LOOP
+		typ := (SELECT a.atttypid::regtype FROM pg_attribute a
+				WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+		IF typ IS NULL THEN
+			RAISE EXCEPTION 'column "%" of table % does not exist', q, tab USING ERRCODE = 'undefined_column';
+		END IF;
+		CONTINUE WHEN q = sensitive;
+		IF hierarchies ? q THEN
+			hrel := keanon.hierarchy_table(tab, hierarchies ->> q);
+			IF hrel IS NULL THEN
+				RAISE EXCEPTION 'hierarchy "%" of column "%" does not exist', hierarchies ->> q, q
+					USING ERRCODE = 'undefined_table';
+			END IF;
+			PERFORM keanon.check_hierarchy(tab, q, hrel, false);
+			hiers := hiers || hrel::oid;
+			outs := outs || 'pg_catalog.text'::text;
+		ELSIF typ IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype, 'numeric'::regtype,
+					  'real'::regtype, 'double precision'::regtype, 'date'::regtype) THEN
+			hiers := hiers || 0::oid;
+			outs := outs || keanon.qi_range_type(typ);
+		ELSE
+			RAISE EXCEPTION 'quasi-identifier "%" of type % needs a hierarchy', q, typ
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF priorities ? q AND (jsonb_typeof(priorities -> q) <> 'number' OR (priorities ->> q)::float8 <= 0) THEN
+			RAISE EXCEPTION 'the priority of "%" must be a positive number', q USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		prios := prios || coalesce((priorities ->> q)::float8, 1);
+		cols := cols || format('%I %s, ', q, outs[cardinality(outs)]);
+	END LOOP;
+	target := coalesce(target, left(rel, 51) || '_generalized');
+	IF to_regclass(format('%I.%I', nsp, target)) IS NOT NULL THEN
+		RAISE EXCEPTION 'relation "%" already exists in schema "%"', target, nsp USING ERRCODE = 'duplicate_table',
+			HINT = 'Name another with target => ''...''.';
+	END IF;
+	EXECUTE format('CREATE TABLE %I.%I (%s%I %s)', nsp, target, cols, sensitive,
+				   (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+					WHERE a.attrelid = tab AND a.attname = sensitive));
+	EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, target,
+				   format('keanon: %s anonymized by full-domain generalization (k = %s)', tab, k));
+	target_table := format('%I.%I', nsp, target)::regclass;
+	r := keanon.anonymize_core(tab, quasi_identifiers, sensitive, hiers, k, l, c::float8, t::float8, scoring,
+							   prios, target_table::text, method, max_suppressed, extension, partial, outs,
+							   presample);
+	SELECT jsonb_object_agg(qi, lv) INTO levels FROM unnest(quasi_identifiers, r.levels) u(qi, lv);
+	score := r.score;
+	smallest_group := r.smallest_group;
+	least_l := r.least_l;
+	least_recursive_l := r.least_recursive_l;
+	largest_emd := r.largest_emd;
+	suppressed := r.suppressed;
+	groups := r.groups;
+	candidates_checked := r.candidates_checked;
+	rollups := r.rollups;
+	refined_groups := r.refined_groups;
+	rows_written := r.rows_written;
+	search_ms := r.search_ms;
+	presampled_out := r.presampled_out;
+END;
+$anonymize$;
 REVOKE ALL ON FUNCTION keanon.anonymize_body(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) FROM PUBLIC;
 COMMENT ON FUNCTION keanon.anonymize_body(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
 'the work of keanon.anonymize, called by it alone (it raises the errors again without PL/pgSQL''s context)';
-CREATE FUNCTION keanon.anonymize(
+CREATE OR REPLACE FUNCTION keanon.anonymize(
 	tab regclass,
 	quasi_identifiers name[],
 	sensitive name,
@@ -869,14 +1031,92 @@ AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer) IS
 'write a one-off anonymous copy of a table (target, default <table>_generalized, owned by the caller): each quasi-identifier generalized to one level of its hierarchy (hierarchies: {column: table of (value, parent)}; a numeric column without one: intervals of doubling width) so that every group has k rows, l distinct sensitive values (or recursive (c,l)-diversity when c is given) and an EMD to the whole table of at most t, chosen by PrivacyFrost2''s scoring search (scoring basic, eta or log; priorities {column: weight}) or, with method => ''optimal'', the best score over the whole lattice; rows of groups that fail are suppressed only up to max_suppressed; presample => k'' leaves out, before the search, the rows of groups of fewer than k'' rows two levels below each hierarchy''s top (PrivacyFrost2''s pre-sampling); returns the levels, score, measures and the search''s cost';
 
-ALTER FUNCTION keanon.k_anonymity(regclass, name[]) RENAME TO k_anonymity_body;
+CREATE FUNCTION keanon.k_anonymity_body(tab regclass, quasi_identifiers name[])
+RETURNS bigint
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $k_anonymity$
+DECLARE
+	k bigint;
+BEGIN
+	IF quasi_identifiers IS NULL OR cardinality(quasi_identifiers) = 0 THEN
+		RAISE EXCEPTION 'at least one quasi-identifier is needed' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	EXECUTE format('SELECT min(c) FROM (SELECT count(*) AS c FROM %s GROUP BY %s) g', tab,
+				   (SELECT string_agg(format('%I', x), ', ' ORDER BY o) FROM unnest(quasi_identifiers) WITH ORDINALITY u(x, o)))
+	INTO k;
+	RETURN k;
+END;
+$k_anonymity$;
 REVOKE ALL ON FUNCTION keanon.k_anonymity_body(regclass, name[]) FROM PUBLIC;
 COMMENT ON FUNCTION keanon.k_anonymity_body(regclass, name[]) IS
 'the work of keanon.k_anonymity, called by it alone (it raises the errors again without PL/pgSQL''s context)';
-CREATE FUNCTION keanon.k_anonymity(tab regclass, quasi_identifiers name[])
+CREATE OR REPLACE FUNCTION keanon.k_anonymity(tab regclass, quasi_identifiers name[])
 RETURNS bigint
 LANGUAGE C STABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'keanon_entry';
 COMMENT ON FUNCTION keanon.k_anonymity(regclass, name[]) IS
 'the size of the smallest group of rows sharing their quasi-identifiers: the k for which the table is k-anonymous (NULL for an empty table); as the caller';
 
+-- generalized numeric quasi-identifiers: coordinates without the cast's
+-- error, published ranges that hold every value (the type's largest
+-- included, real and double precision rounded outward)
+CREATE OR REPLACE FUNCTION keanon.qi_coordinate(typ regtype, col text)
+RETURNS text
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_qi_coordinate';
+COMMENT ON FUNCTION keanon.qi_coordinate(regtype, text) IS
+'part of generalization: the SQL expression of a numeric quasi-identifier''s coordinate (a date: days from 2000-01-01; a timestamp: seconds of its epoch; a number: its double, a numeric past a double''s range infinite and below it zero, without the cast''s error)';
+
+-- The published range of a numeric quasi-identifier from lo to hi
+CREATE FUNCTION keanon.qi_range(typ regtype, lo text, hi text)
+RETURNS text
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_qi_range';
+COMMENT ON FUNCTION keanon.qi_range(regtype, text, text) IS
+'part of generalization: the SQL expression of the range a group publishes for values lo to hi (expressions of the column''s type), both included: a discrete range holding the type''s largest value has no upper bound; real and double precision bounds are rounded outward at 17 significant digits from their exact values; NULL for a type not published as a range';
+
+CREATE FUNCTION keanon.numeric_coordinate(numeric)
+RETURNS float8
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_numeric_coordinate';
+COMMENT ON FUNCTION keanon.numeric_coordinate(numeric) IS
+'part of generalization: a numeric quasi-identifier''s coordinate, the nearest double (infinite past a double''s range, zero below it, never the cast''s error, which would quote the value)';
+
+CREATE FUNCTION keanon.float8_outward(x float8, up boolean)
+RETURNS numeric
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_float8_outward';
+COMMENT ON FUNCTION keanon.float8_outward(float8, boolean) IS
+'part of generalization: x rounded at 17 significant digits from its exact binary value, down (up false) or up: a bound of a published range that holds x';
+
+-- the groups of earlier generalized watches publish their real and double
+-- precision ranges again, outward (numeric casts had kept 6 or 15 digits)
+DO $republish_float_ranges$
+DECLARE
+	w record;
+	q name;
+	typ regtype;
+	keyeq text;
+	src text;
+BEGIN
+	FOR w IN SELECT x.relid, x.quasi_identifiers, x.key_columns, x.qi_groups, x.qi_members, x.rows_table, x.release_table
+			 FROM keanon.watches x WHERE x.qi_groups IS NOT NULL LOOP
+		IF w.qi_members IS NULL THEN
+			src := format('%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m', w.release_table);
+		ELSE
+			SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(w.relid, c)), ' AND ' ORDER BY o)
+			INTO keyeq FROM unnest(w.key_columns) WITH ORDINALITY u(c, o);
+			src := format('%s m JOIN %s r ON %s', w.qi_members, w.rows_table, keyeq);
+		END IF;
+		FOREACH q IN ARRAY w.quasi_identifiers LOOP
+			typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = w.relid AND a.attname = q);
+			CONTINUE WHEN typ NOT IN ('real'::regtype, 'double precision'::regtype);
+			EXECUTE format('UPDATE %1$s g SET %2$I = s.r FROM (SELECT m.keanon_group, %4$s AS r FROM %3$s GROUP BY 1) s '
+						   'WHERE g.keanon_group OPERATOR(pg_catalog.=) s.keanon_group',
+						   w.qi_groups, q, src,
+						   keanon.qi_range(typ, format('pg_catalog.min(r.%I)', q), format('pg_catalog.max(r.%I)', q)));
+		END LOOP;
+	END LOOP;
+END;
+$republish_float_ranges$;

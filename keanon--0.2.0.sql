@@ -1036,17 +1036,32 @@ COMMENT ON FUNCTION keanon.qi_range_type(regtype) IS
 -- The coordinate of a numeric quasi-identifier (an expression over col)
 CREATE FUNCTION keanon.qi_coordinate(typ regtype, col text)
 RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN CASE
-	WHEN typ IN ('date'::regtype) THEN
-		format('((%s) OPERATOR(pg_catalog.-) DATE ''2000-01-01'')::pg_catalog.float8', col)
-	WHEN typ IN ('timestamp without time zone'::regtype, 'timestamp with time zone'::regtype) THEN
-		format('pg_catalog.date_part(''epoch'', %s)', col)
-	ELSE format('(%s)::pg_catalog.float8', col)
-END;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_qi_coordinate';
 COMMENT ON FUNCTION keanon.qi_coordinate(regtype, text) IS
-'part of generalization: the SQL expression of a numeric quasi-identifier''s coordinate (a date: days from 2000-01-01; a timestamp: seconds of its epoch; a number: its double)';
+'part of generalization: the SQL expression of a numeric quasi-identifier''s coordinate (a date: days from 2000-01-01; a timestamp: seconds of its epoch; a number: its double, a numeric past a double''s range infinite and below it zero, without the cast''s error)';
+
+-- The published range of a numeric quasi-identifier from lo to hi
+CREATE FUNCTION keanon.qi_range(typ regtype, lo text, hi text)
+RETURNS text
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_qi_range';
+COMMENT ON FUNCTION keanon.qi_range(regtype, text, text) IS
+'part of generalization: the SQL expression of the range a group publishes for values lo to hi (expressions of the column''s type), both included: a discrete range holding the type''s largest value has no upper bound; real and double precision bounds are rounded outward at 17 significant digits from their exact values; NULL for a type not published as a range';
+
+CREATE FUNCTION keanon.numeric_coordinate(numeric)
+RETURNS float8
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_numeric_coordinate';
+COMMENT ON FUNCTION keanon.numeric_coordinate(numeric) IS
+'part of generalization: a numeric quasi-identifier''s coordinate, the nearest double (infinite past a double''s range, zero below it, never the cast''s error, which would quote the value)';
+
+CREATE FUNCTION keanon.float8_outward(x float8, up boolean)
+RETURNS numeric
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_float8_outward';
+COMMENT ON FUNCTION keanon.float8_outward(float8, boolean) IS
+'part of generalization: x rounded at 17 significant digits from its exact binary value, down (up false) or up: a bound of a published range that holds x';
 
 -- A hierarchy named in watch's hierarchies: a qualified name, or one in
 -- the watched table's schema (keanon's functions run with a fixed
@@ -1570,10 +1585,9 @@ BEGIN
 		ELSE
 			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(r.%3$I) lo, max(r.%3$I) hi
 						   FROM %2$s GROUP BY 1) s USING (keanon_group)
-						   WHERE x.%3$I IS DISTINCT FROM %4$s(s.lo%5$s, s.hi%5$s, '[]')
-							  OR x.keanon_lo[%6$s] IS DISTINCT FROM %7$s OR x.keanon_hi[%6$s] IS DISTINCT FROM %8$s$c$,
-						   g.groups, src, q, keanon.qi_range_type(typ),
-						   CASE WHEN keanon.qi_range_type(typ) = 'pg_catalog.numrange' THEN '::numeric' ELSE '' END,
+						   WHERE x.%3$I IS DISTINCT FROM %4$s
+							  OR x.keanon_lo[%5$s] IS DISTINCT FROM %6$s OR x.keanon_hi[%5$s] IS DISTINCT FROM %7$s$c$,
+						   g.groups, src, q, keanon.qi_range(typ, 's.lo', 's.hi'),
 						   i, keanon.qi_coordinate(typ, 's.lo'), keanon.qi_coordinate(typ, 's.hi')) INTO bad;
 		END IF;
 		IF bad > 0 THEN

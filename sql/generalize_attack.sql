@@ -253,3 +253,63 @@ SELECT keanon.check('few');
 \set VERBOSITY default
 DROP TABLE few CASCADE;
 DROP ROLE keanon_eve;
+
+-- A published range holds every member's true value: real and double
+-- precision bounds rounded outward from their exact binary values (a
+-- numeric cast keeps 6 or 15 digits: 123456.703125 was published as
+-- [123457,123457]), and a discrete range holding its type's largest value
+-- has no upper bound (int4range(x, 2147483647, '[]') does not exist)
+SELECT keanon.float8_outward(x, false) AS down, keanon.float8_outward(x, true) AS up
+FROM (VALUES (0.1::float8), (-0.1), (123456.703125), (0.30000000000000004), (0)) v(x);
+SELECT x, down::float8 <= x AND up::float8 >= x AS holds, up - down <= pg_catalog.abs(x::numeric) * 1e-16 AS tight,
+	length(trim(leading '0' from trim(trailing '0' from replace(abs(down)::text, '.', '')))) AS down_digits
+FROM (VALUES (1e300::float8), (-1e300), (5e-324), (2.2250738585072014e-308)) v(x),
+	LATERAL (SELECT keanon.float8_outward(x, false) AS down, keanon.float8_outward(x, true) AS up) o;
+CREATE TABLE gx (id integer PRIMARY KEY, x real NOT NULL, y float8 NOT NULL, n integer NOT NULL,
+	d date NOT NULL, b bigint NOT NULL, s integer);
+INSERT INTO gx SELECT i, 123456.7 + (i % 3), 0.30000000000000004 + (i % 3),
+	CASE WHEN i % 2 = 0 THEN 2147483647 ELSE i END,
+	CASE WHEN i % 2 = 0 THEN DATE '5874897-12-31' ELSE DATE '2020-01-01' + i END,
+	CASE WHEN i % 2 = 0 THEN 9223372036854775807 ELSE i END, (i * 37) % 101
+FROM generate_series(1, 30) i;
+SELECT keanon.watch('gx', 's', '{x,y,n,d,b}', 3, 5, generalize => 3, mode => 'deferred');
+SELECT keanon.check('gx');
+-- each row's values inside the ranges of the group it belongs to
+CREATE FUNCTION gx_covered() RETURNS TABLE (rows bigint, covered boolean) LANGUAGE sql AS $$
+	SELECT count(*), bool_and(lower(g.x)::float8 <= t.x AND upper(g.x)::float8 >= t.x
+		AND lower(g.y)::float8 <= t.y AND upper(g.y)::float8 >= t.y
+		AND g.n @> t.n AND g.d @> t.d AND g.b @> t.b)
+	FROM gx t JOIN keanon.qi_members('gx') m ON (m.key->>'id')::integer = t.id
+	JOIN gx_keanon_groups g ON g.keanon_group = m.group_id
+$$;
+SELECT * FROM gx_covered();
+SELECT count(*) FILTER (WHERE upper_inf(n)) > 0 AS unbounded_above FROM gx_keanon_groups;
+-- a writer's rows of such values no longer stop every later flush
+CREATE ROLE keanon_gx_writer;
+GRANT INSERT, UPDATE (s) ON gx TO keanon_gx_writer;
+SET ROLE keanon_gx_writer;
+INSERT INTO gx VALUES (1001, 1, 1, 2147483647, DATE '5874897-12-31', 9223372036854775807, 50),
+	(1002, 1, 1, 2147483647, DATE '5874897-12-31', 9223372036854775807, 51),
+	(1003, 1, 1, 2147483647, DATE '5874897-12-31', 9223372036854775807, 52);
+RESET ROLE;
+SELECT keanon.flush('gx') > 0 AS flushed, keanon.check('gx');
+SELECT * FROM gx_covered();
+-- a numeric value past a double's range has no coordinate: refused by its
+-- column's name alone, to a writer who cannot read it (the cast's error
+-- quoted it); one below a double's range counts as zero
+CREATE TABLE gn (id integer PRIMARY KEY, amt numeric NOT NULL, s integer);
+INSERT INTO gn SELECT i, i, i FROM generate_series(1, 12) i;
+SELECT keanon.watch('gn', 's', '{amt}', 3, 1, generalize => 3);
+INSERT INTO gn VALUES (100, 1.234567e-350, NULL), (101, 7.654321e400, NULL);
+GRANT SELECT (id), UPDATE (s) ON gn TO keanon_gx_writer;
+SET ROLE keanon_gx_writer;
+UPDATE gn SET s = 7 WHERE id = 100;
+UPDATE gn SET s = 8 WHERE id = 101;
+RESET ROLE;
+SELECT keanon.check('gn');
+SELECT count(*) AS rows, bool_and(g.amt @> t.amt) AS covered
+FROM gn t JOIN keanon.qi_members('gn') m ON (m.key->>'id')::integer = t.id
+JOIN gn_keanon_groups g ON g.keanon_group = m.group_id;
+DROP FUNCTION gx_covered();
+DROP TABLE gx, gn CASCADE;
+DROP ROLE keanon_gx_writer;

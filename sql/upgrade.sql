@@ -2,7 +2,7 @@
 -- ALTER EXTENSION keanon UPDATE: a database made with 0.1.0, watching
 -- tables in every mode, is updated to 0.2.0; every watch keeps working and
 -- checking, the new version's features work, and the updated extension's
--- functions (with their grants), comments and members are exactly those of a fresh 0.2.0.
+-- functions (with who may execute them), comments and members are exactly those of a fresh 0.2.0.
 -- Each version lives in a database of its own.
 --
 SET client_min_messages = warning;
@@ -12,7 +12,7 @@ CREATE DATABASE keanon_upgrade_old;
 CREATE DATABASE keanon_upgrade_new;
 
 -- the catalog of the extension as one fingerprint per kind of object
-\set fingerprint 'SELECT (SELECT md5(string_agg(pg_get_functiondef(p.oid) || coalesce(obj_description(p.oid, ''pg_proc''), '''') || coalesce(p.proacl::text, ''''), E''\\n'' ORDER BY p.oid::regprocedure::text)) FROM pg_proc p WHERE p.pronamespace = ''keanon''::regnamespace AND p.prokind IN (''f'', ''p'')) AS functions, (SELECT md5(string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), E''\\n'' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid))) FROM pg_depend d WHERE d.refclassid = ''pg_extension''::regclass AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''keanon'') AND d.deptype = ''e'') AS members, (SELECT md5(string_agg(format(''%s %s %s'', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), E''\\n'' ORDER BY a.attrelid::regclass::text, a.attnum)) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = ''keanon''::regnamespace AND a.attnum > 0 AND NOT a.attisdropped) AS columns'
+\set fingerprint 'SELECT (SELECT md5(string_agg(pg_get_functiondef(p.oid) || coalesce(obj_description(p.oid, ''pg_proc''), '''') || pg_catalog.has_function_privilege(''public'', p.oid, ''EXECUTE'')::text, E''\\n'' ORDER BY p.oid::regprocedure::text)) FROM pg_proc p WHERE p.pronamespace = ''keanon''::regnamespace AND p.prokind IN (''f'', ''p'')) AS functions, (SELECT md5(string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), E''\\n'' ORDER BY pg_describe_object(d.classid, d.objid, d.objsubid))) FROM pg_depend d WHERE d.refclassid = ''pg_extension''::regclass AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''keanon'') AND d.deptype = ''e'') AS members, (SELECT md5(string_agg(format(''%s %s %s'', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod)), E''\\n'' ORDER BY a.attrelid::regclass::text, a.attnum)) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = ''keanon''::regnamespace AND a.attnum > 0 AND NOT a.attisdropped) AS columns'
 
 \c keanon_upgrade_new
 SET client_min_messages = warning;
@@ -79,10 +79,29 @@ CREATE OR REPLACE VIEW t_redefined_anon WITH (security_barrier) AS
 	SELECT age, kind, keanon_pub AS salary, keanon_pid, 1 AS extra FROM t_redefined_keanon_rows
 	WHERE keanon_pid IS NOT NULL;
 
+-- a user's views over keanon's functions, and a site's grant on one of
+-- them, outlive the update (each function keeps its oid)
+CREATE ROLE keanon_upgrade_user;
+CREATE VIEW t_k AS SELECT keanon.k_anonymity('t_live', '{age,kind}') AS k;
+CREATE VIEW t_groups AS SELECT count(*) AS groups FROM keanon.qi_groups('t_gen');
+GRANT SELECT ON t_k, t_live TO keanon_upgrade_user;
+REVOKE EXECUTE ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text,
+	jsonb, name, text, integer, boolean, boolean, integer) FROM PUBLIC;
 -- an internal table granted to another role (as a schema's default
 -- privileges did): the update names it
 GRANT SELECT ON t_deferred_keanon_parts TO PUBLIC;
 ALTER EXTENSION keanon UPDATE TO '0.2.0';
+SET ROLE keanon_upgrade_user;
+SELECT k FROM t_k;
+RESET ROLE;
+SELECT groups > 0 AS groups_listed FROM t_groups;
+SELECT has_function_privilege('keanon_upgrade_user', 'keanon.anonymize(regclass, name[], name, jsonb, integer, integer,
+	numeric, numeric, text, jsonb, name, text, integer, boolean, boolean, integer)', 'EXECUTE') AS user_may_anonymize;
+GRANT EXECUTE ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integer, integer, numeric, numeric, text,
+	jsonb, name, text, integer, boolean, boolean, integer) TO PUBLIC;
+DROP VIEW t_k, t_groups;
+REVOKE SELECT ON t_live FROM keanon_upgrade_user;
+DROP ROLE keanon_upgrade_user;
 SELECT keanon.private_table('t_deferred_keanon_parts');
 SELECT count(*) AS granted_to_others FROM pg_class c, aclexplode(c.relacl) a
 WHERE c.oid = 't_deferred_keanon_parts'::regclass AND a.grantee <> c.relowner;

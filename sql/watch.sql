@@ -178,6 +178,14 @@ SELECT keanon.unwatch('staff');
 SELECT keanon.k_anonymity('staff', '{shoe_size}');
 SELECT * FROM keanon.anonymize('staff', '{age}', 'salary', NULL, 0);
 SELECT * FROM keanon.qi_groups('people');
+-- but a caller's own frames keep their context lines
+CREATE FUNCTION staff_k() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN keanon.k_anonymity('staff', '{shoe_size}');
+END;
+$$;
+SELECT staff_k();
+DROP FUNCTION staff_k();
 \set SHOW_CONTEXT never
 -- keanon.watch alone makes a watch of the arguments it checked, and each
 -- entry alone calls its work

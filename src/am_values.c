@@ -236,9 +236,18 @@ void
 KeanonRefuseNonFinite(Oid typid, Datum d)
 {
 	if ((typid == FLOAT4OID && !isfinite(DatumGetFloat4(d))) ||
-		(typid == FLOAT8OID && !isfinite(DatumGetFloat8(d))) ||
-		(typid == NUMERICOID && (numeric_is_nan(DatumGetNumeric(d)) || numeric_is_inf(DatumGetNumeric(d)))))
+		(typid == FLOAT8OID && !isfinite(DatumGetFloat8(d))))
 		reject_non_finite();
+	if (typid == NUMERICOID)
+	{
+		Numeric		num = DatumGetNumeric(d);	/* a copy when packed */
+		bool		finite = !numeric_is_nan(num) && !numeric_is_inf(num);
+
+		if ((Pointer) num != DatumGetPointer(d))
+			pfree(num);
+		if (!finite)
+			reject_non_finite();
+	}
 }
 
 /* Convert a value of the indexed type */

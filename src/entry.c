@@ -35,8 +35,9 @@ PG_FUNCTION_INFO_V1(keanon_entry);
 
 /*
  * The error being handled, raised again without the lines that point into
- * PL/pgSQL or at a statement it built.  Call it in PG_CATCH, with cxt the
- * memory context from before the PG_TRY.
+ * PL/pgSQL or at a statement it built, but with the context of the
+ * caller's own frames (raised anew, their callbacks add it again).  Call it
+ * in PG_CATCH, with cxt the memory context from before the PG_TRY.
  */
 void
 KeanonRethrowWithoutContext(MemoryContext cxt)
@@ -50,7 +51,8 @@ KeanonRethrowWithoutContext(MemoryContext cxt)
 	edata->internalquery = NULL;
 	edata->internalpos = 0;
 	edata->cursorpos = 0;
-	ReThrowError(edata);
+	ThrowErrorData(edata);
+	pg_unreachable();			/* an ERROR does not return */
 }
 
 /* The oid of the body of the entry entry_oid: keanon.<name>_body(same types) */

@@ -468,10 +468,11 @@ static char *
 exact_range_sql(const KeanonGen *g, int d)
 {
 	if (g->dim_types[d] == DATEOID)
-		return psprintf("pg_catalog.daterange(DATE '2000-01-01' OPERATOR(pg_catalog.+) (($3)[%d])::pg_catalog.int4, "
-						"DATE '2000-01-01' OPERATOR(pg_catalog.+) (($4)[%d])::pg_catalog.int4, '[]')", d + 1, d + 1);
-	return psprintf("pg_catalog.int4range((($3)[%d])::pg_catalog.int4, (($4)[%d])::pg_catalog.int4, '[]')",
-					d + 1, d + 1);
+		return KeanonGenRangeOf(DATEOID,
+								psprintf("DATE '2000-01-01' OPERATOR(pg_catalog.+) (($3)[%d])::pg_catalog.int4", d + 1),
+								psprintf("DATE '2000-01-01' OPERATOR(pg_catalog.+) (($4)[%d])::pg_catalog.int4", d + 1));
+	return KeanonGenRangeOf(INT4OID, psprintf("(($3)[%d])::pg_catalog.int4", d + 1),
+							psprintf("(($4)[%d])::pg_catalog.int4", d + 1));
 }
 
 /* Remember that group gid was written */
@@ -754,15 +755,13 @@ KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src, const int6
 	initStringInfo(&sel);
 	for (int d = 0; d < g->ndims; d++)
 	{
-		const char *cast = g->range_type[d] != NULL &&
-			strcmp(g->range_type[d], "pg_catalog.numrange") == 0 ? "::pg_catalog.numeric" : "";
-
 		if (g->categorical[d] || exact_in_double(g->dim_types[d]))
 			continue;
 		appendStringInfo(&set, "%s%s = s.%s", set.len > 0 ? ", " : "", g->dim_names[d],
 						 g->dim_names[d]);
-		appendStringInfo(&sel, ", %s(pg_catalog.min(r.%s)%s, pg_catalog.max(r.%s)%s, '[]') AS %s",
-						 g->range_type[d], g->dim_names[d], cast, g->dim_names[d], cast,
+		appendStringInfo(&sel, ", %s AS %s",
+						 KeanonGenRangeOf(g->dim_types[d], psprintf("pg_catalog.min(r.%s)", g->dim_names[d]),
+										  psprintf("pg_catalog.max(r.%s)", g->dim_names[d])),
 						 g->dim_names[d]);
 	}
 	if (set.len == 0 || n == 0)

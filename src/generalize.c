@@ -56,16 +56,7 @@ KeanonGenCoordinateSql(const KeanonGen *g, int d, const char *px)
 
 	if (g->categorical[d])
 		return psprintf("(%s)::pg_catalog.text", col);
-	switch (g->dim_types[d])
-	{
-		case DATEOID:
-			return psprintf("((%s) OPERATOR(pg_catalog.-) DATE '2000-01-01')::pg_catalog.float8", col);
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return psprintf("pg_catalog.date_part('epoch', %s)", col);
-		default:
-			return psprintf("(%s)::pg_catalog.float8", col);
-	}
+	return KeanonGenCoordinateOf(g->dim_types[d], col);
 }
 
 /* The published range type of a numeric column's type */
@@ -640,7 +631,8 @@ value_finite(Oid typid, Datum d)
 		case FLOAT8OID:
 			return isfinite(DatumGetFloat8(d));
 		case NUMERICOID:
-			return !numeric_is_nan(DatumGetNumeric(d)) && !numeric_is_inf(DatumGetNumeric(d));
+			/* and within a double's range: a coordinate */
+			return isfinite(DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
 		case DATEOID:
 			return !DATE_NOT_FINITE(DatumGetDateADT(d));
 		case TIMESTAMPOID:

@@ -82,6 +82,10 @@ extern void KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src
 								   int64 n);
 extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 
+/* gen_values.c */
+extern char *KeanonGenCoordinateOf(Oid typid, const char *col);
+extern char *KeanonGenRangeOf(Oid typid, const char *lo, const char *hi);
+
 /* generalize.c */
 extern void KeanonGenCacheInit(void);
 extern void KeanonGenLoad(Watch *w, KeanonGen *g);
