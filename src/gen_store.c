@@ -16,8 +16,10 @@
  * GiST KNN search over the boxes, exact, visited a growing share of its
  * pages in 8 dimensions (docs/benchmarks-generalization.md).  The groups
  * whose published tuple covers a point (IL_Optimization) come from the
- * GiST index over keanon_place, the box: those whose box holds it in
- * every numeric dimension, then tested against their published ancestors.  Every group the
+ * GiST index over keanon_place, the box widened by a margin, with the
+ * group's id as one more tiny dimension (place_margin): those whose place
+ * holds it in every numeric dimension, then tested against their true box
+ * and published ancestors.  Every group the
  * operation writes is remembered, and at its end the numeric ranges of
  * those groups are published again from their members' true values in
  * the rows table: exact, whatever the coordinates' precision.  Integers
@@ -292,8 +294,8 @@ st_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out, i
 	KeanonGen  *g = gs->g;
 	Oid			types[4] = {FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT4OID, INT8OID};
 	Datum		values[4];
-	double	   *lo = palloc(sizeof(double) * g->ndims);
-	double	   *hi = palloc(sizeof(double) * g->ndims);
+	double	   *lo = palloc(sizeof(double) * (g->ndims + 1));
+	double	   *hi = palloc(sizeof(double) * (g->ndims + 1));
 	KcGroup		cand;
 	uint64		scanned;
 
@@ -304,8 +306,11 @@ st_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out, i
 		lo[d] = g->categorical[d] ? -1e300 : sx;
 		hi[d] = g->categorical[d] ? 1e300 : sx;
 	}
-	values[0] = float8_array(lo, g->ndims);
-	values[1] = float8_array(hi, g->ndims);
+	/* the groups' ids' dimension (KeanonGenWriteGroup), whole */
+	lo[g->ndims] = 0;
+	hi[g->ndims] = 1;
+	values[0] = float8_array(lo, g->ndims + 1);
+	values[1] = float8_array(hi, g->ndims + 1);
 	values[2] = Int32GetDatum(Max(max, 1) * 16);
 	values[3] = Int64GetDatum(except);
 	if (KeanonSpiExec(gs->w->relid,
@@ -475,6 +480,23 @@ exact_range_sql(const KeanonGen *g, int d)
 							psprintf("(($4)[%d])::pg_catalog.int4", d + 1));
 }
 
+/*
+ * How far a group's place reaches past its box in every dimension.  cube's
+ * GiST splits a page by volumes, and a box flat in one dimension has none:
+ * on a low-cardinality quasi-identifier's many groups of one value every
+ * split then left one entry on a page of its own and split the rest again
+ * (an index of 40 MB for 1,600 groups, each write slower than the last).
+ * A margin of 2^-30 of a coordinate's weighted span, or more when that many
+ * dimensions' product would underflow, gives every place a volume; the
+ * search over places (IL_Optimization's covering groups) tests each group
+ * it finds against its true box.
+ */
+static double
+place_margin(int ndims)
+{
+	return Max(ldexp(1.0, -30), ldexp(1.0, -900 / ndims - 1));
+}
+
 /* Remember that group gid was written */
 void
 KeanonGenStoreTouch(GenStore *gs, int64 gid)
@@ -502,8 +524,8 @@ KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp)
 	Oid			types[9] = {INT8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
 	FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID, INT8OID};
 	Datum		values[9];
-	double	   *plo = palloc(sizeof(double) * g->ndims);
-	double	   *phi = palloc(sizeof(double) * g->ndims);
+	double	   *plo = palloc(sizeof(double) * (g->ndims + 1));
+	double	   *phi = palloc(sizeof(double) * (g->ndims + 1));
 	bool		any;
 	StringInfoData cats;
 	StringInfoData cols;
@@ -526,8 +548,21 @@ KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp)
 	values[2] = float8_array(grp->lo, g->ndims);
 	values[3] = float8_array(grp->hi, g->ndims);
 	values[4] = float8_array(grp->sum, g->ndims);
-	values[5] = float8_array(plo, g->ndims);
-	values[6] = float8_array(phi, g->ndims);
+	/*
+	 * A last dimension apart from the coordinates, of width under 2^-24:
+	 * the group's id, so that groups of one box (a low-cardinality
+	 * quasi-identifier's many groups at one value) are not identical keys,
+	 * on which cube's GiST splits degenerate (a page per key, each insert
+	 * slower than the last); searches span it whole
+	 */
+	plo[g->ndims] = phi[g->ndims] = ldexp((double) ((uint64) grp->gid & 0xFFFFF), -44);
+	for (int d = 0; d <= g->ndims; d++)
+	{
+		plo[d] -= place_margin(g->ndims + 1);
+		phi[d] += place_margin(g->ndims + 1);
+	}
+	values[5] = float8_array(plo, g->ndims + 1);
+	values[6] = float8_array(phi, g->ndims + 1);
 	values[7] = categorical_values(g, grp, &any);
 	values[8] = Int64GetDatum(group_key(g, grp));
 	initStringInfo(&cats);
@@ -740,7 +775,9 @@ KeanonGenStoreRowX(GenStore *gs, int64 handle)
  * Publish the numeric ranges of groups gids[0 .. n - 1] (those whose
  * coordinates are not exactly their values) from the true values of
  * their member rows: src is the SQL of those rows, r their true values
- * and m.keanon_group their group
+ * and m.keanon_group their group.  With gids NULL, of every group, in one
+ * pass over src (a build: the rows table has no index on its key yet, and
+ * a look-up of each group's members would read it whole, once a group)
  */
 void
 KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src, const int64 *gids, int64 n)
@@ -764,8 +801,17 @@ KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src, const int6
 										  psprintf("pg_catalog.max(r.%s)", g->dim_names[d])),
 						 g->dim_names[d]);
 	}
-	if (set.len == 0 || n == 0)
+	if (set.len == 0 || (gids != NULL && n == 0))
 		return;
+	if (gids == NULL)
+	{
+		KeanonSpiRun(w->relid,
+					 psprintf("UPDATE %s g SET %s FROM (SELECT m.keanon_group AS keanon_gid%s FROM %s "
+							  "GROUP BY m.keanon_group) s WHERE g.keanon_group OPERATOR(pg_catalog.=) s.keanon_gid",
+							  g->groups, set.data, sel.data, src),
+					 0, NULL, NULL, NULL, SPI_OK_UPDATE);
+		return;
+	}
 	elems = palloc(sizeof(Datum) * n);
 	for (int64 i = 0; i < n; i++)
 		elems[i] = Int64GetDatum(gids[i]);
@@ -781,15 +827,16 @@ KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src, const int6
 }
 
 /*
- * Publish the numeric ranges of every group written, from their members'
- * true values in the rows table, and close the store
+ * Publish the numeric ranges of every group written (with every, of all
+ * groups: a build), from their members' true values in the rows table,
+ * and close the store
  */
 void
-KeanonGenStoreEnd(GenStore *gs)
+KeanonGenStoreEnd(GenStore *gs, bool every)
 {
 	KeanonGenPublishRanges(gs->w, gs->g,
 						   psprintf("%s m JOIN %s r ON %s", gs->g->members, gs->w->rows,
 									KeanonKeysEqual(gs->w, "m.", "r.")),
-						   gs->touched, gs->ntouched);
+						   every ? NULL : gs->touched, gs->ntouched);
 	MemoryContextDelete(gs->cxt);
 }

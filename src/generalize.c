@@ -876,7 +876,7 @@ KeanonGeneralizeDelta(Watch *w, bool by_insert, bool by_update, bool by_delete,
 								"(SELECT 1 FROM %s m WHERE %s)",
 								keys_and_coordinates(w, &g, "x."), newrel, w->s, g.members, g.m_eq_x),
 					   false);
-	KeanonGenStoreEnd(gs);
+	KeanonGenStoreEnd(gs, false);
 }
 
 /*
@@ -984,7 +984,7 @@ KeanonGeneralizeBuild(Watch *w)
 	gs = KeanonGenStoreBegin(w, &g, &st);
 	insert_rows_of(w, &g, gs, &g.schema, &st,
 				   psprintf("SELECT %s FROM %s x", keys_and_coordinates(w, &g, "x."), w->rows), true);
-	KeanonGenStoreEnd(gs);
+	KeanonGenStoreEnd(gs, true);
 	if (KeanonSpiExec(w->relid, psprintf("SELECT pg_catalog.count(*) FROM %s", g.groups), 0, NULL, NULL,
 					  NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not count the groups of %s", get_rel_name(w->relid));
@@ -1004,7 +1004,7 @@ KeanonGeneralizeOptimize(Watch *w)
 	KeanonGenLoad(w, &g);
 	gs = KeanonGenStoreBegin(w, &g, &st);
 	KeanonGeneralizeCheckStatus(kc_optimize(&g.schema, &st, &broken), "optimizing the groups");
-	KeanonGenStoreEnd(gs);
+	KeanonGenStoreEnd(gs, false);
 	return broken;
 }
 

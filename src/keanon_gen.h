@@ -76,7 +76,7 @@ extern bool KeanonGenCoordinateOk(const KeanonGen *g, int d, double x);
 extern int64 KeanonGenStoreAddRow(GenStore *gs, const Datum *keys, const double *x, bool stored);
 extern const double *KeanonGenStoreRowX(GenStore *gs, int64 handle);
 extern void KeanonGenStoreTouch(GenStore *gs, int64 gid);
-extern void KeanonGenStoreEnd(GenStore *gs);
+extern void KeanonGenStoreEnd(GenStore *gs, bool every);
 extern void KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp);
 extern void KeanonGenPublishRanges(Watch *w, const KeanonGen *g, const char *src, const int64 *gids,
 								   int64 n);
