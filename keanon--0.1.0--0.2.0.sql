@@ -506,8 +506,8 @@ BEGIN
 	END IF;
 	-- 3. sizes: counted, at least k and below 2k, but for a lone group
 	EXECUTE format('SELECT count(*) FROM %s', g.groups) INTO ngroups;
-	EXECUTE format('SELECT count(*) FROM %1$s x WHERE x.keanon_n IS DISTINCT FROM '
-				   '(SELECT count(*) FROM %2$s WHERE m.keanon_group = x.keanon_group) '
+	EXECUTE format('SELECT count(*) FROM %1$s x LEFT JOIN (SELECT m.keanon_group, count(*) AS c FROM %2$s '
+				   'GROUP BY 1) s USING (keanon_group) WHERE x.keanon_n IS DISTINCT FROM coalesce(s.c, 0) '
 				   'OR x.keanon_n >= 2 * %3$s OR x.keanon_n < 1 OR (x.keanon_n < %3$s AND %4$s > 1)',
 				   g.groups, src, g.generalize, ngroups) INTO bad;
 	IF bad > 0 THEN
