@@ -41,6 +41,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/guc.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "catalog/pg_class.h"

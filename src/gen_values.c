@@ -157,7 +157,7 @@ exact_digits(double x, int *scale)
 		limb[nlimbs++] = (uint32) (mant / UINT64CONST(1000000000000000000));
 	/* times 2^exp, or times 5^-exp with the point moved -exp places */
 	*scale = exp < 0 ? -exp : 0;
-	for (int left = Abs(exp); left > 0;)
+	for (int left = exp < 0 ? -exp : exp; left > 0;)
 	{
 		int			step = Min(left, exp > 0 ? 29 : 12);
 		uint64		by = exp > 0 ? (UINT64CONST(1) << step) : 1;
