@@ -46,6 +46,11 @@ SELECT keanon.watch('t_release', 'salary', '{age,kind}', 3, 2000, mode => 'relea
 SELECT keanon.watch('t_gen', 'salary', '{age,kind}', 3, 2000, generalize => 3, hierarchies => '{"kind": "kinds"}');
 SELECT keanon.watch('t_gen_deferred', 'salary', '{age,kind}', 3, 2000, mode => 'deferred', generalize => 4,
 	hierarchies => '{"kind": "kinds"}');
+-- a generalized double precision quasi-identifier, its ranges published
+-- through 0.1.0's numeric cast (15 digits): the update publishes them again
+CREATE TABLE t_gen_float (id integer PRIMARY KEY, x float8 NOT NULL, salary integer);
+INSERT INTO t_gen_float SELECT i, 0.30000000000000004 + (i % 4), 1000 * (1 + (i * 7) % 60) FROM generate_series(1, 40) i;
+SELECT keanon.watch('t_gen_float', 'salary', '{x}', 3, 2000, generalize => 3);
 -- what 0.1.0 refused
 CREATE TABLE t_refused AS SELECT * FROM t_live;
 ALTER TABLE t_refused ADD PRIMARY KEY (id);
@@ -114,7 +119,10 @@ SELECT keanon.flush('t_deferred') IS NOT NULL AS flushed, keanon.flush('t_gen_de
 SELECT pending FROM keanon.status('t_deferred');
 SELECT pending FROM keanon.status('t_gen_deferred');
 SELECT keanon.check('t_live') AND keanon.check('t_deferred') AND keanon.check('t_release')
-	AND keanon.check('t_gen') AND keanon.check('t_gen_deferred') AS every_watch_checks;
+	AND keanon.check('t_gen') AND keanon.check('t_gen_deferred') AND keanon.check('t_gen_float') AS every_watch_checks;
+SELECT count(*) AS rows, bool_and(lower(g.x)::float8 <= t.x AND upper(g.x)::float8 >= t.x) AS ranges_hold_values
+FROM t_gen_float t JOIN keanon.qi_members('t_gen_float') m ON (m.key->>'id')::integer = t.id
+JOIN t_gen_float_keanon_groups g ON g.keanon_group = m.group_id;
 SELECT (SELECT min(c) FROM (SELECT count(*) c FROM t_gen_anon GROUP BY age, kind) s) >= 3 AS live_k,
 	(SELECT min(c) FROM (SELECT count(*) c FROM t_gen_deferred_anon GROUP BY age, kind) s) >= 4 AS deferred_k,
 	(SELECT count(*) FROM keanon.qi_groups('t_gen')) > 0 AS groups_listed;
@@ -143,7 +151,7 @@ SELECT :'updated_functions' = :'fresh_functions' AS same_functions,
 	:'updated_columns' = :'fresh_columns' AS same_columns;
 -- unwatching still removes everything
 SELECT keanon.unwatch(x) FROM unnest(ARRAY['t_live', 't_deferred', 't_release', 't_gen', 't_gen_deferred',
-	't_gen_release']::regclass[]) x;
+	't_gen_release', 't_gen_float']::regclass[]) x;
 SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 't\_%keanon%';
 
 \c :here

@@ -28,6 +28,8 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
@@ -45,6 +47,20 @@ PG_FUNCTION_INFO_V1(keanon_float8_outward);
 #define EXPANSION_LIMBS 96
 
 /*
+ * Whether keanon.<name>(a float8 or numeric, then maybe a boolean) exists:
+ * a database whose keanon objects predate 0.2.0 (not yet updated, this
+ * library serving both) has neither helper, and gets the old casts
+ */
+static bool
+have_helper(const char *name, Oid first, int nargs)
+{
+	Oid			types[2] = {first, BOOLOID};
+
+	return OidIsValid(LookupFuncName(list_make2(makeString("keanon"), makeString(pstrdup(name))),
+									 nargs, types, true));
+}
+
+/*
  * The SQL of the coordinate of a numeric column's value col (an
  * expression of the column's type)
  */
@@ -59,7 +75,9 @@ KeanonGenCoordinateOf(Oid typid, const char *col)
 		case TIMESTAMPTZOID:
 			return psprintf("pg_catalog.date_part('epoch', %s)", col);
 		case NUMERICOID:
-			return psprintf("keanon.numeric_coordinate(%s)", col);
+			if (have_helper("numeric_coordinate", NUMERICOID, 1))
+				return psprintf("keanon.numeric_coordinate(%s)", col);
+			return psprintf("(%s)::pg_catalog.float8", col);
 		default:
 			return psprintf("(%s)::pg_catalog.float8", col);
 	}
@@ -87,6 +105,9 @@ KeanonGenRangeOf(Oid typid, const char *lo, const char *hi)
 							"THEN (%s) OPERATOR(pg_catalog.+) 1 END)", lo, hi, hi);
 		case FLOAT4OID:
 		case FLOAT8OID:
+			if (!have_helper("float8_outward", FLOAT8OID, 2))
+				return psprintf("pg_catalog.numrange((%s)::pg_catalog.numeric, (%s)::pg_catalog.numeric, '[]')",
+								lo, hi);
 			return psprintf("pg_catalog.numrange(keanon.float8_outward((%s)::pg_catalog.float8, false), "
 							"keanon.float8_outward((%s)::pg_catalog.float8, true), '[]')", lo, hi);
 		case NUMERICOID:
