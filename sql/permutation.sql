@@ -313,3 +313,62 @@ SELECT lo, lo_last_only, hi, hi_split, n FROM splitrun_keanon_parts ORDER BY hi,
 SELECT keanon.check('splitrun');
 SELECT keanon.unwatch('splitrun');
 DROP TABLE splitrun;
+
+-- A row of an UPDATE leaving a partition that keeps its bounds, for a new
+-- extreme where the boundaries move, leaves in place by the leave step:
+-- the partition's row is updated, not deleted and drawn again, and its
+-- other rows are not read (a single-row UPDATE out of a partition of
+-- 10^5 equal values so costs a few row writes).  With k = 3, {10 .. 40}
+-- and {50, 60, 70}; 20 moving to 1000 leaves {10, 30, 40} and makes
+-- {50, 60, 70, 1000}.  From a fresh draw each trial (1,200 trials), the
+-- rows of 10 and 30 must each show 10, 30 and 40 alike (2 degrees of
+-- freedom: critical value 32, about 1 in 10^7), jointly as a uniform
+-- permutation (6 pairs, 5: 37), and the partition must be a permutation
+-- of its values with slots 0 .. 2 after every trial.
+CREATE TABLE leaves (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO leaves VALUES (1, 0, 10), (2, 0, 20), (3, 0, 30), (4, 0, 40), (5, 0, 50), (6, 0, 60), (7, 0, 70);
+SELECT keanon.watch('leaves', 'v', '{g}', 3, 1);
+SELECT lo, hi, n FROM leaves_keanon_parts ORDER BY hi;
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_upd, n_tup_del FROM pg_stat_user_tables WHERE relname = 'leaves_keanon_parts' \gset before_
+UPDATE leaves SET v = 1000 WHERE id = 2;
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_upd - :before_n_tup_upd AS parts_updated, n_tup_del - :before_n_tup_del AS parts_deleted
+FROM pg_stat_user_tables WHERE relname = 'leaves_keanon_parts';
+SELECT lo, hi, n FROM leaves_keanon_parts ORDER BY hi;
+SELECT keanon.check('leaves');
+UPDATE leaves SET v = 20 WHERE id = 2;
+CREATE TEMP TABLE left_behind (pub1 integer, pub3 integer);
+DO $$
+BEGIN
+	FOR i IN 1 .. 1200 LOOP
+		PERFORM keanon.republish('leaves');
+		UPDATE leaves SET v = 1000 WHERE id = 2;
+		IF (SELECT array_agg(keanon_pub ORDER BY keanon_pub) IS DISTINCT FROM '{10,30,40}'
+				OR array_agg(keanon_slot ORDER BY keanon_slot) IS DISTINCT FROM '{0,1,2}'
+			FROM leaves_keanon_rows WHERE v <= 40) THEN
+			RAISE EXCEPTION 'trial %: the partition is no permutation of its values', i;
+		END IF;
+		INSERT INTO left_behind
+		SELECT max(keanon_pub) FILTER (WHERE id = 1), max(keanon_pub) FILTER (WHERE id = 3)
+		FROM leaves_keanon_rows WHERE id IN (1, 3);
+		UPDATE leaves SET v = 20 WHERE id = 2;
+	END LOOP;
+END
+$$;
+WITH s AS (SELECT 1 AS who, pub1 AS pub FROM left_behind UNION ALL SELECT 3, pub3 FROM left_behind),
+observed AS (SELECT who, pub, count(*) AS o FROM s GROUP BY 1, 2),
+expected AS (SELECT who, pub FROM (VALUES (1), (3)) w(who), (VALUES (10), (30), (40)) x(pub))
+SELECT who, count(*) FILTER (WHERE e.pub IS NULL) AS impossible_values,
+	   sum((coalesce(o.o, 0) - 400.0) ^ 2 / 400.0) FILTER (WHERE e.pub IS NOT NULL) < 32 AS values_uniform
+FROM expected e FULL JOIN observed o USING (who, pub)
+GROUP BY who ORDER BY who;
+WITH expected AS (SELECT a AS pub1, b AS pub3 FROM unnest('{10,30,40}'::int[]) a,
+				  unnest('{10,30,40}'::int[]) b WHERE a <> b),
+observed AS (SELECT pub1, pub3, count(*) AS o FROM left_behind GROUP BY 1, 2)
+SELECT count(*) FILTER (WHERE e.pub1 IS NULL) AS impossible_pairs,
+	   sum((coalesce(o.o, 0) - 200.0) ^ 2 / 200.0) FILTER (WHERE e.pub1 IS NOT NULL) < 37 AS pairs_uniform
+FROM expected e FULL JOIN observed o USING (pub1, pub3);
+SELECT keanon.check('leaves');
+SELECT keanon.unwatch('leaves');
+DROP TABLE leaves;

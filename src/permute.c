@@ -374,6 +374,35 @@ leave_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub)
 }
 
 /*
+ * The same for one row of an UPDATE leaving for a place where boundaries
+ * moved (a new extreme, say): the leave is taken in place when its
+ * partition keeps both bounds and the arrival lands outside them, so that
+ * the partition is exactly the old one less the departed row, and the
+ * reassignment need not read it, however large it is.
+ */
+static bool
+leave_kept_partition(Watch *w, KeNum v, Datum vd, int64 pid, int32 slot, Datum pub,
+					 KeNum ins_v)
+{
+	KeKind		kind = w->ki->vt.kind;
+	KeanonOldPart stored;
+	KePartition part;
+
+	if (!KeanonPartById(w, pid, &stored) ||
+		!partition_at_ending(w, v, stored.part.hi, stored.part.hi_split, &part) ||
+		!ke_num_eq(kind, part.lo, stored.part.lo) ||
+		part.lo_last_only != stored.part.lo_last_only ||
+		!(ke_num_cmp(kind, ins_v, stored.part.lo) < 0 ||
+		  ke_num_cmp(kind, ins_v, stored.part.hi) > 0))
+		return false;
+	if (!leave_partition(w, v, vd, pid, slot, pub))
+		return false;
+	/* the reassignment reads the partition's new summary */
+	CommandCounterIncrement();
+	return true;
+}
+
+/*
  * The O(1) path for one row replaced by another in the same partition (an
  * UPDATE of the value, or of the key), the partition's bounds and size
  * unchanged: the newcomer takes the departing row's slot, and a slot drawn
@@ -422,8 +451,8 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 {
 	const KeChangeInfo *ci = ke_last_change(w->ki->engine);
 	KeKind		kind = w->ki->vt.kind;
-	KeNum		lo = cv[0],
-				hi = cv[ncv - 1];
+	KeNum		lo,
+				hi;
 	KeNum		dummy;
 	bool		moved;
 
@@ -460,6 +489,23 @@ KeanonRepublishChanges(Watch *w, const KeNum *cv, int ncv, int nins, KeNum ins_v
 			(join_partition(w, ins_v, ins_d) || split_join(w, ins_v, ins_d)))
 			return;
 	}
+
+	/*
+	 * A row leaving a partition that keeps its bounds for one where they
+	 * moved leaves in place; its value then counts as no change in any
+	 * partition, so the reassignment reads only where the arrival went.
+	 */
+	if (moved && nins == 1 && ndel == 1 && del_had_pid && ncv == 2 &&
+		leave_kept_partition(w, del_v, del_d, del_pid, del_slot, del_pub, ins_v))
+	{
+		KeNum	   *rest = palloc(sizeof(KeNum));
+
+		rest[0] = ke_num_eq(kind, cv[0], del_v) ? cv[1] : cv[0];
+		cv = rest;
+		ncv = 1;
+	}
+	lo = cv[0];
+	hi = cv[ncv - 1];
 	/* a batch applied change by change: the ranges each may have moved */
 	if (w->nranges > 0)
 	{

@@ -12,6 +12,10 @@
 #   by_writer   N uniform values up to 10^6 (k = 5, e = 100), then one bulk
 #               INSERT of 2 N values spaced 25 apart above them, then
 #               arrivals above everything
+#   skewed_update  half the rows the one value 500000 (one partition of
+#               N / 2 rows), the rest uniform up to 10^6 (k = 5, e = 100);
+#               single-row UPDATEs move rows of that partition above the top
+# SHAPES (default all) picks some of them.
 # Run as root after `make install`.  CSV on stdout:
 #   shape,rows,insert,ms,wal_bytes,check
 set -euo pipefail
@@ -23,18 +27,27 @@ rounds=${ROUNDS:-3}
 
 bench_sql -c "CREATE EXTENSION keanon"
 echo "shape,rows,insert,ms,wal_bytes,check"
-# shape TABLE VALUES-SQL K E FIRST-ARRIVAL STEP [EXTRA-SQL]
+shapes=${SHAPES:-"even alternating near_tie by_writer skewed_update"}
+# shape NAME ROWS VALUES-SQL K E FIRST-ARRIVAL STEP [EXTRA-SQL [UPDATE]]:
+# with UPDATE, round r moves row 2 r to the arrival instead of inserting
 shape() {
-	local name=$1 n=$2 vals=$3 k=$4 e=$5 first=$6 step=$7 extra=${8:-}
+	local name=$1 n=$2 vals=$3 k=$4 e=$5 first=$6 step=$7 extra=${8:-} update=${9:-}
+	local stmt
+	case " $shapes " in *" $name "*) ;; *) return 0 ;; esac
 	bench_sql -c "DROP TABLE IF EXISTS w" -c "CREATE TABLE w (id bigint PRIMARY KEY, g int, v bigint)" \
 		-c "INSERT INTO w SELECT i, i % 10, $vals FROM generate_series(1, $n) i" \
 		-c "SELECT keanon.watch('w', 'v', '{g}', $k, $e)"
 	[ -n "$extra" ] && bench_sql -c "$extra"
 	bench_sql -c "VACUUM ANALYZE w" -c "CHECKPOINT"
 	for r in $(seq "$rounds"); do
+		if [ -n "$update" ]; then
+			stmt="UPDATE w SET v = $first + $step * $r WHERE id = 2 * $r"
+		else
+			stmt="INSERT INTO w VALUES (-$r, 0, $first + $step * $r)"
+		fi
 		bench_psql -At -F, <<SQL
 SELECT pg_current_wal_lsn() AS a, clock_timestamp() AS t0 \gset
-INSERT INTO w VALUES (-$r, 0, $first + $step * $r);
+$stmt;
 SELECT '$name', $n, $r,
 	round((extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) * 1000)::numeric, 1),
 	pg_wal_lsn_diff(pg_current_wal_lsn(), :'a'), '';
@@ -48,4 +61,6 @@ for n in $sizes; do
 	shape near_tie "$n" "10 * i + (i % 7 = 0)::int" 3 10 "30 * $n" 10
 	shape by_writer "$n" "(random() * 1000000)::bigint" 5 100 "200000000" 1 \
 		"INSERT INTO w SELECT $n + i, i % 10, 2000000 + 25 * i FROM generate_series(1, 2 * $n) i"
+	shape skewed_update "$n" "CASE WHEN i % 2 = 0 THEN 500000 ELSE (random() * 1000000)::bigint END" \
+		5 100 "2000000" 1 "" update
 done
