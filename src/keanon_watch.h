@@ -106,7 +106,12 @@ typedef struct KeanonOwnerScope
 extern void KeanonAnonymizeInit(void);
 
 /* entry.c */
+/* PostgreSQL 18 replaced pg_attribute_noreturn() by pg_noreturn, in front */
+#ifdef pg_noreturn
+pg_noreturn extern void KeanonRethrowWithoutContext(MemoryContext cxt);
+#else
 extern void KeanonRethrowWithoutContext(MemoryContext cxt) pg_attribute_noreturn();
+#endif
 
 /* owner.c */
 extern void KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope);
