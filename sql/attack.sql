@@ -401,6 +401,23 @@ INSERT INTO eve.mine VALUES (1, 1, 1);
 CREATE TEMP TABLE eve_tmp (id integer PRIMARY KEY, qi integer, s integer);
 SELECT keanon.watch('eve_tmp', 's', '{qi}', 2, 0);
 DROP TABLE eve_tmp;
+-- nor register her own table with a list of names holding a NULL or
+-- nested, which every later load of the watch read as names (a crash)
+CREATE TABLE eve.nul (id integer PRIMARY KEY, a integer, s integer);
+CREATE VIEW eve.nul_v AS SELECT * FROM eve.nul;
+CREATE TABLE eve.nul_r (id integer, a integer, s integer);
+CREATE TABLE eve.nul_p (x integer);
+SELECT keanon.register_watch('eve.nul', 's', ARRAY[NULL]::name[], '{id}', 2, 1, 'live',
+	'eve.nul_v', 'eve.nul_r', 'eve.nul_p', NULL, NULL);
+SELECT keanon.register_watch('eve.nul', 's', '{a}', ARRAY['id', NULL]::name[], 2, 1, 'live',
+	'eve.nul_v', 'eve.nul_r', 'eve.nul_p', NULL, NULL);
+SELECT keanon.register_watch('eve.nul', 's', '{{a}}', '{id}', 2, 1, 'live',
+	'eve.nul_v', 'eve.nul_r', 'eve.nul_p', NULL, NULL);
+SELECT keanon.register_watch('eve.nul', 's', '{a}', '{}', 2, 1, 'live',
+	'eve.nul_v', 'eve.nul_r', 'eve.nul_p', NULL, NULL);
+SELECT * FROM keanon.status('eve.nul');
+DROP VIEW eve.nul_v;
+DROP TABLE eve.nul, eve.nul_r, eve.nul_p;
 RESET ROLE;
 SELECT keanon.check('victim');
 

@@ -313,3 +313,20 @@ JOIN gn_keanon_groups g ON g.keanon_group = m.group_id;
 DROP FUNCTION gx_covered();
 DROP TABLE gx, gn CASCADE;
 DROP ROLE keanon_gx_writer;
+
+-- The owner empties a group (its count zero, its place everywhere):
+-- keanon.optimize looked up the hierarchy leaf of the empty group's box
+-- (minus infinity as an index) and crashed the server; an empty group now
+-- covers nothing, and keanon.check names the damage
+CREATE TABLE ge_h (value text, parent text);
+INSERT INTO ge_h VALUES ('any', NULL), ('a', 'any'), ('b', 'any'), ('c', 'any');
+CREATE TABLE ge (id integer PRIMARY KEY, w text, age integer, s integer);
+INSERT INTO ge SELECT i, (ARRAY['a', 'b', 'c'])[1 + i % 3], 20 + i % 30, i FROM generate_series(1, 30) i;
+SELECT keanon.watch('ge', 's', ARRAY['w', 'age'], 3, 0, generalize => 3,
+					hierarchies => '{"w": "ge_h"}') IS NOT NULL AS watched;
+UPDATE ge_keanon_groups SET keanon_n = 0,
+	keanon_place = cube(ARRAY[-1e300, -1e300, -1e300]::float8[], ARRAY[1e300, 1e300, 1e300]::float8[])
+WHERE keanon_group = (SELECT min(keanon_group) FROM ge_keanon_groups);
+SELECT keanon.optimize('ge') >= 0 AS optimized;
+SELECT keanon.check('ge');
+DROP TABLE ge, ge_h CASCADE;

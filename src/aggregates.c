@@ -110,8 +110,9 @@ typedef struct HitState
 typedef struct WideSum
 {
 	ke_int128	part;
-	Numeric		spill;
+	Numeric		spill;			/* allocated in cxt */
 	double		f;
+	MemoryContext cxt;			/* the caller's: outlives the SPI connections */
 } WideSum;
 
 /* Bounds of one aggregate being combined */
@@ -518,7 +519,11 @@ int128_numeric(ke_int128 x)
 static void
 wide_spill(WideSum *s, Numeric x)
 {
-	s->spill = s->spill == NULL ? x : numeric_add_opt_error(s->spill, x, NULL);
+	MemoryContext old = MemoryContextSwitchTo(s->cxt);
+
+	s->spill = s->spill == NULL ? DatumGetNumericCopy(NumericGetDatum(x))
+		: numeric_add_opt_error(s->spill, x, NULL);
+	MemoryContextSwitchTo(old);
 }
 
 /* s += times * v, exactly in the exact kind */
@@ -797,6 +802,9 @@ compute_bounds(HitState *st, Bounds *b)
 	int64		done = 0;
 
 	memset(b, 0, sizeof(Bounds));
+	/* sums spilled into numeric are read after each watch's SPI_finish */
+	b->sum_lo.cxt = CurrentMemoryContext;
+	b->sum_hi.cxt = CurrentMemoryContext;
 	if (st == NULL || st->total + st->total_maybe == 0)
 		return false;
 	hits_flush(st);

@@ -43,6 +43,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -128,6 +129,16 @@ check_register_args(FunctionCallInfo fcinfo)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a watch has a release table in release mode alone, and a pending table in deferred mode alone")));
+	/* the quasi-identifiers (argument 2) and the key (3): lists of names */
+	for (int i = 2; i <= 3; i++)
+	{
+		ArrayType  *a = PG_GETARG_ARRAYTYPE_P(i);
+
+		if (ARR_NDIM(a) > 1 || array_contains_nulls(a) || (i == 3 && ARR_NDIM(a) == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("keanon.register_watch needs its quasi-identifiers and key as one-dimensional lists of names without NULL, the key not empty")));
+	}
 }
 
 /*

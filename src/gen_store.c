@@ -267,6 +267,9 @@ st_nearest(void *arg, const double *x, int max, int64_t except, KcGroup *out, in
 static bool
 covers(const KeanonGen *g, const KcGroup *grp, const double *x)
 {
+	/* an empty group publishes nothing (and its box has no leaf to read) */
+	if (grp->n <= 0)
+		return false;
 	for (int d = 0; d < g->ndims; d++)
 	{
 		if (g->categorical[d])

@@ -18,6 +18,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -725,8 +726,24 @@ insert_rows_of(Watch *w, KeanonGen *g, GenStore *gs, const KcSchema *s, const Kc
 	if (build)
 		KeanonGeneralizeCheckStatus(kc_build(s, st, rows, n), "building the groups");
 	else
+	{
+		/* what one insertion reads and writes is freed before the next */
+		MemoryContext step = AllocSetContextCreate(CurrentMemoryContext,
+												   "keanon generalization step",
+												   ALLOCSET_DEFAULT_SIZES);
+
 		for (int64 r = 0; r < n; r++)
-			KeanonGeneralizeCheckStatus(kc_insert(s, st, &rows[r]), "adding a row to its group");
+		{
+			MemoryContext old = MemoryContextSwitchTo(step);
+			KcStatus	rc = kc_insert(s, st, &rows[r]);
+
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(step);
+			KeanonGeneralizeCheckStatus(rc, "adding a row to its group");
+			CHECK_FOR_INTERRUPTS();
+		}
+		MemoryContextDelete(step);
+	}
 	return n;
 }
 
@@ -777,6 +794,7 @@ remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
 	double	  **xs;
 	int64		n;
 	int64		ngids = 0;
+	MemoryContext step;
 
 	if (by_update)
 		gone = psprintf("(SELECT %s FROM %s EXCEPT ALL SELECT %s FROM %s WHERE %s IS NOT NULL)",
@@ -823,20 +841,30 @@ remove_departures(Watch *w, KeanonGen *g, const KcStore *st, bool by_update,
 		gids[ngids++] = left[r].gid;
 	}
 	SPI_freetuptable(SPI_tuptable);
+	step = AllocSetContextCreate(CurrentMemoryContext, "keanon generalization step",
+								 ALLOCSET_DEFAULT_SIZES);
 	for (int64 i = 0; i < ngids; i++)
 	{
 		Oid			t[1] = {INT8OID};
 		Datum		v[1] = {Int64GetDatum(gids[i])};
+		MemoryContext old = MemoryContextSwitchTo(step);
+		KcStatus	rc = KC_OK;
+		bool		settled;
 
 		/* a group an earlier dispersal already dropped is settled */
 		if (KeanonSpiExec(w->relid, psprintf("SELECT 1 FROM %s WHERE keanon_group OPERATOR(pg_catalog.=) $1",
 											 g->groups), 1, t, v, NULL, false) != SPI_OK_SELECT)
 			elog(ERROR, "keanon: could not read %s", g->groups);
-		if (SPI_processed == 0)
-			continue;
-		KeanonGeneralizeCheckStatus(kc_delete(&g->schema, st, gids[i], xs[i]),
-									"settling a group a row left");
+		settled = SPI_processed == 0;
+		SPI_freetuptable(SPI_tuptable);
+		if (!settled)
+			rc = kc_delete(&g->schema, st, gids[i], xs[i]);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(step);
+		KeanonGeneralizeCheckStatus(rc, "settling a group a row left");
+		CHECK_FOR_INTERRUPTS();
 	}
+	MemoryContextDelete(step);
 }
 
 /*

@@ -217,13 +217,22 @@ KeanonPlan(Oid relid, const char *sql, int nargs, Oid *types, bool custom)
 	return plan;
 }
 
-/* Run one statement of relid's watch with arguments through its kept plan */
+/*
+ * Run one statement of relid's watch with arguments through its kept plan.
+ * SPI leaves the procedure's memory context current after a call; the
+ * caller's is made current again, so that a loop running each step in a
+ * context of its own (and resetting it) frees what the steps allocate.
+ */
 int
 KeanonSpiExec(Oid relid, const char *sql, int nargs, Oid *types, Datum *values,
 			  const char *nulls, bool read_only)
 {
-	return SPI_execute_plan(KeanonPlan(relid, sql, nargs, types, false),
-							values, nulls, read_only, 0);
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc = SPI_execute_plan(KeanonPlan(relid, sql, nargs, types, false),
+									  values, nulls, read_only, 0);
+
+	MemoryContextSwitchTo(caller);
+	return rc;
 }
 
 /* Run one statement of relid's watch, checking the result code */

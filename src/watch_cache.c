@@ -42,17 +42,33 @@
 #include "keanon_watch.h"
 #include "pg_compat.h"
 
+/*
+ * The elements of a name[] of keanon.watches, refused when it is not a
+ * list of names (keanon.register_watch refuses such arrays; a row written
+ * otherwise is not trusted)
+ */
+static void
+name_elements(Datum arr, Datum **elems, int *n)
+{
+	ArrayType  *a = DatumGetArrayTypeP(arr);
+	bool	   *nulls;
+
+	if (ARR_NDIM(a) > 1 || ARR_ELEMTYPE(a) != NAMEOID || array_contains_nulls(a))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("keanon.watches holds a list of column names that is not one")));
+	deconstruct_array(a, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR, elems, &nulls, n);
+}
+
 /* Quoted names from a name[] datum */
 static List *
 quoted_names(Datum arr)
 {
 	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
 	List	   *out = NIL;
 
-	deconstruct_array(DatumGetArrayTypeP(arr), NAMEOID, NAMEDATALEN, false,
-					  TYPALIGN_CHAR, &elems, &nulls, &n);
+	name_elements(arr, &elems, &n);
 	for (int i = 0; i < n; i++)
 		out = lappend(out, pstrdup(quote_identifier(pstrdup(NameStr(*DatumGetName(elems[i]))))));
 	return out;
@@ -491,11 +507,9 @@ static void
 watched_columns(Oid relid, Datum names, Watch *w)
 {
 	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
 
-	deconstruct_array(DatumGetArrayTypeP(names), NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
-					  &elems, &nulls, &n);
+	name_elements(names, &elems, &n);
 	w->nwatched = 0;
 	w->watched_attnums = palloc(sizeof(AttrNumber) * n);
 	for (int i = 0; i < n; i++)

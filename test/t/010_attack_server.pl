@@ -21,6 +21,10 @@
 #    creates and drops tables in a database with keanon: its event
 #    triggers read keanon.watches under row security, not as the caller.
 #
+# 4. A reader's bound sums that leave 128 bits (double precision values
+#    always do, numeric ones past 2^127): the numeric part of the sum must
+#    outlive each watch's SPI connection, over one view and over two.
+#
 # After each part the server has not restarted (the postmaster's start
 # time and every backend survive) and keanon.check holds where the watch
 # is intact.
@@ -275,6 +279,42 @@ SELECT keanon.check('storm');});
 is($ret, 0, '3: the owner writes and alters a watched table with row_security off')
   or diag($err);
 alive('3');
+
+# ----------------------------------------------------------------
+# 4. Bound sums spilled into numeric, read by a reader
+# ----------------------------------------------------------------
+$node->safe_psql(
+	'postgres', q{
+CREATE ROLE carol LOGIN;
+SET ROLE alice;
+CREATE TABLE fa (id int PRIMARY KEY, grp int, f float8);
+INSERT INTO fa SELECT i, i % 5, i * 1.5 FROM generate_series(1, 200) i;
+SELECT keanon.watch('fa', 'f', '{grp}', 3, 1);
+CREATE TABLE fb (id int PRIMARY KEY, grp int, f float8);
+INSERT INTO fb SELECT i, i % 5, i * 2.5 FROM generate_series(1, 200) i;
+SELECT keanon.watch('fb', 'f', '{grp}', 3, 1);
+CREATE TABLE big (id int PRIMARY KEY, grp int, v numeric(34, 0));
+INSERT INTO big SELECT i, i % 5, 9e33 + i FROM generate_series(1, 20000) i;
+SELECT keanon.watch('big', 'v', '{grp}', 3, 1);
+GRANT SELECT ON fa_anon, fb_anon, big_anon TO carol;});
+sub as_carol
+{
+	my ($sql) = @_;
+	return $node->safe_psql('postgres', "SET ROLE carol; $sql");
+}
+is(as_carol('SELECT keanon.sum_bounds(keanon_pid) FROM fa_anon'),
+	'[30150.0,30150.0]', '4: a sum of doubles over a whole view is exact');
+is(as_carol('SELECT keanon.avg_bounds(keanon_pid) FROM fa_anon'),
+	'[150.75,150.75]', '4: so is its average');
+is( as_carol(
+		'SELECT keanon.sum_bounds(keanon_pid) FROM '
+		  . '(SELECT keanon_pid FROM fa_anon UNION ALL SELECT keanon_pid FROM fb_anon) s'),
+	'[80400.0,80400.0]',
+	'4: a sum over two views adds the first view\'s numeric part after its SPI connection ended');
+is(as_carol('SELECT keanon.sum_bounds(keanon_pid) FROM big_anon'),
+	'[180000000000000000000000000000200010000,180000000000000000000000000000200010000]',
+	'4: a numeric sum past 2^127 is exact');
+alive('4');
 
 $node->stop;
 done_testing();
