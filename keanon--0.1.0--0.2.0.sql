@@ -109,6 +109,8 @@ CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_ide
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
+SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
 AS $watch_generalized$
 DECLARE
 	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -483,6 +485,8 @@ RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
+SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
 AS $check_groups$
 DECLARE
 	g record;
@@ -557,6 +561,8 @@ RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
+SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
 AS $check_members$
 DECLARE
 	coords text := '';
@@ -1120,3 +1126,10 @@ BEGIN
 	END LOOP;
 END;
 $republish_float_ranges$;
+
+-- A generalized quasi-identifier is compared with its hierarchy's leaves as
+-- text: the functions that do so print values under fixed settings, as
+-- keanon's C code does, whatever the session's
+ALTER FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean)
+	SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+	SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C';

@@ -1082,6 +1082,8 @@ CREATE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass, stor
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
 AS $check_hierarchy$
 DECLARE
 	nroots bigint;
@@ -1230,6 +1232,8 @@ CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_ide
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
+SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
 AS $watch_generalized$
 DECLARE
 	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -1535,6 +1539,8 @@ RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
+SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
 AS $check_groups$
 DECLARE
 	g record;
@@ -1609,6 +1615,8 @@ RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
+SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
+SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
 AS $check_members$
 DECLARE
 	coords text := '';

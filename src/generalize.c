@@ -29,6 +29,7 @@
 #include "executor/tuptable.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/syscache.h"
@@ -570,6 +571,32 @@ leaf_of(const KeanonGen *g, int d, const char *value)
 	return 0;					/* not reached */
 }
 
+/*
+ * The largest magnitude of a numeric quasi-identifier's coordinate: below
+ * it a group's sum of coordinates over its members, its box's width and
+ * the clustering's costs stay finite (1e290 times 2^53 rows is still a
+ * double); one writer's two values of 1e308 made a group's sum infinite,
+ * which every later write then read as a damaged group.
+ */
+#define KEANON_GEN_COORDINATE_MAX 1e290
+
+/* Refuse a coordinate no group can take, by the column's name alone */
+static void
+refuse_coordinate(const KeanonGen *g, int d, double x)
+{
+	if (isnan(x) || isinf(x))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generalized quasi-identifier %s of %s must be finite",
+						g->dim_names[d], get_rel_name(g->relid))));
+	if (fabs(x) > KEANON_GEN_COORDINATE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generalized quasi-identifier %s of %s is too large to generalize",
+						g->dim_names[d], get_rel_name(g->relid)),
+				 errdetail("Its values must lie between -1e290 and 1e290.")));
+}
+
 /* The coordinates of the current SPI row, its columns from first on */
 void
 KeanonGenRowCoordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int first, double *x)
@@ -589,11 +616,7 @@ KeanonGenRowCoordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int f
 		else
 		{
 			x[d] = DatumGetFloat8(v);
-			if (isnan(x[d]) || isinf(x[d]))
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("generalized quasi-identifier %s of %s must be finite",
-								g->dim_names[d], get_rel_name(g->relid))));
+			refuse_coordinate(g, d, x[d]);
 		}
 	}
 }
@@ -621,26 +644,30 @@ value_text(Oid typid, Datum d)
 	}
 }
 
-/* Whether a numeric quasi-identifier's value has a finite coordinate */
-static bool
-value_finite(Oid typid, Datum d)
+/*
+ * A numeric quasi-identifier's value as far as its coordinate's magnitude
+ * goes: the value itself for floating and numeric types (a numeric past a
+ * double's range infinite), infinity for an infinite date or timestamp,
+ * zero for the rest, whose coordinates are always small enough
+ */
+static double
+value_magnitude(Oid typid, Datum d)
 {
 	switch (typid)
 	{
 		case FLOAT4OID:
-			return isfinite(DatumGetFloat4(d));
+			return DatumGetFloat4(d);
 		case FLOAT8OID:
-			return isfinite(DatumGetFloat8(d));
+			return DatumGetFloat8(d);
 		case NUMERICOID:
-			/* and within a double's range: a coordinate */
-			return isfinite(DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
 		case DATEOID:
-			return !DATE_NOT_FINITE(DatumGetDateADT(d));
+			return DATE_NOT_FINITE(DatumGetDateADT(d)) ? INFINITY : 0;
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			return !TIMESTAMP_NOT_FINITE(DatumGetTimestamp(d));
+			return TIMESTAMP_NOT_FINITE(DatumGetTimestamp(d)) ? INFINITY : 0;
 	}
-	return true;
+	return 0;
 }
 
 /*
@@ -668,12 +695,16 @@ KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
 					 errmsg("generalized quasi-identifier %s of %s cannot be NULL",
 							g->dim_names[d], get_rel_name(g->relid))));
 		if (g->categorical[d])
+		{
+			/* printed as the flush prints it, whatever the writer's settings */
+			int			level = NewGUCNestLevel();
+
+			KeanonPinTextSettings();
 			(void) leaf_of(g, d, value_text(g->dim_types[d], v));
-		else if (!value_finite(g->dim_types[d], v))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("generalized quasi-identifier %s of %s must be finite",
-							g->dim_names[d], get_rel_name(g->relid))));
+			AtEOXact_GUC(false, level);
+		}
+		else
+			refuse_coordinate(g, d, value_magnitude(g->dim_types[d], v));
 	}
 }
 

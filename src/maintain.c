@@ -932,18 +932,27 @@ KeanonMaintain(TriggerData *trigdata)
 	 */
 	if (TRIGGER_FIRED_BY_TRUNCATE(ev))
 	{
-		KeanonGen	g;
+		StringInfoData sql;
 
 		KeanonWatchLoad(RelationGetRelid(trigdata->tg_relation), &w, false);
 		KeanonBeginWrite(&w, false);
-		if (w.generalize > 0)
-			KeanonGenLoad(&w, &g);
-		KeanonSpiRun(w.relid, psprintf("TRUNCATE %s%s%s%s%s%s%s%s%s", w.rows,
-									   w.release_mode ? "" : ", ", w.release_mode ? "" : w.parts,
-									   w.pending ? ", " : "", w.pending ? w.pending : "",
-									   w.generalize > 0 ? ", " : "", w.generalize > 0 ? g.groups : "",
-									   w.generalize > 0 ? ", " : "", w.generalize > 0 ? g.members : ""),
-					 0, NULL, NULL, NULL, SPI_OK_UTILITY);
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "TRUNCATE %s", w.rows);
+		if (w.pending)
+			appendStringInfo(&sql, ", %s", w.pending);
+		/* a release watch's partitions and groups are those it published */
+		if (!w.release_mode)
+		{
+			appendStringInfo(&sql, ", %s", w.parts);
+			if (w.generalize > 0)
+			{
+				KeanonGen	g;
+
+				KeanonGenLoad(&w, &g);
+				appendStringInfo(&sql, ", %s, %s", g.groups, g.members);
+			}
+		}
+		KeanonSpiRun(w.relid, sql.data, 0, NULL, NULL, NULL, SPI_OK_UTILITY);
 		KeanonSaveWatch(&w);
 		KeanonEndWrite(&w);
 		return;
