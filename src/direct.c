@@ -350,6 +350,9 @@ direct_fetch(DirectTable *d, Relation index, int nkeys, const DirectKey *keys)
 		TableScanDesc scan = table_beginscan(d->rel, SnapshotSelf, nkeys, sk);
 
 		found = table_scan_getnextslot(scan, ForwardScanDirection, d->scan_slot);
+		/* the slot's tuple header lives in the scan, which ends here */
+		if (found)
+			ExecMaterializeSlot(d->scan_slot);
 		table_endscan(scan);
 	}
 	return found;

@@ -6,6 +6,8 @@
 # backend's RssAnon from /proc every 20 ms and keeps the largest.  The
 # keanon index's page store keeps its private page copies within work_mem
 # (at least 256 pages), installing the least recently used ones early.
+# GENERALIZE=K watches with generalize => K (the quasi-identifier published
+# in groups of K), whose maintenance frees each row's work before the next.
 # Run as root after `make install`.  CSV on stdout:
 #   work_mem,rows,added,seconds,peak_rss_anon_mb,index_mb
 set -euo pipefail
@@ -13,16 +15,17 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rows=${ROWS:-1000000}
 add=${ADD:-400000}
 work_mems=${WORK_MEMS:-"4MB 64MB"}
+generalize=${GENERALIZE:+", generalize => $GENERALIZE"}
 # shellcheck source=pg_cluster.sh
 . "$here/pg_cluster.sh"
 
-bench_sql -c "CREATE EXTENSION keanon"
+bench_sql -c "CREATE EXTENSION keanon" -c "CREATE EXTENSION cube"
 echo "work_mem,rows,added,seconds,peak_rss_anon_mb,index_mb"
 for wm in $work_mems; do
 	bench_sql -c "DROP TABLE IF EXISTS t" \
 		-c "CREATE TABLE t (id bigint PRIMARY KEY, qi integer, v integer)" \
 		-c "INSERT INTO t SELECT i, i % 100, (random() * 10000000)::int FROM generate_series(1, $rows) i" \
-		-c "SELECT keanon.watch('t', 'v', '{qi}', 5, 100)" -c "VACUUM ANALYZE" -c "CHECKPOINT"
+		-c "SELECT keanon.watch('t', 'v', '{qi}', 5, 100$generalize)" -c "VACUUM ANALYZE" -c "CHECKPOINT"
 	pidfile=$bench_tmp/pid
 	rm -f "$pidfile"
 	# the session writes its pid, waits for the sampler, then inserts
