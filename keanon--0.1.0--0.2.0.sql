@@ -109,8 +109,7 @@ CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_ide
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
+SET extra_float_digits = 1
 AS $watch_generalized$
 DECLARE
 	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -485,8 +484,7 @@ RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
+SET extra_float_digits = 1
 AS $check_groups$
 DECLARE
 	g record;
@@ -561,8 +559,7 @@ RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
+SET extra_float_digits = 1
 AS $check_members$
 DECLARE
 	coords text := '';
@@ -1128,8 +1125,7 @@ END;
 $republish_float_ranges$;
 
 -- A generalized quasi-identifier is compared with its hierarchy's leaves as
--- text: the functions that do so print values under fixed settings, as
--- keanon's C code does, whatever the session's
+-- text: the functions that do so print floating-point values exactly, as
+-- keanon's C code does, whatever the session's extra_float_digits
 ALTER FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean)
-	SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-	SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C';
+	SET extra_float_digits = 1;

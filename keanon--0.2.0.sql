@@ -1082,8 +1082,7 @@ CREATE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass, stor
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
-SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
+SET extra_float_digits = 1
 AS $check_hierarchy$
 DECLARE
 	nroots bigint;
@@ -1232,8 +1231,7 @@ CREATE FUNCTION keanon.watch_generalized(tab regclass, sensitive name, quasi_ide
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
+SET extra_float_digits = 1
 AS $watch_generalized$
 DECLARE
 	nsp name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -1539,8 +1537,7 @@ RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
+SET extra_float_digits = 1
 AS $check_groups$
 DECLARE
 	g record;
@@ -1615,8 +1612,7 @@ RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = on
-SET extra_float_digits = 1 SET DateStyle = 'ISO, MDY' SET IntervalStyle = 'postgres'
-SET bytea_output = 'hex' SET TimeZone = 'UTC' SET lc_monetary = 'C'
+SET extra_float_digits = 1
 AS $check_members$
 DECLARE
 	coords text := '';

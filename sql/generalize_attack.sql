@@ -332,41 +332,28 @@ SELECT keanon.check('ge');
 DROP TABLE ge, ge_h CASCADE;
 
 -- A writer's session settings: a value compared with its hierarchy's
--- leaves as text is printed under fixed settings by the writer's check and
--- by the flush alike.  With extra_float_digits = 0, 0.1 + 2e-17 printed as
--- the leaf 0.1, passed the writer's check, and stopped every later flush
--- (the flush printed it exactly); a writer's DateStyle made a true leaf
--- fail the check.
+-- leaves as text is printed exactly by the writer's check and by the flush
+-- alike.  With extra_float_digits = 0, 0.1 + 2e-17 printed as the leaf
+-- 0.1, passed the writer's check, and stopped every later flush (the
+-- flush printed it exactly); an owner's flush with extra_float_digits = 0
+-- took the leaf 0.30000000000000004 for no leaf.
 CREATE ROLE keanon_gs_writer;
 CREATE TABLE gs_fh (value float8, parent float8);
-INSERT INTO gs_fh VALUES (-1, NULL), (0.1, -1), (0.2, -1), (0.3, -1), (0.4, -1);
+INSERT INTO gs_fh VALUES (-1, NULL), (0.1, -1), (0.2, -1), (0.1 + 0.2, -1), (0.4, -1);
 CREATE TABLE gs_f (id integer PRIMARY KEY, x float8, s integer);
-INSERT INTO gs_f SELECT i, (1 + i % 4) / 10.0, i * 100 FROM generate_series(1, 20) i;
+INSERT INTO gs_f SELECT i, (ARRAY[0.1, 0.2, 0.1 + 0.2, 0.4]::float8[])[1 + i % 4], i * 100
+FROM generate_series(1, 20) i;
 SELECT keanon.watch('gs_f', 's', '{x}', k => 3, e => 100, generalize => 3,
 					hierarchies => '{"x": "gs_fh"}', mode => 'deferred') IS NOT NULL AS watched;
-CREATE TABLE gs_dh (value date, parent date);
-INSERT INTO gs_dh VALUES ('2000-01-01', NULL), ('2020-02-01', '2000-01-01'),
-	('2020-03-01', '2000-01-01'), ('2020-04-01', '2000-01-01');
-CREATE TABLE gs_d (id integer PRIMARY KEY, d date, s integer);
-INSERT INTO gs_d SELECT i, DATE '2020-01-01' + (1 + i % 3) * interval '1 month', i * 100
-FROM generate_series(1, 20) i;
-SELECT keanon.watch('gs_d', 's', '{d}', k => 3, e => 100, generalize => 3,
-					hierarchies => '{"d": "gs_dh"}', mode => 'deferred') IS NOT NULL AS watched;
-GRANT INSERT ON gs_f, gs_d TO keanon_gs_writer;
+GRANT INSERT ON gs_f TO keanon_gs_writer;
 SET ROLE keanon_gs_writer;
 SET extra_float_digits = 0;
 INSERT INTO gs_f VALUES (101, 0.1 + 2e-17, 8888);
+INSERT INTO gs_f VALUES (102, 0.1 + 0.2, 7777);
 RESET extra_float_digits;
-INSERT INTO gs_f VALUES (102, 0.3, 7777);
-SET DateStyle = 'German';
-INSERT INTO gs_d VALUES (101, '01.02.2020', 8888);
-RESET DateStyle;
 RESET ROLE;
-SET DateStyle = 'SQL, DMY';
 SET extra_float_digits = 0;
 SELECT keanon.flush('gs_f') AS flushed, keanon.check('gs_f');
-SELECT keanon.flush('gs_d') AS flushed, keanon.check('gs_d');
-RESET DateStyle;
 RESET extra_float_digits;
 
 -- Two finite but huge values: their group's sum of coordinates overflowed
@@ -403,5 +390,5 @@ SELECT count(*) AS published FROM gs_r_anon;
 TRUNCATE gs_r;
 SELECT count(*) AS still_published FROM gs_r_anon;
 SELECT keanon.check('gs_r');
-DROP TABLE gs_f, gs_fh, gs_d, gs_dh, gs_h, gs_hn, gs_r CASCADE;
+DROP TABLE gs_f, gs_fh, gs_h, gs_hn, gs_r CASCADE;
 DROP ROLE keanon_gs_writer;

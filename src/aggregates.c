@@ -520,9 +520,12 @@ static void
 wide_spill(WideSum *s, Numeric x)
 {
 	MemoryContext old = MemoryContextSwitchTo(s->cxt);
+	Numeric		was = s->spill;
 
-	s->spill = s->spill == NULL ? DatumGetNumericCopy(NumericGetDatum(x))
-		: numeric_add_opt_error(s->spill, x, NULL);
+	s->spill = was == NULL ? DatumGetNumericCopy(NumericGetDatum(x))
+		: numeric_add_opt_error(was, x, NULL);
+	if (was != NULL)
+		pfree(was);
 	MemoryContextSwitchTo(old);
 }
 

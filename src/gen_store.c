@@ -430,6 +430,7 @@ st_create(void *arg, int64_t *gid)
 														   SPI_tuptable->tupdesc, 1, INT8OID, &isnull));
 		if (isnull)
 			gs->next_gid = 0;
+		SPI_freetuptable(SPI_tuptable);
 	}
 	*gid = ++gs->next_gid;
 	return KC_OK;
@@ -669,6 +670,7 @@ st_count(void *arg, int64_t *ngroups)
 					  0, NULL, NULL, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not count %s", gs->g->groups);
 	*ngroups = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
 	return KC_OK;
 }
 

@@ -29,6 +29,7 @@
 #include "executor/tuptable.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -696,12 +697,17 @@ KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
 							g->dim_names[d], get_rel_name(g->relid))));
 		if (g->categorical[d])
 		{
-			/* printed as the flush prints it, whatever the writer's settings */
-			int			level = NewGUCNestLevel();
+			/* a float printed exactly, as the flush prints it */
+			if (extra_float_digits < 1)
+			{
+				int			level = NewGUCNestLevel();
 
-			KeanonPinTextSettings();
-			(void) leaf_of(g, d, value_text(g->dim_types[d], v));
-			AtEOXact_GUC(false, level);
+				KeanonPinFloatOutput();
+				(void) leaf_of(g, d, value_text(g->dim_types[d], v));
+				AtEOXact_GUC(false, level);
+			}
+			else
+				(void) leaf_of(g, d, value_text(g->dim_types[d], v));
 		}
 		else
 			refuse_coordinate(g, d, value_magnitude(g->dim_types[d], v));

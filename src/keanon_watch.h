@@ -117,7 +117,7 @@ extern void KeanonRethrowWithoutContext(MemoryContext cxt) pg_attribute_noreturn
 extern void KeanonOwnerBegin(Oid relid, KeanonOwnerScope *scope);
 extern void KeanonCatalogBegin(KeanonOwnerScope *scope);
 extern void KeanonRoleBegin(Oid role, KeanonOwnerScope *scope);
-extern void KeanonPinTextSettings(void);
+extern void KeanonPinFloatOutput(void);
 extern void KeanonOwnerEnd(KeanonOwnerScope *scope);
 
 /* spi_plans.c */

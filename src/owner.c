@@ -18,10 +18,10 @@
  *	  up in pg_temp;
  *	- row_security is on, so that keanon.watches filters its rows by owner
  *	  rather than refusing to be read (pg_dump's scripts turn it off);
- *	- the settings that shape a value's text (extra_float_digits, DateStyle,
- *	  IntervalStyle, bytea_output, TimeZone, lc_monetary) are fixed, so that
- *	  a generalized quasi-identifier compared as text with its hierarchy's
- *	  leaves reads alike in every session (KeanonPinTextSettings);
+ *	- floating-point values print exactly (extra_float_digits at least 1),
+ *	  so that a generalized quasi-identifier compared as text with its
+ *	  hierarchy's leaves is never taken for another value
+ *	  (KeanonPinFloatOutput);
  *	- the operation is security-restricted, so nothing it calls can change
  *	  the role, create temporary objects or leave other state behind.
  *
@@ -37,6 +37,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
+#include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
@@ -47,28 +48,23 @@
 #define KEANON_SAFE_SEARCH_PATH "pg_catalog, pg_temp"
 
 /*
- * The settings under which keanon prints values it compares as text, in
- * the current GUC nest level: a writer's session must not make its own
- * check of a value and a later flush read the value differently (with
- * extra_float_digits = 0, 0.1 + 2e-17 printed as a leaf 0.1 that the flush
- * then did not find).  The SQL functions that compare such text (the
- * hierarchy checks, the watch's copy of the hierarchies, keanon.check's
- * parts) set the same values.
+ * Floating-point values printed exactly, in the current GUC nest level,
+ * where the session would round them (extra_float_digits below 1): a
+ * generalized quasi-identifier is compared with its hierarchy's leaves as
+ * text, and a writer with extra_float_digits = 0 printed 0.1 + 2e-17 as
+ * the leaf 0.1, passed its own check, and stopped every later flush, which
+ * printed the value exactly.  Any value from 1 up prints every double as
+ * its shortest exact text, as the hierarchies were copied by default; the
+ * SQL functions that compare such text (the hierarchy checks, the watch's
+ * copy of the hierarchies, keanon.check's parts) set it too.  Other
+ * settings shape other types' text (DateStyle, TimeZone) but never print
+ * two values alike, so they are left to the session.
  */
 void
-KeanonPinTextSettings(void)
+KeanonPinFloatOutput(void)
 {
-	static const char *const pinned[][2] = {
-		{"extra_float_digits", "1"},
-		{"DateStyle", "ISO, MDY"},
-		{"IntervalStyle", "postgres"},
-		{"bytea_output", "hex"},
-		{"TimeZone", "UTC"},
-		{"lc_monetary", "C"},
-	};
-
-	for (int i = 0; i < lengthof(pinned); i++)
-		(void) set_config_option(pinned[i][0], pinned[i][1], PGC_USERSET, PGC_S_SESSION,
+	if (extra_float_digits < 1)
+		(void) set_config_option("extra_float_digits", "1", PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
 }
 
@@ -111,7 +107,7 @@ KeanonRoleBegin(Oid role, KeanonOwnerScope *scope)
 	(void) set_config_option("row_security", "on",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
-	KeanonPinTextSettings();
+	KeanonPinFloatOutput();
 }
 
 /* Go back to the caller's role and settings */

@@ -23,39 +23,12 @@ chmod 755 "$work"
 version=$(dpkg-query -W -f='${Version}' postgresql-15)
 log="$work/core.log"
 
-# the versions of the source the archive offers, the installed one first
-source_versions() {
-	apt-cache showsrc postgresql-15 2>/dev/null | sed -n 's/^Version: //p' |
-		awk -v v="$version" '$0 == v { print; next } { rest = rest $0 "\n" } END { printf "%s", rest }'
-}
-if [ -z "$(source_versions)" ]; then
-	cat >/etc/apt/sources.list.d/keanon-deb-src.sources <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-	apt-get update -q >>"$log" 2>&1 || true
-fi
-
 # the installed version's source, or else another 15.x one: the two runs
 # share the suite and the server, so a suite of another minor version
 # still tells what keanon changes
-src=
-for v in $(source_versions); do
-	if (cd "$work" && apt-get source -q "postgresql-15=$v" >>"$log" 2>&1); then
-		src=$(find "$work" -maxdepth 1 -type d -name 'postgresql-15-*' | head -n 1)
-		break
-	fi
-	rm -rf "${work:?}"/postgresql-15*
-done
+# shellcheck source=../pg15-source.sh
+. "$here/../pg15-source.sh"
+fetch_pg15_source "$work" "$log"
 if [ -z "$src" ]; then
 	echo "core suite: SKIPPED: no source of postgresql-15 could be fetched from the archive"
 	exit 0
