@@ -468,8 +468,15 @@ INSERT INTO dbad VALUES (1, 'a', 1.5), (2, 'b', 2), (3, 'c', 3);
 INSERT INTO dbad VALUES (4, 'x', 1e40);
 INSERT INTO dbad VALUES (4, 'x', 'NaN');
 UPDATE dbad SET v = 'Infinity' WHERE id = 1;
--- finer values raise an unconstrained column's scale, as live mode does
+-- an unconstrained column's index keeps its scale (at least 10 places):
+-- a finer value is refused in the writer's statement, since raising the
+-- scale at the flush could leave the values already noted without room in
+-- 34 digits (1e23 and 1e-20 each fitted alone, and stopped every flush)
 INSERT INTO dbad VALUES (4, 'd', 4.125);
+INSERT INTO dbad VALUES (5, 'e', 1e-30);
+INSERT INTO dbad VALUES (5, 'e', 1e23);
+INSERT INTO dbad VALUES (6, 'f', 1e-20);
+INSERT INTO dbad VALUES (6, 'f', 1e-10);
 SELECT keanon.flush('dbad') AS applied;
 SELECT keanon.check('dbad');
 SELECT count(*) AS published FROM dbad_anon;

@@ -321,3 +321,23 @@ SELECT keanon.schedule_releases('unsched', '1 day');
 DROP TABLE sched, unsched;
 DROP FUNCTION releases_reach;
 DROP FUNCTION subtraction_breaches;
+
+-- An unconstrained numeric column of a release watch raises its scale
+-- only as far as the last release's values allow too.  A writer could stop
+-- every release: rows of 1e22 released, then deleted (the release keeps
+-- them, the index no longer), then a row of 1e-20 raised the scale past
+-- what the released 1e22 fits in, and every release, check and bound
+-- aggregate failed after.  The finer value is refused in its statement.
+CREATE TABLE rscale (id integer PRIMARY KEY, q integer, s numeric);
+INSERT INTO rscale SELECT g, g, g * 10 FROM generate_series(1, 9) g;
+SELECT keanon.watch('rscale', 's', '{q}', 3, 5, mode => 'release') IS NOT NULL AS watched;
+SELECT keanon.release('rscale') IS NOT NULL AS released;
+INSERT INTO rscale VALUES (10, 10, 1e22), (11, 11, 1e22 + 10), (12, 12, 1e22 + 20);
+SELECT keanon.release('rscale') IS NOT NULL AS released;
+DELETE FROM rscale WHERE id >= 10;
+INSERT INTO rscale VALUES (13, 13, 1e-20);
+INSERT INTO rscale VALUES (13, 13, 1e-10);
+SELECT keanon.release('rscale') IS NOT NULL AS released;
+SELECT keanon.sum_bounds(keanon_pid) IS NOT NULL AS summed FROM rscale_anon;
+SELECT keanon.check('rscale');
+DROP TABLE rscale;

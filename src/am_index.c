@@ -728,9 +728,7 @@ KeanonIndexFitScale(KeanonIndex *ki, int scale)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("keanon index \"%s\" cannot keep %d decimal places", name, scale),
-					 errdetail("Its value %s would take more than 34 significant digits.",
-							   DatumGetCString(DirectFunctionCall1(numeric_out,
-																   KeanonNumToNumeric(&ki->vt, ra.vals[i]))))));
+					 errdetail("Its values would take more than 34 significant digits.")));
 		ra.vals[i].i = v * factor;
 	}
 	vt.scale = scale;

@@ -105,6 +105,30 @@ KeanonNumericScale(Datum num)
 	return DatumGetInt32(DirectFunctionCall1(numeric_scale, num));
 }
 
+/*
+ * Refuse, for a deferred watch, a value of an unconstrained numeric column
+ * with more decimal places than its index keeps (at least 10): the flush
+ * applies later what writers note now, and raising the scale then could
+ * leave values noted by others without room in 34 significant digits (two
+ * rows of 1e23 and 1e-20, each fitting alone, stopped every flush).  Kept
+ * at one scale, every value that fits it fits with all the others.
+ */
+void
+KeanonRefuseFinerValue(const KeanonValueType *vt, int places)
+{
+	char	   *name = OidIsValid(vt->index) ? get_rel_name(vt->index) : NULL;
+
+	if (!vt->grows || places <= vt->scale)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("a value with %d decimal places is finer than keanon index \"%s\" keeps",
+					places, name ? name : "?"),
+			 errdetail("A deferred watch keeps the %d decimal places its index has.",
+					   vt->scale),
+			 errhint("Round the value, or watch the table in live mode.")));
+}
+
 /* Decimal places a finite numeric value needs: no trailing zeros */
 int
 KeanonNumericMinScale(Datum num)

@@ -168,26 +168,25 @@ columns_alike(const NoteState *st, TupleTableSlot *a, TupleTableSlot *b, int fro
  * Refuse, in the writer's own statement, a sensitive value that a live
  * watch would refuse (NaN, an infinity, more digits than the keanon index
  * keeps): noted and refused only by the flush, it would stop every flush
- * of the watch.  An unconstrained numeric column's index raises its scale
- * to the finest value's, as live maintenance does (KeanonIndexFitScale).
+ * of the watch.  An unconstrained numeric column's index keeps its scale:
+ * a finer value is refused (KeanonRefuseFinerValue says why).
  */
 static void
 check_publishable(const NoteState *st, TupleTableSlot *slot)
 {
-	KeanonValueType vt = st->vt;
 	bool		isnull;
 	Datum		d = slot_getattr(slot, st->s_attnum, &isnull);
 
 	if (isnull)
 		return;
-	if (vt.grows)
+	if (st->vt.grows)
 	{
 		Numeric		x = DatumGetNumeric(d);
 
 		if (!numeric_is_nan(x) && !numeric_is_inf(x))
-			vt.scale = Min(Max(vt.scale, KeanonNumericMinScale(d)), KEANON_MAX_SCALE);
+			KeanonRefuseFinerValue(&st->vt, KeanonNumericMinScale(d));
 	}
-	(void) KeanonDatumToNum(&vt, d);
+	(void) KeanonDatumToNum(&st->vt, d);
 }
 
 /*

@@ -308,5 +308,6 @@ extern KeNum KeanonENum(const KeanonValueType *vt, const char *text);
 extern double KeanonNumericToDouble(Numeric x);
 extern int	KeanonNumericScale(Datum num);
 extern int	KeanonNumericMinScale(Datum num);
+extern void KeanonRefuseFinerValue(const KeanonValueType *vt, int places);
 
 #endif							/* KEANON_AM_H */

@@ -57,6 +57,40 @@
 #include "maintain_int.h"
 
 /*
+ * A release watch's last release keeps rows the index no longer holds
+ * (deleted or changed since): before an unconstrained column's scale rises
+ * to scale, they must fit it too, or the next release could not read them
+ * (a writer's 1e-20 after released rows of 1e22 were deleted stopped every
+ * release, check and bound aggregate).  One read of the release, each time
+ * the scale rises.
+ */
+static void
+released_fit_scale(Watch *w, int scale)
+{
+	bool		isnull;
+	Datum		largest;
+	Datum		limit;
+
+	if (!w->release_mode || !w->ki->vt.grows || scale <= w->ki->vt.scale)
+		return;
+	KeanonSpiRun(w->relid, psprintf("SELECT pg_catalog.max(pg_catalog.abs(%s)) FROM %s",
+									w->s, w->release),
+				 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	largest = KeanonSpiColumnOrNull(w->relid, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+									NUMERICOID, &isnull);
+	if (isnull)
+		return;
+	limit = DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("1e%d", 34 - scale)),
+								ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, largest, limit)) >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("keanon index \"%s\" cannot keep %d decimal places",
+						get_rel_name(w->index_oid), scale),
+				 errdetail("Values its last release keeps would take more than 34 significant digits.")));
+}
+
+/*
  * An unconstrained numeric column's index keeps as many decimal places as
  * the finest value needs: raise its scale, before any value of the
  * statement is converted, to that of the finest value of src
@@ -73,8 +107,10 @@ fit_scale(Watch *w, const char *src)
 									w->s, src),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	need = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (!isnull)
-		KeanonIndexFitScale(w->ki, DatumGetInt32(need));
+	if (isnull)
+		return;
+	released_fit_scale(w, DatumGetInt32(need));
+	KeanonIndexFitScale(w->ki, DatumGetInt32(need));
 }
 
 /* The decimal places a numeric value needs; -1 for NaN and infinities */
@@ -101,8 +137,10 @@ fit_scale_values(Watch *w, const Datum *values, int64 n)
 		return;
 	for (int64 i = 0; i < n; i++)
 		need = Max(need, numeric_places(values[i]));
-	if (need >= 0)
-		KeanonIndexFitScale(w->ki, need);
+	if (need < 0)
+		return;
+	released_fit_scale(w, need);
+	KeanonIndexFitScale(w->ki, need);
 }
 
 /*
