@@ -392,16 +392,46 @@ lock_or_wait(Oid indexoid, LOCKMODE mode)
  * Take the keanon lock of an index; the writer's (ExclusiveLock) is held
  * by the top-level transaction, whatever subtransaction takes it
  */
+/*
+ * Whether this transaction holds a writers' lock.  It may not be prepared:
+ * the lock would be held until COMMIT PREPARED, however long that comes,
+ * and every other writer of the table, keanon.release and keanon.check
+ * would wait for it (a writer with INSERT alone could so stop them all).
+ */
+static bool holds_writers_lock = false;
+
+static void
+refuse_prepare(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_PREPARE && holds_writers_lock)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot PREPARE a transaction that wrote to a table keanon watches live or in release mode"),
+				 errdetail("The table's writers' lock would be held until COMMIT PREPARED, and every other writer would wait for it."),
+				 errhint("Watch the table in deferred mode to write it in prepared transactions.")));
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		holds_writers_lock = false;
+}
+
 static void
 keanon_lock(Oid indexoid, LOCKMODE mode)
 {
 	ResourceOwner save = CurrentResourceOwner;
+	static bool registered = false;
 
 	if (mode != ExclusiveLock)
 	{
 		lock_or_wait(indexoid, mode);
 		return;
 	}
+	if (!registered)
+	{
+		RegisterXactCallback(refuse_prepare, NULL);
+		registered = true;
+	}
+	holds_writers_lock = true;
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	PG_TRY();
 	{

@@ -46,5 +46,27 @@ ok( $node->poll_query_until('postgres', 'SELECT count(*) = 40 FROM d_anon'),
 is($node->safe_psql('postgres', "SELECT keanon.check('d')"), 't', 'keanon.check holds');
 is(published(), '40', 'nothing of the rolled-back prepared transaction is published');
 
+# A live or release watch's writer holds the table's writers' lock to its
+# end: prepared, it would hold it until COMMIT PREPARED and every other
+# writer would wait.  PREPARE is refused, and the next writer goes on.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE l (id int PRIMARY KEY, grp int, v int);
+INSERT INTO l SELECT i, i % 3, i * 10 FROM generate_series(1, 30) i;
+SELECT keanon.watch('l', 'v', '{grp}', 3, 20);});
+my ($ret, $out, $err) = $node->psql(
+	'postgres', q{
+BEGIN;
+INSERT INTO l VALUES (31, 1, 310);
+PREPARE TRANSACTION 'p3';});
+like($err, qr/cannot PREPARE a transaction that wrote to a table keanon watches live/,
+	'PREPARE of a live watch\'s writer is refused');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'),
+	'0', 'nothing is left prepared');
+$node->safe_psql('postgres',
+	"SET lock_timeout = '5s'; INSERT INTO l VALUES (32, 2, 320);");
+is($node->safe_psql('postgres', "SELECT count(*) FROM l_anon"), '31', 'the next writer goes on');
+is($node->safe_psql('postgres', "SELECT keanon.check('l')"), 't', 'keanon.check holds');
+
 $node->stop;
 done_testing();
