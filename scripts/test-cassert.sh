@@ -6,14 +6,14 @@
 # debug_discard_caches = 1 (every cache entry thrown away at each use,
 # which only such a server accepts): test/discard/.
 #
-# Not part of `make test` by default (it builds a server, about 12 minutes
-# on two cores): `KEANON_CASSERT=1 bash scripts/test.sh` adds it, or run
-# this script alone, as root, after scripts/install-deps.sh.  The server
-# and keanon's build go to a private directory; nothing is installed
-# outside it (Debian's source fixes the library directory at the system's:
-# it is pointed into the private directory, and checked, before anything
-# is installed).  When no PostgreSQL 15 source can be fetched the suite is
-# skipped with a message.
+# The last step of `make test` (it builds a server: about 8 minutes on two
+# cores; KEANON_CASSERT=0 skips it), or run alone, as root, after
+# scripts/install-deps.sh.  The server and keanon's build go to a private
+# directory; nothing is installed outside it (Debian's source fixes the
+# library directory at the system's: it is pointed into the private
+# directory, and checked, before anything is installed).  When no
+# PostgreSQL 15 source can be fetched, or it does not build here, the
+# suite is skipped with a message; keanon's build and tests must pass.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,8 +44,12 @@ fi
 
 echo "cassert suite: building $(basename "$src") with assertions into $inst"
 sed -i "s|^override pkglibdir := .*|override pkglibdir := $inst/lib/pkg|" "$src/src/Makefile.global.in"
-(cd "$src" && ./configure --prefix="$inst" --enable-cassert --without-readline --without-zlib \
-	--without-icu --without-llvm CFLAGS="-O1" >>"$log" 2>&1) || fail "configure"
+if ! (cd "$src" && ./configure --prefix="$inst" --enable-cassert --without-readline --without-zlib \
+	--without-icu --without-llvm CFLAGS="-O1" >>"$log" 2>&1); then
+	tail -n 30 "$log"
+	echo "cassert suite: SKIPPED: PostgreSQL 15's configure fails here (log above, work in $work)"
+	exit 0
+fi
 # every directory the installation writes to lies inside it
 for dir in prefix exec_prefix libdir pkglibdir datadir includedir bindir; do
 	value=$(make -s -C "$src/src/port" -f - print <<MK 2>/dev/null
@@ -59,9 +63,12 @@ MK
 	*) fail "the build would install $dir into '$value', outside $inst" ;;
 	esac
 done
-(cd "$src" && make -s -j"$(nproc)" >>"$log" 2>&1 && make -s install >>"$log" 2>&1 &&
-	for c in cube citext amcheck; do make -s -C "contrib/$c" install >>"$log" 2>&1 || exit 1; done) ||
-	fail "building the server"
+if ! (cd "$src" && make -s -j"$(nproc)" >>"$log" 2>&1 && make -s install >>"$log" 2>&1 &&
+	for c in cube citext amcheck; do make -s -C "contrib/$c" install >>"$log" 2>&1 || exit 1; done); then
+	tail -n 30 "$log"
+	echo "cassert suite: SKIPPED: PostgreSQL 15 with assertions does not build here (log above, work in $work)"
+	exit 0
+fi
 pg_config="$inst/bin/pg_config"
 case "$("$pg_config" --pkglibdir)" in
 "$inst"/*) ;;
