@@ -9,9 +9,10 @@
 # The last step of `make test` (it builds a server: about 8 minutes on two
 # cores; KEANON_CASSERT=0 skips it), or run alone, as root, after
 # scripts/install-deps.sh.  The server and keanon's build go to a private
-# directory; nothing is installed outside it (Debian's source fixes the
-# library directory at the system's: it is pointed into the private
-# directory, and checked, before anything is installed).  When no
+# directory, nothing of them outside it (Debian's source fixes the library
+# directory at the system's: it is pointed into the private directory, and
+# checked, before anything is installed); fetching the source adds the
+# archive's deb-src entries when missing, as the core suite does.  When no
 # PostgreSQL 15 source can be fetched, or it does not build here, the
 # suite is skipped with a message; keanon's build and tests must pass.
 set -euo pipefail
@@ -104,4 +105,5 @@ if ! (cd "$tree" && runuser -u postgres -- "$inst/lib/pkg/pgxs/src/test/regress/
 	fail "the scenario under debug_discard_caches"
 fi
 echo "cassert suite: passed"
-rm -rf "$work"
+# a directory of the caller's (KEANON_CASSERT_WORK) is left for the caller
+[ -n "${KEANON_CASSERT_WORK:-}" ] || rm -rf "$work"

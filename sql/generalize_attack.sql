@@ -339,17 +339,18 @@ DROP TABLE ge, ge_h CASCADE;
 -- took the leaf 0.30000000000000004 for no leaf.
 CREATE ROLE keanon_gs_writer;
 CREATE TABLE gs_fh (value float8, parent float8);
-INSERT INTO gs_fh VALUES (-1, NULL), (0.1, -1), (0.2, -1), (0.1 + 0.2, -1), (0.4, -1);
+INSERT INTO gs_fh VALUES (-1, NULL), (0.1, -1), (0.2, -1), (0.1::float8 + 0.2::float8, -1), (0.4, -1);
 CREATE TABLE gs_f (id integer PRIMARY KEY, x float8, s integer);
-INSERT INTO gs_f SELECT i, (ARRAY[0.1, 0.2, 0.1 + 0.2, 0.4]::float8[])[1 + i % 4], i * 100
+INSERT INTO gs_f SELECT i, (ARRAY[0.1, 0.2, 0.1::float8 + 0.2::float8, 0.4]::float8[])[1 + i % 4], i * 100
 FROM generate_series(1, 20) i;
+SELECT value::text AS leaf FROM gs_fh WHERE value > 0.29 AND value < 0.31;
 SELECT keanon.watch('gs_f', 's', '{x}', k => 3, e => 100, generalize => 3,
 					hierarchies => '{"x": "gs_fh"}', mode => 'deferred') IS NOT NULL AS watched;
 GRANT INSERT ON gs_f TO keanon_gs_writer;
 SET ROLE keanon_gs_writer;
 SET extra_float_digits = 0;
 INSERT INTO gs_f VALUES (101, 0.1 + 2e-17, 8888);
-INSERT INTO gs_f VALUES (102, 0.1 + 0.2, 7777);
+INSERT INTO gs_f VALUES (102, 0.1::float8 + 0.2::float8, 7777);
 RESET extra_float_digits;
 RESET ROLE;
 SET extra_float_digits = 0;

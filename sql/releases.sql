@@ -336,6 +336,7 @@ INSERT INTO rscale VALUES (10, 10, 1e22), (11, 11, 1e22 + 10), (12, 12, 1e22 + 2
 SELECT keanon.release('rscale') IS NOT NULL AS released;
 DELETE FROM rscale WHERE id >= 10;
 INSERT INTO rscale VALUES (13, 13, 1e-20);
+UPDATE rscale SET s = 1e-20 WHERE id = 1;
 INSERT INTO rscale VALUES (13, 13, 1e-10);
 SELECT keanon.release('rscale') IS NOT NULL AS released;
 SELECT keanon.sum_bounds(keanon_pid) IS NOT NULL AS summed FROM rscale_anon;

@@ -393,7 +393,9 @@ lock_or_wait(Oid indexoid, LOCKMODE mode)
  * by the top-level transaction, whatever subtransaction takes it
  */
 /*
- * Whether this transaction holds a writers' lock.  It may not be prepared:
+ * Whether this transaction holds a writers' lock (taken by a live or
+ * release watch's writers, and by a flush, check or repair of any watch).
+ * It may not be prepared:
  * the lock would be held until COMMIT PREPARED, however long that comes,
  * and every other writer of the table, keanon.release and keanon.check
  * would wait for it (a writer with INSERT alone could so stop them all).
@@ -406,8 +408,8 @@ refuse_prepare(XactEvent event, void *arg)
 	if (event == XACT_EVENT_PRE_PREPARE && holds_writers_lock)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot PREPARE a transaction that wrote to a table keanon watches live or in release mode"),
-				 errdetail("The table's writers' lock would be held until COMMIT PREPARED, and every other writer would wait for it."),
+				 errmsg("cannot PREPARE a transaction that holds the writers' lock of a table keanon watches"),
+				 errdetail("It wrote to a live or release watch, or flushed, checked or repaired a watch: the lock would be held until COMMIT PREPARED, and every other writer would wait for it."),
 				 errhint("Watch the table in deferred mode to write it in prepared transactions.")));
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
@@ -431,11 +433,12 @@ keanon_lock(Oid indexoid, LOCKMODE mode)
 		RegisterXactCallback(refuse_prepare, NULL);
 		registered = true;
 	}
-	holds_writers_lock = true;
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	PG_TRY();
 	{
 		lock_or_wait(indexoid, mode);
+		/* held to the end of the transaction, whatever subtransaction took it */
+		holds_writers_lock = true;
 	}
 	PG_FINALLY();
 	{

@@ -663,8 +663,10 @@ fit_scale_store(Watch *w, Tuplestorestate *store, TupleDesc desc)
 		need = Max(need, numeric_places(slot_getattr(slot, s.att, &isnull)));
 	}
 	source_close(&s);
-	if (need >= 0)
-		KeanonIndexFitScale(w->ki, need);
+	if (need < 0)
+		return;
+	released_fit_scale(w, need);
+	KeanonIndexFitScale(w->ki, need);
 }
 
 /* The same as fresh_collect, for rows read directly from a source */

@@ -59,7 +59,7 @@ my ($ret, $out, $err) = $node->psql(
 BEGIN;
 INSERT INTO l VALUES (31, 1, 310);
 PREPARE TRANSACTION 'p3';});
-like($err, qr/cannot PREPARE a transaction that wrote to a table keanon watches live/,
+like($err, qr/cannot PREPARE a transaction that holds the writers' lock of a table keanon watches/,
 	'PREPARE of a live watch\'s writer is refused');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'),
 	'0', 'nothing is left prepared');
