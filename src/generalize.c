@@ -682,10 +682,17 @@ void
 KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
 {
 	bool		isnull;
+	int			level = -1;
 
 	(void) slot_getattr(slot, s_attnum, &isnull);
 	if (isnull)
 		return;
+	/* floats printed exactly, as the flush prints them, once for the row */
+	if (extra_float_digits < 1)
+	{
+		level = NewGUCNestLevel();
+		KeanonPinFloatOutput();
+	}
 	for (int d = 0; d < g->ndims; d++)
 	{
 		Datum		v = slot_getattr(slot, g->dim_attnums[d], &isnull);
@@ -696,22 +703,12 @@ KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
 					 errmsg("generalized quasi-identifier %s of %s cannot be NULL",
 							g->dim_names[d], get_rel_name(g->relid))));
 		if (g->categorical[d])
-		{
-			/* a float printed exactly, as the flush prints it */
-			if (extra_float_digits < 1)
-			{
-				int			level = NewGUCNestLevel();
-
-				KeanonPinFloatOutput();
-				(void) leaf_of(g, d, value_text(g->dim_types[d], v));
-				AtEOXact_GUC(false, level);
-			}
-			else
-				(void) leaf_of(g, d, value_text(g->dim_types[d], v));
-		}
+			(void) leaf_of(g, d, value_text(g->dim_types[d], v));
 		else
 			refuse_coordinate(g, d, value_magnitude(g->dim_types[d], v));
 	}
+	if (level >= 0)
+		AtEOXact_GUC(false, level);
 }
 
 /* The SQL list of the keys and coordinates of relation x */
