@@ -227,6 +227,7 @@ bench: bench-engine bench-cluster bench-fulldomain
 	bash test/bench/memory.sh > test/bench/results/memory.csv
 	bash test/bench/big_partition.sh > test/bench/results/big_partition.csv
 	bash test/bench/live_waits.sh > test/bench/results/live_waits.csv
+	bash test/bench/publisher_waits.sh > test/bench/results/publisher_waits.csv
 	bash test/bench/worst_case.sh > test/bench/results/worst_case.csv
 	bash test/bench/flush_scaling.sh > test/bench/results/flush_scaling.csv
 	bash test/bench/hot_updates.sh > test/bench/results/hot_updates.csv
