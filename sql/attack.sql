@@ -539,6 +539,17 @@ SELECT keanon.release('tr') IS NOT NULL AS released;
 UPDATE tr_keanon_release SET s = 5 WHERE id = 5;
 ALTER TABLE tr_keanon_release ALTER COLUMN s TYPE text;
 SELECT keanon.release('tr') IS NOT NULL AS released;
+-- the rows table's key made not unique by its owner, a key twice: two new
+-- versions, each with the value of one released row, would relabel it
+-- twice; the release refuses
+CREATE TABLE tk (id integer PRIMARY KEY, g integer, v integer);
+INSERT INTO tk SELECT i, i % 5, i * 10 FROM generate_series(1, 60) i;
+SELECT keanon.watch('tk', 'v', '{g}', 3, 20, mode => 'release');
+SELECT keanon.release('tk') IS NOT NULL AS released;
+ALTER TABLE tk_keanon_rows DROP CONSTRAINT tk_keanon_rows_pkey;
+INSERT INTO tk_keanon_rows (id, g, v, keanon_arrival) VALUES (1, 99, 10, 0);
+UPDATE tk_keanon_rows SET g = 98 WHERE id = 1 AND g <> 99;
+SELECT keanon.release('tk') IS NOT NULL AS released;
 -- in deferred mode, the pending list retyped by a trigger of the owner's
 -- between two rows of one statement (keanon_on_alter set aside): refused
 -- at the next row; a release holding a NULL, or retyped: keanon.check says so
@@ -564,7 +575,7 @@ SELECT keanon.check('trc');
 DROP TABLE tpd, trc CASCADE;
 DROP FUNCTION tpd_evil();
 \set VERBOSITY default
-DROP TABLE tp, tq, tr CASCADE;
+DROP TABLE tp, tq, tr, tk CASCADE;
 
 -- ----------------------------------------------------------------
 -- 9. Who reads what a watch derives from every row

@@ -371,6 +371,8 @@ INSERT INTO ckr SELECT 'n' || i, i % 3, i * 10 FROM generate_series(1, 30) i;
 SELECT keanon.watch('ckr', 'v', '{grp}', 3, 20, mode => 'release');
 SELECT keanon.release('ckr');
 INSERT INTO ckr SELECT 'm' || i, i % 3, 400 + i * 7 FROM generate_series(1, 20) i;
+-- 'N1' is n1 to citext: its new group, with its value unchanged, relabels
+-- its released row, so nothing is withheld or retained
 UPDATE ckr SET grp = 9 WHERE name = 'N1';
 SELECT keanon.release('ckr');
 SELECT rows_published, rows_withheld, rows_retained FROM keanon.releases('ckr') WHERE release_no = 2;

@@ -174,19 +174,71 @@ UPDATE far SET grp = 9 WHERE id = 5;
 DELETE FROM far WHERE id = 6;
 SELECT keanon.release('far');
 SELECT keanon.check('far');
--- the three moved values and the regrouped row arrive alone: each is
--- withheld, and the old versions of the four, with the deleted row,
--- are retained (the regrouped row is released in its old group)
+-- the three moved values arrive alone: each is withheld, and the old
+-- versions of the three, with the deleted row, are retained; the
+-- regrouped row keeps its value, so its released row shows its new group
+-- in its partition
 SELECT rows_withheld, rows_retained FROM keanon.releases('far') WHERE release_no = 2;
 SELECT (SELECT count(*) FROM far_anon) =
 	   (SELECT count(*) FROM far) - rows_withheld + rows_retained AS accounted,
 	   (SELECT count(*) FROM far_anon WHERE grp = 9) AS moved_group
 FROM keanon.releases('far') WHERE release_no = 2;
 
+-- One person's two versions: employees whose department changes while
+-- their pay stays, among 100 newcomers.  A reader links an employee's rows
+-- across releases by the employee number (a quasi-identifier that does not
+-- change).  Were the moved rows' old versions retained and their new ones
+-- added among the newcomers, intersecting the two candidate sets would
+-- leave fewer than k values, the true one among them, for some 130 of
+-- them; relabelled in place, for none
+CREATE TABLE staff (id integer PRIMARY KEY, emp integer, dept integer, pay integer);
+INSERT INTO staff SELECT i, 1000 + i, i % 7, (pg_catalog.hashint4(i) & 4095) * 10 FROM generate_series(1, 600) i;
+SELECT keanon.watch('staff', 'pay', '{emp,dept}', 3, 50, mode => 'release');
+SELECT keanon.release('staff');
+CREATE TABLE staff_r1 AS SELECT emp, dept, pay AS v, keanon_pid AS pid FROM staff_anon;
+UPDATE staff SET dept = dept + 10 WHERE id % 4 = 0;
+INSERT INTO staff SELECT i, 1000 + i, i % 7, (pg_catalog.hashint4(i) & 4095) * 10 FROM generate_series(601, 700) i;
+SELECT keanon.release('staff');
+SELECT keanon.check('staff');
+CREATE TABLE staff_r2 AS SELECT emp, dept, pay AS v, keanon_pid AS pid FROM staff_anon;
+-- the 150 moved rows are relabelled in place, none retained (a newcomer waits)
+SELECT rows_withheld, rows_retained FROM keanon.releases('staff') WHERE release_no = 2;
+-- each employee shows once, the moved ones in their new department
+SELECT count(*) FILTER (WHERE dept >= 10) AS moved_shown, count(*) - count(DISTINCT emp) AS twice FROM staff_r2;
+-- The reader's attack: every row of an employee number in either release
+-- gives candidate values, intersected (the pay assumed unchanged): a row
+-- of the first release, its partition's values; a row of the second that
+-- the first does not hold, its partition's added values (what subtraction
+-- of the first release's covered partitions leaves) when some were added,
+-- else all its partition's values; and where the employee's row of the
+-- first release vanished from the second, the second's row shows the same
+-- released row relabelled: all its partition's values
+WITH kept AS (SELECT DISTINCT n.pid AS pid2, o.pid AS pid1 FROM staff_r2 n JOIN staff_r1 o ON o.emp = n.emp AND o.dept = n.dept),
+old_counts AS (SELECT c.pid2, o.v, count(*) AS c FROM kept c JOIN staff_r1 o ON o.pid = c.pid1 GROUP BY 1, 2),
+new_counts AS (SELECT pid AS pid2, v, count(*) AS c FROM staff_r2 GROUP BY 1, 2),
+added AS (SELECT n.pid2, n.v FROM new_counts n LEFT JOIN old_counts o USING (pid2, v) WHERE n.c > coalesce(o.c, 0)),
+fresh AS (SELECT n.* FROM staff_r2 n WHERE NOT EXISTS (SELECT 1 FROM staff_r1 o WHERE o.emp = n.emp AND o.dept = n.dept)),
+whole AS (SELECT f.* FROM fresh f WHERE NOT EXISTS (SELECT 1 FROM added a WHERE a.pid2 = f.pid)
+	OR EXISTS (SELECT 1 FROM staff_r1 o WHERE o.emp = f.emp
+		AND NOT EXISTS (SELECT 1 FROM staff_r2 n WHERE n.emp = o.emp AND n.dept = o.dept))),
+cands AS (
+	SELECT 'a' || o.pid AS src, o.emp, p.v FROM staff_r1 o JOIN staff_r1 p ON p.pid = o.pid
+	UNION ALL
+	SELECT 'b' || w.pid, w.emp, p.v FROM whole w JOIN staff_r2 p ON p.pid = w.pid
+	UNION ALL
+	SELECT 'b' || f.pid, f.emp, a.v FROM fresh f JOIN added a ON a.pid2 = f.pid
+	WHERE NOT EXISTS (SELECT 1 FROM whole w WHERE w.emp = f.emp AND w.pid = f.pid)),
+need AS (SELECT emp, count(DISTINCT src) AS n FROM cands GROUP BY emp),
+inter AS (SELECT c.emp, c.v FROM cands c JOIN need USING (emp) GROUP BY c.emp, need.n, c.v
+	HAVING count(DISTINCT c.src) = need.n),
+left_ AS (SELECT i.emp, count(*) AS k, bool_or(i.v = s.pay) AS holds_truth FROM inter i JOIN staff s ON s.emp = i.emp GROUP BY i.emp)
+SELECT count(*) FILTER (WHERE k < 3 AND holds_truth) AS exposed, count(*) FILTER (WHERE NOT holds_truth) AS misled,
+	min(k) >= 3 AS at_least_k, count(*) AS employees FROM left_;
+
 SELECT keanon.unwatch('people');
 SELECT count(*) FROM keanon.releases WHERE relid = 'churn'::regclass;
 SELECT count(*) FROM pg_class WHERE relname LIKE 'people_keanon%';
-DROP TABLE people, live, tiny, churn, far, people_r1, people_r2, people_r3, people_r4;
+DROP TABLE people, live, tiny, churn, far, staff, staff_r1, staff_r2, people_r1, people_r2, people_r3, people_r4;
 
 -- ----------------------------------------------------------------
 -- Attacks by subtraction, from the research's example on (k = 3,

@@ -36,6 +36,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -303,7 +304,9 @@ first_release(Watch *wp, KeNum unconstrained, KeanonRunArrays *rap)
 typedef struct ReleaseRow
 {
 	bool		arrival;		/* from the rows table; else the last release */
+	bool		relabel;		/* a released row shown with its new version's columns */
 	ItemPointerData tid;
+	ItemPointerData new_tid;	/* with relabel: that version, in the rows table */
 	Datum		value;
 	KeNum		num;
 	int64		item;			/* its item in the plan */
@@ -333,6 +336,8 @@ fetch_release_rows(Oid relid, const KeanonValueType *vt, bool arrival, ReleaseRo
 
 		r->arrival = arrival;
 		r->tid = *(ItemPointer) DatumGetPointer(KeanonSpiColumn(relid, t, desc, 1, TIDOID));
+		r->relabel = false;
+		ItemPointerSetInvalid(&r->new_tid);
 		r->value = datumCopy(KeanonSpiColumn(relid, t, desc, 2, vt->typid), typbyval, typlen);
 		r->num = KeanonDatumToNum(vt, r->value);
 		r->item = -1;
@@ -484,15 +489,116 @@ typedef struct LaterRelease
 	int64		retained;
 	int64		withheld;
 	int64		nparts;
-	/* the release's rows in writing order: source, tid, pid, shown value */
+	/*
+	 * the release's rows in writing order: source (0 an arrival, 1 a
+	 * released row kept, 2 one relabelled), its tid in the rows table (0,
+	 * 2) and in the last release (1, 2), pid, shown value
+	 */
 	int64		nout;
 	Datum	   *src;
-	Datum	   *tid;
+	Datum	   *xt;
+	Datum	   *rt;
 	Datum	   *pid;
 	Datum	   *pub;
 	KeanonPartList np;
 	KeNum		sum_error;
 } LaterRelease;
+
+/* the tid written where a row has none (it matches no row) */
+static ItemPointerData no_tid = {{0, 0}, InvalidOffsetNumber};
+
+/*
+ * Whether released row r and the rows table's row x hold one key with the
+ * same sensitive value (false for a generalized watch: see relabel_pairs)
+ */
+static char *
+relabel_match(const Watch *w)
+{
+	if (w->generalize > 0)
+		return "false";
+	return psprintf("%s AND pg_catalog.record_image_eq(ROW(r.%s), ROW(x.%s))",
+					KeanonKeysEqual(w, "r.", "x."), w->s, w->s);
+}
+
+/*
+ * The relabels, as a query of (xt, rt): each row whose last release
+ * does not hold it as it is now (a new version) but holds a row of its key
+ * with the same sensitive value, rt (one, the first by position, where a
+ * series kept several).  The new version's value is one its partition
+ * already shows, so the released row takes the new version's columns in
+ * place, rather than staying as it was with the new version arriving
+ * among newcomers: a reader who links the two versions (docs/modes.md)
+ * finds the same partition twice, not two candidate sets to intersect.
+ * A generalized watch relabels nothing: a released row keeps its group,
+ * whose published ranges cover its old quasi-identifiers only.
+ */
+static char *
+relabel_pairs(const Watch *w)
+{
+	return psprintf("SELECT DISTINCT ON (x.ctid) x.ctid AS xt, r.ctid AS rt FROM %s x JOIN %s r "
+					"ON %s WHERE NOT EXISTS (SELECT 1 FROM %s e WHERE %s AND "
+					"pg_catalog.record_image_eq(ROW(%s), ROW(%s))) ORDER BY x.ctid, r.ctid",
+					w->rows, w->release, relabel_match(w), w->release,
+					KeanonKeysEqual(w, "e.", "x."), release_columns(w, "e."),
+					release_columns(w, "x."));
+}
+
+/* A row of the last release, found by its tid */
+typedef struct ReleaseTid
+{
+	ItemPointerData tid;
+	int64		row;
+} ReleaseTid;
+
+/*
+ * Mark the last release's rows (read, with their types checked) that a new
+ * version relabels; returns how many
+ */
+static int64
+mark_relabels(Watch *w, LaterRelease *lr)
+{
+	HASHCTL		ctl;
+	HTAB	   *by_tid;
+	int64		marked = 0;
+
+	if (w->generalize > 0 || lr->nold == 0)
+		return 0;
+	KeanonSpiRun(w->relid, relabel_pairs(w), 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return 0;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(ReleaseTid);
+	ctl.hcxt = CurrentMemoryContext;
+	by_tid = hash_create("keanon release rows", (long) lr->nold, &ctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (int64 i = 0; i < lr->nold; i++)
+		((ReleaseTid *) hash_search(by_tid, &lr->rows[i].tid, HASH_ENTER, NULL))->row = i;
+	for (uint64 j = 0; j < SPI_processed; j++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[j];
+		ItemPointer xt = (ItemPointer) DatumGetPointer(KeanonSpiColumn(w->relid, t, SPI_tuptable->tupdesc,
+																		1, TIDOID));
+		ItemPointer rt = (ItemPointer) DatumGetPointer(KeanonSpiColumn(w->relid, t, SPI_tuptable->tupdesc,
+																		2, TIDOID));
+		ReleaseTid *e = hash_search(by_tid, rt, HASH_FIND, NULL);
+
+		/* a key twice in the rows table (an owner's doing) would relabel one row twice */
+		if (e == NULL || lr->rows[e->row].relabel)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("an internal table of the watch of %s holds what keanon never wrote",
+							get_rel_name(w->relid)),
+					 errdetail("A released row has two new versions in the rows table."),
+					 errhint("Undo the change to the internal table, or call keanon.unwatch and watch the table again.")));
+		lr->rows[e->row].relabel = true;
+		lr->rows[e->row].new_tid = *xt;
+		marked++;
+	}
+	hash_destroy(by_tid);
+	SPI_freetuptable(SPI_tuptable);
+	return marked;
+}
 
 /* The last release's rows, the arrivals, and how many rows are retained */
 static void
@@ -503,17 +609,25 @@ gather_release_rows(Watch *w, LaterRelease *lr)
 	char	   *cols_r = release_columns(w, "r.");
 	char	   *cols_x = release_columns(w, "x.");
 	bool		isnull;
+	int64		relabelled;
 
 	KeanonSpiRun(w->relid, psprintf("SELECT ctid, %s, keanon_pid FROM %s ORDER BY keanon_pid, %s",
 									w->s, w->release, w->s),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	lr->rows = fetch_release_rows(w->relid, vt, false, NULL, &lr->n, &lr->pids);
 	lr->nold = lr->n;
-	/* arrivals: rows the last release does not hold as they are now */
+	relabelled = mark_relabels(w, lr);
+	/*
+	 * arrivals: rows the last release does not hold as they are now, nor
+	 * relabels (a new version is one exactly where a released row of its
+	 * key shows its value)
+	 */
 	KeanonSpiRun(w->relid, psprintf("SELECT x.ctid, x.%s FROM %s x WHERE NOT EXISTS "
 									"(SELECT 1 FROM %s r WHERE %s AND "
-									"pg_catalog.record_image_eq(ROW(%s), ROW(%s))) ORDER BY x.%s",
-									w->s, w->rows, w->release, keys_rx, cols_r, cols_x, w->s),
+									"pg_catalog.record_image_eq(ROW(%s), ROW(%s))) "
+									"AND NOT EXISTS (SELECT 1 FROM %s r WHERE %s) ORDER BY x.%s",
+									w->s, w->rows, w->release, keys_rx, cols_r, cols_x,
+									w->release, relabel_match(w), w->s),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	lr->rows = fetch_release_rows(w->relid, vt, true, lr->rows, &lr->n, NULL);
 	/* retained: released rows the table no longer holds as they were */
@@ -523,7 +637,7 @@ gather_release_rows(Watch *w, LaterRelease *lr)
 									w->release, w->rows, keys_rx, cols_x, cols_r),
 				 0, NULL, NULL, NULL, SPI_OK_SELECT);
 	lr->retained = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-											   &isnull));
+											   &isnull)) - relabelled;
 }
 
 /* Plan the release: each row's partition, or -1 for an arrival withheld */
@@ -598,7 +712,8 @@ arrange_release(Watch *w, LaterRelease *lr)
 
 	lr->nout = part_start[lr->nparts];
 	lr->src = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
-	lr->tid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
+	lr->xt = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
+	lr->rt = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
 	lr->pid = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
 	lr->pub = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(lr->nout, 1));
 	lr->sum_error = ke_num_zero(kind);
@@ -618,8 +733,9 @@ arrange_release(Watch *w, LaterRelease *lr)
 		{
 			ReleaseRow *r = &lr->rows[by_part[lo + x]];
 
-			lr->src[lo + x] = Int32GetDatum(r->arrival ? 0 : 1);
-			lr->tid[lo + x] = PointerGetDatum(&r->tid);
+			lr->src[lo + x] = Int32GetDatum(r->arrival ? 0 : r->relabel ? 2 : 1);
+			lr->xt[lo + x] = PointerGetDatum(r->arrival ? &r->tid : r->relabel ? &r->new_tid : &no_tid);
+			lr->rt[lo + x] = PointerGetDatum(r->arrival ? &no_tid : &r->tid);
 			lr->pid[lo + x] = Int64GetDatum(pid);
 			lr->pub[lo + x] = lr->rows[shown[x]].value;
 			if (x == 0 || ke_num_cmp(kind, r->num, kp.lo) < 0)
@@ -643,9 +759,9 @@ static void
 write_release(Watch *w, LaterRelease *lr, int64 release_no)
 {
 	const KeanonValueType *vt = &w->ki->vt;
-	Oid			types[5] = {INT4ARRAYOID, TIDARRAYOID, INT8ARRAYOID,
+	Oid			types[6] = {INT4ARRAYOID, TIDARRAYOID, TIDARRAYOID, INT8ARRAYOID,
 	get_array_type(vt->typid), INT8OID};
-	Datum		values[5];
+	Datum		values[6];
 	List	   *cols = KeanonUnionNames(KeanonUnionNames(w->keys, w->qis), list_make1(w->s));
 	StringInfoData pick;
 	ListCell   *lc;
@@ -658,28 +774,36 @@ write_release(Watch *w, LaterRelease *lr, int64 release_no)
 	get_typlenbyvalalign(vt->typid, &typlen, &typbyval, &typalign);
 	initStringInfo(&pick);
 	foreach(lc, cols)
-		appendStringInfo(&pick, "CASE WHEN u.src OPERATOR(pg_catalog.=) 0 THEN x.%s ELSE r.%s END, ",
+		appendStringInfo(&pick, "CASE WHEN u.src OPERATOR(pg_catalog.<>) 1 THEN x.%s ELSE r.%s END, ",
 						 (char *) lfirst(lc), (char *) lfirst(lc));
 	values[0] = PointerGetDatum(construct_array(lr->src, (int) lr->nout, INT4OID, 4, true, TYPALIGN_INT));
-	values[1] = PointerGetDatum(construct_array(lr->tid, (int) lr->nout, TIDOID, sizeof(ItemPointerData),
+	values[1] = PointerGetDatum(construct_array(lr->xt, (int) lr->nout, TIDOID, sizeof(ItemPointerData),
 												false, TYPALIGN_SHORT));
-	values[2] = PointerGetDatum(construct_array(lr->pid, (int) lr->nout, INT8OID, 8, FLOAT8PASSBYVAL,
+	values[2] = PointerGetDatum(construct_array(lr->rt, (int) lr->nout, TIDOID, sizeof(ItemPointerData),
+												false, TYPALIGN_SHORT));
+	values[3] = PointerGetDatum(construct_array(lr->pid, (int) lr->nout, INT8OID, 8, FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));
-	values[3] = PointerGetDatum(construct_array(lr->pub, (int) lr->nout, vt->typid, typlen, typbyval,
+	values[4] = PointerGetDatum(construct_array(lr->pub, (int) lr->nout, vt->typid, typlen, typbyval,
 												typalign));
-	values[4] = Int64GetDatum(release_no);
-	/* a generalized release: a released row keeps its group, an arrival has none yet */
+	values[5] = Int64GetDatum(release_no);
+
+	/*
+	 * an arrival's columns come from the rows table, a kept row's from the
+	 * last release, a relabelled one's from its new version with its
+	 * release number and partition kept; a generalized release: a released
+	 * row keeps its group, an arrival has none yet
+	 */
 	KeanonSpiRun(w->relid,
 				 psprintf("INSERT INTO %s (%s, keanon_pub, keanon_pid, keanon_since%s) "
-						  "SELECT %su.pub, u.pid, CASE WHEN u.src OPERATOR(pg_catalog.=) 0 THEN $5 ELSE r.keanon_since END%s "
+						  "SELECT %su.pub, u.pid, CASE WHEN u.src OPERATOR(pg_catalog.=) 0 THEN $6 ELSE r.keanon_since END%s "
 						  "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
-						  "pg_catalog.unnest($4)) WITH ORDINALITY u(src, t, pid, pub, o) "
-						  "LEFT JOIN %s x ON u.src OPERATOR(pg_catalog.=) 0 AND x.ctid OPERATOR(pg_catalog.=) u.t "
-						  "LEFT JOIN %s r ON u.src OPERATOR(pg_catalog.=) 1 AND r.ctid OPERATOR(pg_catalog.=) u.t ORDER BY u.o",
+						  "pg_catalog.unnest($4), pg_catalog.unnest($5)) WITH ORDINALITY u(src, xt, rt, pid, pub, o) "
+						  "LEFT JOIN %s x ON u.src OPERATOR(pg_catalog.<>) 1 AND x.ctid OPERATOR(pg_catalog.=) u.xt "
+						  "LEFT JOIN %s r ON u.src OPERATOR(pg_catalog.<>) 0 AND r.ctid OPERATOR(pg_catalog.=) u.rt ORDER BY u.o",
 						  w->release, release_columns(w, ""), w->generalize > 0 ? ", keanon_group" : "",
 						  pick.data, w->generalize > 0 ? ", CASE WHEN u.src OPERATOR(pg_catalog.=) 1 THEN r.keanon_group END" : "",
 						  w->rows, w->release),
-				 5, types, values, NULL, SPI_OK_INSERT);
+				 6, types, values, NULL, SPI_OK_INSERT);
 	if ((int64) SPI_processed != lr->nout)
 		elog(ERROR, "keanon: the release of %s wrote %lld rows of %lld",
 			 get_rel_name(w->relid), (long long) SPI_processed, (long long) lr->nout);
