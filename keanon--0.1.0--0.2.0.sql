@@ -1129,3 +1129,7 @@ $republish_float_ranges$;
 -- keanon's C code does, whatever the session's extra_float_digits
 ALTER FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean)
 	SET extra_float_digits = 1;
+
+-- release mode relabels a row whose quasi-identifiers alone changed
+COMMENT ON TABLE keanon.releases IS
+'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, the rows withheld (arrivals no partition could yet add safely) and retained (released rows since deleted or whose value changed, kept as they were; a row whose quasi-identifiers alone changed shows them in place), and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';

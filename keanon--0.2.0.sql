@@ -185,7 +185,7 @@ CREATE TABLE keanon.releases (
 	PRIMARY KEY (relid, release_no)
 );
 COMMENT ON TABLE keanon.releases IS
-'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, the rows withheld (arrivals no partition could yet add safely) and retained (released rows since deleted or changed, kept as they were), and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
+'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, the rows withheld (arrivals no partition could yet add safely) and retained (released rows since deleted or whose value changed, kept as they were; a row whose quasi-identifiers alone changed shows them in place), and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
 SELECT pg_catalog.pg_extension_config_dump('keanon.releases', '');
 ALTER TABLE keanon.releases ENABLE ROW LEVEL SECURITY;
 CREATE POLICY releases_owner ON keanon.releases
