@@ -393,3 +393,30 @@ SELECT count(*) AS still_published FROM gs_r_anon;
 SELECT keanon.check('gs_r');
 DROP TABLE gs_f, gs_fh, gs_h, gs_hn, gs_r CASCADE;
 DROP ROLE keanon_gs_writer;
+
+-- A role that may create in cube's schema adds cube(float8[], float8[],
+-- boolean DEFAULT ...) there: a call of cube($6, $7) in keanon's statements
+-- became ambiguous in every new session, and every write, flush and
+-- regeneralization failed.  keanon builds a group's place with the
+-- extension's own function, found by its exact signature, and binds it.
+CREATE ROLE keanon_gs_mallory;
+SELECT n.nspname AS cube_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+WHERE e.extname = 'cube' \gset
+GRANT CREATE ON SCHEMA :"cube_schema" TO keanon_gs_mallory;
+CREATE TABLE gs_cube (id integer PRIMARY KEY, age integer, zip integer, salary integer);
+INSERT INTO gs_cube SELECT g, 20 + g % 40, 1000 + g % 97, 1000 + g FROM generate_series(1, 200) g;
+SELECT keanon.watch('gs_cube', 'salary', '{age,zip}', k => 3, e => 10, generalize => 5) IS NOT NULL AS watched;
+SET ROLE keanon_gs_mallory;
+CREATE FUNCTION :"cube_schema".cube(float8[], float8[], boolean DEFAULT true)
+RETURNS :"cube_schema".cube LANGUAGE sql AS 'SELECT NULL::cube';
+RESET ROLE;
+\c
+SET client_min_messages = warning;
+INSERT INTO gs_cube SELECT g, 20 + g % 40, 1000 + g % 97, 1000 + g FROM generate_series(201, 260) g;
+SELECT keanon.regeneralize('gs_cube') IS NOT NULL AS regeneralized;
+SELECT keanon.check('gs_cube');
+SELECT count(*) AS published FROM gs_cube_anon;
+DROP FUNCTION :"cube_schema".cube(float8[], float8[], boolean);
+REVOKE CREATE ON SCHEMA :"cube_schema" FROM keanon_gs_mallory;
+DROP TABLE gs_cube CASCADE;
+DROP ROLE keanon_gs_mallory;

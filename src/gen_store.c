@@ -150,6 +150,17 @@ float8_array(const double *v, int n)
 										   TYPALIGN_DOUBLE));
 }
 
+/*
+ * The cube of corners lo and hi (the places' ndims + 1 dimensions), by the
+ * cube extension's own function found at load (resolve_cube), bound to the
+ * statements as a value of its type rather than called in them
+ */
+static Datum
+make_cube(const KeanonGen *g, const double *lo, const double *hi)
+{
+	return OidFunctionCall2(g->cube_fn, float8_array(lo, g->ndims + 1), float8_array(hi, g->ndims + 1));
+}
+
 /* The window of groups read on each side of a row's curve key */
 #define GEN_WINDOW 32
 
@@ -295,7 +306,7 @@ st_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out, i
 {
 	GenStore   *gs = arg;
 	KeanonGen  *g = gs->g;
-	Oid			types[4] = {FLOAT8ARRAYOID, FLOAT8ARRAYOID, INT4OID, INT8OID};
+	Oid			types[3] = {g->cube_type, INT4OID, INT8OID};
 	Datum		values[4];
 	double	   *lo = palloc(sizeof(double) * (g->ndims + 1));
 	double	   *hi = palloc(sizeof(double) * (g->ndims + 1));
@@ -312,15 +323,14 @@ st_covering(void *arg, const double *x, int max, int64_t except, KcGroup *out, i
 	/* the groups' ids' dimension (KeanonGenWriteGroup), whole */
 	lo[g->ndims] = 0;
 	hi[g->ndims] = 1;
-	values[0] = float8_array(lo, g->ndims + 1);
-	values[1] = float8_array(hi, g->ndims + 1);
-	values[2] = Int32GetDatum(Max(max, 1) * 16);
-	values[3] = Int64GetDatum(except);
+	values[0] = make_cube(g, lo, hi);
+	values[1] = Int32GetDatum(Max(max, 1) * 16);
+	values[2] = Int64GetDatum(except);
 	if (KeanonSpiExec(gs->w->relid,
-					  psprintf("SELECT %s FROM %s WHERE keanon_group OPERATOR(pg_catalog.<>) $4 "
-							   "AND keanon_place OPERATOR(%s.&&) %s.cube($1, $2) ORDER BY keanon_group LIMIT $3",
-							   gs->sql_summary, g->groups, g->cube, g->cube),
-					  4, types, values, NULL, false) != SPI_OK_SELECT)
+					  psprintf("SELECT %s FROM %s WHERE keanon_group OPERATOR(pg_catalog.<>) $3 "
+							   "AND keanon_place OPERATOR(%s.&&) $1 ORDER BY keanon_group LIMIT $2",
+							   gs->sql_summary, g->groups, g->cube),
+					  3, types, values, NULL, false) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not search %s", g->groups);
 	cand.lo = palloc(sizeof(double) * g->ndims);
 	cand.hi = palloc(sizeof(double) * g->ndims);
@@ -525,9 +535,9 @@ KeanonGenStoreTouch(GenStore *gs, int64 gid)
 void
 KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp)
 {
-	Oid			types[9] = {INT8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-	FLOAT8ARRAYOID, FLOAT8ARRAYOID, TEXTARRAYOID, INT8OID};
-	Datum		values[9];
+	Oid			types[8] = {INT8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	g->cube_type, TEXTARRAYOID, INT8OID};
+	Datum		values[8];
 	double	   *plo = palloc(sizeof(double) * (g->ndims + 1));
 	double	   *phi = palloc(sizeof(double) * (g->ndims + 1));
 	bool		any;
@@ -565,17 +575,16 @@ KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp)
 		plo[d] -= place_margin(g->ndims + 1);
 		phi[d] += place_margin(g->ndims + 1);
 	}
-	values[5] = float8_array(plo, g->ndims + 1);
-	values[6] = float8_array(phi, g->ndims + 1);
-	values[7] = categorical_values(g, grp, &any);
-	values[8] = Int64GetDatum(group_key(g, grp));
+	values[5] = make_cube(g, plo, phi);
+	values[6] = categorical_values(g, grp, &any);
+	values[7] = Int64GetDatum(group_key(g, grp));
 	initStringInfo(&cats);
 	initStringInfo(&cols);
 	initStringInfo(&vals);
 	for (int d = 0; d < g->ndims; d++)
 	{
 		if (g->categorical[d])
-			appendStringInfo(&vals, ", ($8)[%d]", d + 1);
+			appendStringInfo(&vals, ", ($7)[%d]", d + 1);
 		else if (exact_in_double(g->dim_types[d]))
 			appendStringInfo(&vals, ", %s", exact_range_sql(g, d));
 		else
@@ -585,13 +594,13 @@ KeanonGenWriteGroup(Watch *w, const KeanonGen *g, const KcGroup *grp)
 	}
 	KeanonSpiRun(w->relid,
 				 psprintf("INSERT INTO %s AS g (keanon_group, keanon_n, keanon_lo, keanon_hi, keanon_sum, "
-						  "keanon_place, keanon_key%s) VALUES ($1, $2, $3, $4, $5, %s.cube($6, $7), $9%s) "
+						  "keanon_place, keanon_key%s) VALUES ($1, $2, $3, $4, $5, $6, $8%s) "
 						  "ON CONFLICT (keanon_group) DO UPDATE SET keanon_n = EXCLUDED.keanon_n, "
 						  "keanon_lo = EXCLUDED.keanon_lo, keanon_hi = EXCLUDED.keanon_hi, "
 						  "keanon_sum = EXCLUDED.keanon_sum, keanon_place = EXCLUDED.keanon_place, "
 						  "keanon_key = EXCLUDED.keanon_key%s",
-						  g->groups, cols.data, g->cube, vals.data, cats.data),
-				 9, types, values, NULL, SPI_OK_INSERT);
+						  g->groups, cols.data, vals.data, cats.data),
+				 8, types, values, NULL, SPI_OK_INSERT);
 }
 
 static KcStatus

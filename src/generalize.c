@@ -15,7 +15,12 @@
 
 #include <math.h>
 
+#include "catalog/dependency.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -302,6 +307,40 @@ load_origins(KeanonGen *g, Datum origins)
 	}
 }
 
+/*
+ * The cube extension's type and its cube(float8[], float8[]), found by
+ * exact signature among the extension's own members (schema nsp): a
+ * group's place is built with it in C and bound as a parameter of the
+ * type.  Named in SQL, the call was resolved among every function of that
+ * name in cube's schema, where a role that may create there could add
+ * cube(float8[], float8[], boolean DEFAULT ...) and make it ambiguous for
+ * every later write.
+ */
+static void
+resolve_cube(const Watch *w, KeanonGen *g, Oid nsp)
+{
+	Oid			ext = get_extension_oid("cube", true);
+	Oid			argtypes[2] = {FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	char	   *nspname = OidIsValid(ext) && OidIsValid(nsp) ? get_namespace_name(nsp) : NULL;
+
+	g->cube_type = InvalidOid;
+	g->cube_fn = InvalidOid;
+	if (nspname != NULL)
+	{
+		g->cube_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("cube"),
+									   ObjectIdGetDatum(nsp));
+		g->cube_fn = LookupFuncName(list_make2(makeString(nspname), makeString("cube")), 2, argtypes, true);
+	}
+	if (!OidIsValid(g->cube_type) || !OidIsValid(g->cube_fn) ||
+		getExtensionOfObject(TypeRelationId, g->cube_type) != ext ||
+		getExtensionOfObject(ProcedureRelationId, g->cube_fn) != ext)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the generalization of %s needs the extension cube's type and its function cube(float8[], float8[])",
+						get_rel_name(w->relid)),
+				 errhint("Create the extension cube again, or unwatch and watch the table again.")));
+}
+
 /* Read the generalization of watch w (SPI connected, as the table's owner) */
 static void
 load_generalization(Watch *w, KeanonGen *g)
@@ -321,7 +360,9 @@ load_generalization(Watch *w, KeanonGen *g)
 					  "qi_groups::pg_catalog.oid, qi_members::pg_catalog.oid, "
 					  "(SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
 					  " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
-					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube'), qi_origins, quasi_identifiers "
+					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube'), qi_origins, quasi_identifiers, "
+					  "(SELECT e.extnamespace FROM pg_catalog.pg_extension e "
+					  " WHERE e.extname OPERATOR(pg_catalog.=) 'cube') "
 					  "FROM keanon.watches WHERE relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
 					  1, types, values, NULL, false) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "keanon: could not read the generalization of %s", get_rel_name(w->relid));
@@ -354,6 +395,11 @@ load_generalization(Watch *w, KeanonGen *g)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the generalization of %s is incomplete", get_rel_name(w->relid)),
 				 errhint("The extension cube is needed; unwatch and watch the table again.")));
+	{
+		bool		nsp_null;
+
+		resolve_cube(w, g, DatumGetObjectId(SPI_getbinval(tup, desc, 10, &nsp_null)));
+	}
 	g->k = g->schema.k = g->k;
 	g->schema.method = strcmp(method, "sbtree") == 0 ? KC_SBTREE : KC_I3M;
 	g->schema.candidates = 8;

@@ -56,6 +56,8 @@ typedef struct KeanonGen
 	char	   *groups;
 	char	   *members;
 	char	   *cube;			/* the cube extension's quoted schema */
+	Oid			cube_type;		/* its type cube */
+	Oid			cube_fn;		/* its cube(float8[], float8[]) */
 	KcHierarchy *h;				/* [ndims], categorical ones filled */
 	char	 ***node_value;		/* [ndims][nnodes] */
 	char	 ***leaf_sorted;	/* [ndims][nleaves] leaf values, sorted */

@@ -110,6 +110,8 @@ carve_i3m(const KcSchema *s, const KcRowSet *rs, int *part, int cur, int newp,
 		int64_t		best = -1;
 		double		best_il = 0.0;
 
+		/* each step reads the whole piece: O(k * m) in all, so it may be cancelled */
+		ke_check_interrupts();
 		extremes_compute(s, rs, part, cur, e);
 		for (i = 0; i < rs->n; i++)
 		{
