@@ -360,3 +360,20 @@ DROP TABLE an_gap, an_gap_generalized, an_emd, an_emd_generalized, an_emd_r, an_
 	an_chain_generalized, an_lat, an_wide, an_wide_generalized, an_big, an_big_generalized;
 REVOKE CREATE ON SCHEMA public FROM an_mallory;
 DROP ROLE an_mallory;
+
+-- Automatic hierarchies at the ends of their types: a bigint spanning its
+-- whole range (its top interval had two cells, so k = 4 of 4 rows found no
+-- generalization) and dates near the last one (an interval's end was
+-- printed past it, and the published range failed): intervals beyond a
+-- type's values are unbounded there
+CREATE TABLE ends (id integer, dt date, b bigint, s integer);
+INSERT INTO ends VALUES (1, '4713-11-24 BC', -9223372036854775808, 1),
+	(2, '5874897-12-31', 9223372036854775807, 2), (3, '2000-01-01', 0, 3), (4, '2000-01-02', 1, 4);
+SELECT levels, groups FROM keanon.anonymize('ends', '{b}', 's', NULL, k => 4);
+SELECT b, count(*) FROM ends_generalized GROUP BY b;
+SELECT bool_and(g.b @> e.b) AS every_value_held FROM ends e JOIN ends_generalized g USING (s);
+DROP TABLE ends_generalized;
+SELECT levels, groups FROM keanon.anonymize('ends', '{dt}', 's', NULL, k => 2);
+SELECT bool_and(g.dt @> e.dt) AS every_value_held, count(DISTINCT g.dt) AS published_ranges
+FROM ends e JOIN ends_generalized g USING (s);
+DROP TABLE ends, ends_generalized;

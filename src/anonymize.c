@@ -364,8 +364,9 @@ automatic_levels(AnonQi *q)
 	/* the top interval holds every value: a power of two for integers */
 	if (q->integral)
 	{
+		/* range + 1 rounds to range past 2^53: compare with range itself */
 		top = 1;
-		while (top < range + 1)
+		while (top <= range)
 			top *= 2;
 		while (above < ANON_AUTO_LEVELS && ldexp(top, -above) >= 2)
 			above++;
@@ -404,6 +405,54 @@ automatic_levels(AnonQi *q)
 	}
 }
 
+/* The least and one past the greatest value of an integral type, as doubles */
+static double
+integral_least(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			return PG_INT16_MIN;
+		case INT4OID:
+			return PG_INT32_MIN;
+		case DATEOID:
+			return DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE;
+		default:
+			return -9223372036854775808.0;
+	}
+}
+
+static double
+integral_end(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			return (double) PG_INT16_MAX + 1;
+		case INT4OID:
+			return (double) PG_INT32_MAX + 1;
+		case DATEOID:
+			return DATE_END_JULIAN - POSTGRES_EPOCH_JDATE;
+		default:
+			return 9223372036854775808.0;
+	}
+}
+
+/*
+ * A bound of an integral interval as its range type reads it: empty (no
+ * bound) beyond the type's values, where an interval of the top levels may
+ * end (the whole range of a bigint, or dates near their last)
+ */
+static char *
+integral_bound(const AnonQi *q, double x)
+{
+	if (x < integral_least(q->typid) || x >= integral_end(q->typid))
+		return "";
+	if (q->typid == DATEOID)
+		return DatumGetCString(DirectFunctionCall1(date_out, DateADTGetDatum((DateADT) x)));
+	return psprintf("%.0f", x);
+}
+
 /* The SQL of the published value of code c at level l, as text */
 static char *
 label(const AnonQi *q, int l, uint32 c)
@@ -434,12 +483,9 @@ label(const AnonQi *q, int l, uint32 c)
 			hi = ceil(hi);
 		}
 	}
-	if (q->typid == DATEOID)
-		return psprintf("[%s,%s)", DatumGetCString(DirectFunctionCall1(date_out,
-																	  DateADTGetDatum((DateADT) lo))),
-						DatumGetCString(DirectFunctionCall1(date_out, DateADTGetDatum((DateADT) hi))));
 	if (q->integral)
-		return psprintf("[%.0f,%.0f)", lo, hi);
+		return psprintf("%s%s,%s)", lo < integral_least(q->typid) ? "(" : "[",
+						integral_bound(q, lo), integral_bound(q, hi));
 	return psprintf("[%.17g,%.17g)", lo, hi);
 }
 
