@@ -102,7 +102,8 @@ PROVE_TESTS = \
 	test/t/012_prepared.pl \
 	test/t/013_generalize_crash.pl \
 	test/t/014_torn_page.pl \
-	test/t/015_lock_reports.pl
+	test/t/015_lock_reports.pl \
+	test/t/016_worker_catalog.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/engine -I$(srcdir)/src/cluster -I$(srcdir)/src/fulldomain
 

@@ -1133,3 +1133,8 @@ ALTER FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean)
 -- release mode relabels a row whose quasi-identifiers alone changed
 COMMENT ON TABLE keanon.releases IS
 'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, the rows withheld (arrivals no partition could yet add safely) and retained (released rows since deleted or whose value changed, kept as they were; a row whose quasi-identifiers alone changed shows them in place), and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
+
+-- the arrival counter at each release (release mode relabels by it)
+ALTER TABLE keanon.releases ADD COLUMN next_arrival bigint;
+COMMENT ON COLUMN keanon.releases.next_arrival IS
+'the watch''s arrival counter when the release was made: a row numbered below it was in the table, with its key and value, then (a later release shows such a row''s new quasi-identifiers in place of the version it released, never a row inserted since under a released key)';

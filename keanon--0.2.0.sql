@@ -182,10 +182,13 @@ CREATE TABLE keanon.releases (
 	rows_retained bigint NOT NULL DEFAULT 0,
 	lo text[] NOT NULL,
 	hi text[] NOT NULL,
+	next_arrival bigint,
 	PRIMARY KEY (relid, release_no)
 );
 COMMENT ON TABLE keanon.releases IS
 'one row per release of a release-mode watch: when, how many rows and partitions, the sum-error paid for safety next to the unconstrained optimum, the rows withheld (arrivals no partition could yet add safely) and retained (released rows since deleted or whose value changed, kept as they were; a row whose quasi-identifiers alone changed shows them in place), and the partitions'' value ranges (which the next release must keep whole); written by keanon alone';
+COMMENT ON COLUMN keanon.releases.next_arrival IS
+'the watch''s arrival counter when the release was made: a row numbered below it was in the table, with its key and value, then (a later release shows such a row''s new quasi-identifiers in place of the version it released, never a row inserted since under a released key)';
 SELECT pg_catalog.pg_extension_config_dump('keanon.releases', '');
 ALTER TABLE keanon.releases ENABLE ROW LEVEL SECURITY;
 CREATE POLICY releases_owner ON keanon.releases

@@ -65,7 +65,7 @@ MK
 	esac
 done
 if ! (cd "$src" && make -s -j"$(nproc)" >>"$log" 2>&1 && make -s install >>"$log" 2>&1 &&
-	for c in cube citext amcheck; do make -s -C "contrib/$c" install >>"$log" 2>&1 || exit 1; done); then
+	for c in cube citext amcheck ltree; do make -s -C "contrib/$c" install >>"$log" 2>&1 || exit 1; done); then
 	tail -n 30 "$log"
 	echo "cassert suite: SKIPPED: PostgreSQL 15 with assertions does not build here (log above, work in $work)"
 	exit 0

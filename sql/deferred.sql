@@ -423,6 +423,38 @@ RESET enable_indexscan;
 RESET enable_bitmapscan;
 SELECT keanon.check('dord');
 
+-- A key of an extension's type (ltree): the flush finds the rows table's
+-- rows by the key type's own equality (an IN looked = up by name where
+-- only pg_catalog is searched, and every flush failed)
+CREATE EXTENSION IF NOT EXISTS ltree;
+CREATE TABLE dlt (id ltree PRIMARY KEY, qi integer, s integer);
+INSERT INTO dlt SELECT ('a.b' || i)::ltree, i % 10, i * 7 % 100 FROM generate_series(1, 40) i;
+SELECT keanon.watch('dlt', 's', '{qi}', 3, 10, mode => 'deferred') IS NOT NULL AS watched;
+INSERT INTO dlt VALUES ('x.y', 1, 55);
+UPDATE dlt SET s = s + 1 WHERE id = 'a.b3';
+UPDATE dlt SET qi = 9 WHERE id = 'a.b5';
+DELETE FROM dlt WHERE id = 'a.b4';
+SELECT keanon.flush('dlt') AS flushed;
+SELECT keanon.check('dlt');
+SELECT count(*) AS published FROM dlt_anon;
+DROP TABLE dlt CASCADE;
+
+-- A generalized deferred watch whose view shows nothing yet (fewer than K
+-- rows) tells a reader no count of what waits either
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS cube;
+RESET client_min_messages;
+CREATE TABLE dgs (id integer PRIMARY KEY, age integer, s integer);
+SELECT keanon.watch('dgs', 's', '{age}', 3, 5, generalize => 5, mode => 'deferred') IS NOT NULL AS watched;
+INSERT INTO dgs VALUES (1, 30, 10), (2, 31, 20), (3, 32, 30);
+GRANT SELECT ON dgs_anon TO keanon_dreader;
+SET ROLE keanon_dreader;
+SELECT count(*) AS view_rows FROM dgs_anon;
+SELECT mode, pending, lag IS NULL AS no_lag, published FROM keanon.status('dgs');
+RESET ROLE;
+SELECT count(*) AS noted FROM dgs_keanon_pending;
+DROP TABLE dgs CASCADE;
+
 -- ----------------------------------------------------------------
 -- The background worker applies what writers commit
 -- ----------------------------------------------------------------

@@ -412,14 +412,12 @@ DROP TABLE n1, n2, saved;
 DROP ROLE keanon_lc_reader;
 
 -- ----------------------------------------------------------------
--- A primary key with INCLUDE columns: they link rows as key columns too
+-- A primary key with INCLUDE columns is refused: an included column may
+-- be NULL, and a writer's NULL there left a row linked by no key (never
+-- published by a deferred watch, added again by every release)
 -- ----------------------------------------------------------------
 CREATE TABLE inc (id integer, x integer, age integer, salary integer, PRIMARY KEY (id) INCLUDE (x));
 INSERT INTO inc SELECT i, i, i % 5, i * 10 FROM generate_series(1, 20) i;
 SELECT keanon.watch('inc', 'salary', '{age}', 3, 0) IS NOT NULL AS watched;
-SELECT key_columns FROM keanon.watches WHERE relid = 'inc'::regclass;
-INSERT INTO inc VALUES (21, 21, 1, 5);
-UPDATE inc SET x = 0, salary = 7 WHERE id = 3;
-DELETE FROM inc WHERE id = 4;
-SELECT keanon.check('inc');
+SELECT count(*) AS watches FROM keanon.watches WHERE relid = 'inc'::regclass;
 DROP TABLE inc;

@@ -235,6 +235,18 @@ left_ AS (SELECT i.emp, count(*) AS k, bool_or(i.v = s.pay) AS holds_truth FROM 
 SELECT count(*) FILTER (WHERE k < 3 AND holds_truth) AS exposed, count(*) FILTER (WHERE NOT holds_truth) AS misled,
 	min(k) >= 3 AS at_least_k, count(*) AS employees FROM left_;
 
+-- A key deleted and inserted again with the same value is another row: the
+-- departed employee's released row stays as released (relabelled, it
+-- would show the newcomer in the departed one's partition, and tell anyone
+-- who knew either pay the other)
+DELETE FROM staff WHERE id = 2;
+INSERT INTO staff VALUES (2, 9002, 3, (pg_catalog.hashint4(2) & 4095) * 10);
+SELECT keanon.release('staff');
+SELECT keanon.check('staff');
+SELECT count(*) FILTER (WHERE emp = 1002) AS departed_kept, count(*) FILTER (WHERE emp = 9002) AS newcomer_shown
+FROM staff_anon;
+SELECT rows_retained FROM keanon.releases('staff') WHERE release_no = 3;
+
 SELECT keanon.unwatch('people');
 SELECT count(*) FROM keanon.releases WHERE relid = 'churn'::regclass;
 SELECT count(*) FROM pg_class WHERE relname LIKE 'people_keanon%';

@@ -341,12 +341,17 @@ KeanonFlush(Oid relid)
 									KeanonKeysEqual(&w, "t.", "p.")),
 						   snap, KEANON_PENDING_NEW, &new_store);
 	/* the rows before, from the rows table; the entries go in the same snapshot */
+	/*
+	 * (the keys compared by their types' own equality, as everywhere: an IN
+	 * would look its = up by name, which pg_catalog lacks for an
+	 * extension's type and where citext's is text's)
+	 */
 	nold = KeanonMaterialize(relid,
 						   psprintf("WITH p AS (DELETE FROM %s RETURNING %s) "
-									"SELECT %s, r.%s FROM %s r WHERE (%s) IN (SELECT %s FROM p)",
+									"SELECT %s, r.%s FROM %s r WHERE EXISTS (SELECT 1 FROM p WHERE %s)",
 									w.pending, KeanonNameList(w.keys, ""),
 									KeanonNameList(KeanonUnionNames(w.keys, w.qis), "r."), w.s, w.rows,
-									KeanonNameList(w.keys, "r."), KeanonNameList(w.keys, "")),
+									KeanonKeysEqual(&w, "r.", "p.")),
 						   snap, KEANON_PENDING_OLD, &old_store);
 	UnregisterSnapshot(snap);
 
@@ -439,6 +444,13 @@ keanon_status(PG_FUNCTION_ARGS)
 	{
 		values[4] = Int64GetDatum(0);
 		nulls[4] = false;
+	}
+	/* nor what waits to be published, which counts the rows written */
+	if (!shows)
+	{
+		values[1] = Int64GetDatum(0);
+		nulls[1] = false;
+		nulls[2] = nulls[3] = true;
 	}
 	result = HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 	MemoryContextSwitchTo(spi);

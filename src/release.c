@@ -151,6 +151,15 @@ last_release_no(Oid relid)
 	return isnull ? 0 : DatumGetInt64(d);
 }
 
+/* Whether keanon.releases keeps each release's arrival counter (0.2.0) */
+static bool
+releases_count_arrivals(void)
+{
+	Oid			releases = get_relname_relid("releases", get_namespace_oid("keanon", false));
+
+	return OidIsValid(releases) && get_attnum(releases, "next_arrival") != InvalidAttrNumber;
+}
+
 /* Record a release in keanon.releases, as keanon's own role; its number */
 static int64
 record_release(Watch *w, int64 nrows, KeanonPartList *np, KeNum sum_error,
@@ -182,10 +191,14 @@ record_release(Watch *w, int64 nrows, KeanonPartList *np, KeNum sum_error,
 	values[7] = Int64GetDatum(withheld);
 	values[8] = Int64GetDatum(retained);
 	KeanonCatalogBegin(&cat);
-	KeanonSpiRun(w->relid, "INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
-				 "sum_error, unconstrained_sum_error, lo, hi, rows_withheld, rows_retained) "
-				 "SELECT $1::oid::regclass, coalesce(max(release_no), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9 "
-				 "FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",
+	/* with the arrival counter (the writers' lock held, none moves it) where it is kept */
+	KeanonSpiRun(w->relid, psprintf("INSERT INTO keanon.releases (relid, release_no, rows_published, partitions, "
+									"sum_error, unconstrained_sum_error, lo, hi, rows_withheld, rows_retained%s) "
+									"SELECT $1::oid::regclass, coalesce(max(release_no), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9%s "
+									"FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",
+									releases_count_arrivals() ? ", next_arrival" : "",
+									releases_count_arrivals() ?
+									", (SELECT w.next_arrival FROM keanon.watches w WHERE w.relid = $1::oid::regclass)" : ""),
 				 9, types, values, NULL, SPI_OK_INSERT_RETURNING);
 	KeanonOwnerEnd(&cat);
 	release_no = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -508,16 +521,28 @@ typedef struct LaterRelease
 static ItemPointerData no_tid = {{0, 0}, InvalidOffsetNumber};
 
 /*
- * Whether released row r and the rows table's row x hold one key with the
- * same sensitive value (false for a generalized watch: see relabel_pairs)
+ * Whether the rows table's row x is a later version of released row r
+ * with the same sensitive value (false for a generalized watch: see
+ * relabel_pairs): the same key and value, and x numbered at most the
+ * arrival counter (the last number given) of the release r joined in.  A row keeps its number
+ * while only its quasi-identifiers change, and takes a new one when its
+ * key or value changes or it is inserted, so x was then the row r was
+ * released from: never a row inserted since under a released key (a
+ * departed person's retained row is not anyone else's).  Releases made
+ * before the counter was recorded relabel nothing, nor does a database
+ * whose keanon.releases has no counter yet (not updated to 0.2.0).
  */
 static char *
 relabel_match(const Watch *w)
 {
-	if (w->generalize > 0)
+	if (w->generalize > 0 || !releases_count_arrivals())
 		return "false";
-	return psprintf("%s AND pg_catalog.record_image_eq(ROW(r.%s), ROW(x.%s))",
-					KeanonKeysEqual(w, "r.", "x."), w->s, w->s);
+	return psprintf("%s AND pg_catalog.record_image_eq(ROW(r.%s), ROW(x.%s)) "
+					"AND x.keanon_arrival OPERATOR(pg_catalog.<=) "
+					"(SELECT kr.next_arrival FROM keanon.releases kr "
+					"WHERE kr.relid OPERATOR(pg_catalog.=) %u::pg_catalog.oid::pg_catalog.regclass "
+					"AND kr.release_no OPERATOR(pg_catalog.=) r.keanon_since)",
+					KeanonKeysEqual(w, "r.", "x."), w->s, w->s, w->relid);
 }
 
 /*

@@ -361,8 +361,8 @@ check_not_reserved(Oid relid, const char *name)
 }
 
 /*
- * The primary key index's columns, in its order (INCLUDE columns too, as
- * keanon.on_alter lists them), as a name[]
+ * The primary key index's columns, in its order, as a name[] (a key with
+ * INCLUDE columns is refused: keanon.on_alter lists those too)
  */
 static Datum
 primary_key_columns(Oid relid)
@@ -389,6 +389,13 @@ primary_key_columns(Oid relid)
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "keanon: cache lookup failed for index %u", pk);
 	ix = (Form_pg_index) GETSTRUCT(tup);
+	/* an INCLUDE column may be NULL: a row with one would be published by no key */
+	if (ix->indnkeyatts != ix->indnatts)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of table %s has INCLUDE columns", table_text(relid)),
+				 errdetail("keanon links published rows to their source rows by the primary key's columns, and an included column may be NULL."),
+				 errhint("Make the primary key without INCLUDE columns; a unique index beside it may include them.")));
 	names = palloc(sizeof(Datum) * ix->indnatts);
 	for (int i = 0; i < ix->indnatts; i++)
 	{

@@ -34,7 +34,10 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -197,6 +200,39 @@ KeanonWorkerNoteWrite(void)
 }
 
 /*
+ * Whether keanon is installed here, its catalog tables locked: the tables
+ * keanon.watches and keanon.releases must be the extension's own.  The
+ * worker reads them as the bootstrap superuser, and after a DROP SCHEMA
+ * keanon CASCADE, a role that may create schemas could name one keanon
+ * and make watches a view calling its function, run with that superuser.
+ * The names are looked up again once locked, so that a rename in between
+ * is seen.
+ */
+static bool
+keanon_catalog(void)
+{
+	Oid			ext = get_extension_oid("keanon", true);
+	Oid			nsp = get_namespace_oid("keanon", true);
+	const char *names[2] = {"watches", "releases"};
+	Oid			rels[2];
+
+	if (!OidIsValid(ext) || !OidIsValid(nsp))
+		return false;
+	for (int i = 0; i < 2; i++)
+	{
+		rels[i] = get_relname_relid(names[i], nsp);
+		if (!OidIsValid(rels[i]) || getExtensionOfObject(RelationRelationId, rels[i]) != ext)
+			return false;
+		LockRelationOid(rels[i], AccessShareLock);
+	}
+	nsp = get_namespace_oid("keanon", true);
+	for (int i = 0; i < 2; i++)
+		if (!OidIsValid(nsp) || get_relname_relid(names[i], nsp) != rels[i])
+			return false;
+	return true;
+}
+
+/*
  * The watches the worker serves, in cxt: the deferred ones (*relids), the
  * release-mode ones whose scheduled release is due (*due), and whether the
  * worker must stay on though idle (*scheduled: a release is scheduled, or
@@ -216,14 +252,19 @@ deferred_watches(MemoryContext cxt, List **relids, List **due, bool *scheduled)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
-	installed = OidIsValid(get_namespace_oid("keanon", true)) &&
-		OidIsValid(get_relname_relid("watches", get_namespace_oid("keanon", true)));
+	installed = keanon_catalog();
 	if (installed)
 	{
+		/*
+		 * a release is due when its interval has passed since the last
+		 * (compared as intervals: the last release plus a huge interval
+		 * overflowed, and the error ended the worker at every start)
+		 */
 		if (SPI_execute("SELECT w.relid::pg_catalog.oid, w.mode OPERATOR(pg_catalog.=) 'release', "
-						"coalesce((SELECT pg_catalog.max(r.released_at) FROM keanon.releases r "
-						"WHERE r.relid OPERATOR(pg_catalog.=) w.relid), '-infinity') "
-						"OPERATOR(pg_catalog.+) w.release_every OPERATOR(pg_catalog.<=) pg_catalog.now() "
+						"coalesce(pg_catalog.now() OPERATOR(pg_catalog.-) "
+						"(SELECT pg_catalog.max(r.released_at) FROM keanon.releases r "
+						"WHERE r.relid OPERATOR(pg_catalog.=) w.relid) "
+						"OPERATOR(pg_catalog.>=) w.release_every, true) "
 						"FROM keanon.watches w WHERE w.mode OPERATOR(pg_catalog.=) 'deferred' "
 						"OR w.release_every IS NOT NULL ORDER BY w.watch_no",
 						true, 0) != SPI_OK_SELECT)
