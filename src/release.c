@@ -524,13 +524,14 @@ static ItemPointerData no_tid = {{0, 0}, InvalidOffsetNumber};
  * Whether the rows table's row x is a later version of released row r
  * with the same sensitive value (false for a generalized watch: see
  * relabel_pairs): the same key and value, and x numbered at most the
- * arrival counter (the last number given) of the release r joined in.  A row keeps its number
- * while only its quasi-identifiers change, and takes a new one when its
- * key or value changes or it is inserted, so x was then the row r was
- * released from: never a row inserted since under a released key (a
- * departed person's retained row is not anyone else's).  Releases made
- * before the counter was recorded relabel nothing, nor does a database
- * whose keanon.releases has no counter yet (not updated to 0.2.0).
+ * arrival counter (the last number given) of the release r joined in.
+ * A row keeps its number while only its quasi-identifiers change, and
+ * takes a new one when its key or value changes or it is inserted, so x
+ * was then the row r was released from: never a row inserted since under
+ * a released key (a departed person's retained row is not anyone
+ * else's).  Releases made before the counter was recorded relabel
+ * nothing, nor does a database whose keanon.releases has no counter yet
+ * (not updated to 0.2.0).
  */
 static char *
 relabel_match(const Watch *w)
