@@ -211,8 +211,9 @@ BEGIN
 					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r '
 					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) r.keanon_group '
 					   'WHERE g.keanon_n OPERATOR(pg_catalog.>=) %s '
-					   'ORDER BY r.keanon_group, r.keanon_pid, r.keanon_pub',
-					   nsp, view_name, viewcols, sensitive, nsp, release_name, nsp, groups_name, generalize);
+					   'ORDER BY %s, r.keanon_pid, r.keanon_pub',
+					   nsp, view_name, viewcols, sensitive, nsp, release_name, nsp, groups_name, generalize,
+					   viewcols);
 	ELSE
 		SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
 			FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
@@ -224,16 +225,17 @@ BEGIN
 		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, members_name,
 					   format('keanon: the group of each row of %s and its coordinates; private, never grant it', tab));
 		-- the view: each row's group's tuple, its published value and
-		-- partition, in an order of published values alone
+		-- partition, in an order of published values alone (the tuple
+		-- first: groups of one tuple are not told apart by their numbers)
 		SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
 		INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
 					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
 					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
 					   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
-					   'ORDER BY m.keanon_group, r.keanon_pid, r.keanon_pub',
+					   'ORDER BY %s, r.keanon_pid, r.keanon_pub',
 					   nsp, view_name, viewcols, sensitive, nsp, rows_name, nsp, members_name, keyeq,
-					   nsp, groups_name, generalize);
+					   nsp, groups_name, generalize, viewcols);
 	END IF;
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s with its quasi-identifiers generalized into groups of at least %s rows and %I permuted within each partition keanon_pid',
@@ -1138,3 +1140,45 @@ COMMENT ON TABLE keanon.releases IS
 ALTER TABLE keanon.releases ADD COLUMN next_arrival bigint;
 COMMENT ON COLUMN keanon.releases.next_arrival IS
 'the watch''s arrival counter when the release was made: a row numbered below it was in the table, with its key and value, then (a later release shows such a row''s new quasi-identifiers in place of the version it released, never a row inserted since under a released key)';
+
+-- A generalized view lists its rows by their groups' published tuples
+-- first (by the groups' numbers, which follow the order the groups were
+-- made in, a reader told apart two groups of one tuple); a 0.1.0 database
+-- holds generalized views of live and deferred watches alone
+DO $gen_views$
+DECLARE
+	w record;
+BEGIN
+	FOR w IN SELECT wt.relid, wt.view, wt.rows_table, wt.qi_members, wt.qi_groups, wt.sensitive,
+				 wt.quasi_identifiers, wt.key_columns, wt.generalize, c.reloptions
+			 FROM keanon.watches wt JOIN pg_catalog.pg_class c ON c.oid = wt.view
+			 WHERE wt.mode IN ('live', 'deferred') AND wt.generalize IS NOT NULL AND wt.qi_members IS NOT NULL
+	LOOP
+		BEGIN
+			EXECUTE format('ALTER EXTENSION keanon ADD VIEW %s', w.view);
+			EXECUTE format('CREATE OR REPLACE VIEW %s WITH (%s) AS '
+						   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %s r JOIN %s m ON %s '
+						   'JOIN %s g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
+						   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
+						   'ORDER BY %s, r.keanon_pid, r.keanon_pub',
+						   w.view,
+						   pg_catalog.array_to_string(pg_catalog.array_append(
+							   (SELECT pg_catalog.array_agg(o) FROM pg_catalog.unnest(w.reloptions) o
+								WHERE o NOT LIKE 'security\_barrier=%'), 'security_barrier=true'), ', '),
+						   (SELECT string_agg(format('g.%I', c), ', ' ORDER BY o)
+							FROM unnest(w.quasi_identifiers) WITH ORDINALITY u(c, o)),
+						   w.sensitive, w.rows_table, w.qi_members,
+						   (SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(w.relid, c)),
+											  ' AND ' ORDER BY o)
+							FROM unnest(w.key_columns) WITH ORDINALITY u(c, o)),
+						   w.qi_groups, w.generalize,
+						   (SELECT string_agg(format('g.%I', c), ', ' ORDER BY o)
+							FROM unnest(w.quasi_identifiers) WITH ORDINALITY u(c, o)));
+			EXECUTE format('ALTER EXTENSION keanon DROP VIEW %s', w.view);
+		EXCEPTION WHEN OTHERS THEN
+			RAISE WARNING 'keanon: the view % of %''s watch was left as it is: %', w.view, w.relid, SQLERRM
+				USING HINT = 'Order it by the groups'' published quasi-identifiers, then keanon_pid and the published value.';
+		END;
+	END LOOP;
+END;
+$gen_views$;

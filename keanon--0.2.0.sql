@@ -1336,8 +1336,9 @@ BEGIN
 					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r '
 					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) r.keanon_group '
 					   'WHERE g.keanon_n OPERATOR(pg_catalog.>=) %s '
-					   'ORDER BY r.keanon_group, r.keanon_pid, r.keanon_pub',
-					   nsp, view_name, viewcols, sensitive, nsp, release_name, nsp, groups_name, generalize);
+					   'ORDER BY %s, r.keanon_pid, r.keanon_pub',
+					   nsp, view_name, viewcols, sensitive, nsp, release_name, nsp, groups_name, generalize,
+					   viewcols);
 	ELSE
 		SELECT string_agg(format('%I %s', c, (SELECT format_type(a.atttypid, a.atttypmod)
 			FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = c)), ', ' ORDER BY o)
@@ -1349,16 +1350,17 @@ BEGIN
 		EXECUTE format('COMMENT ON TABLE %I.%I IS %L', nsp, members_name,
 					   format('keanon: the group of each row of %s and its coordinates; private, never grant it', tab));
 		-- the view: each row's group's tuple, its published value and
-		-- partition, in an order of published values alone
+		-- partition, in an order of published values alone (the tuple
+		-- first: groups of one tuple are not told apart by their numbers)
 		SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
 		INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
 					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
 					   'JOIN %I.%I g ON g.keanon_group OPERATOR(pg_catalog.=) m.keanon_group '
 					   'WHERE r.keanon_pid IS NOT NULL AND g.keanon_n OPERATOR(pg_catalog.>=) %s '
-					   'ORDER BY m.keanon_group, r.keanon_pid, r.keanon_pub',
+					   'ORDER BY %s, r.keanon_pid, r.keanon_pub',
 					   nsp, view_name, viewcols, sensitive, nsp, rows_name, nsp, members_name, keyeq,
-					   nsp, groups_name, generalize);
+					   nsp, groups_name, generalize, viewcols);
 	END IF;
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
 				   format('keanon: %s with its quasi-identifiers generalized into groups of at least %s rows and %I permuted within each partition keanon_pid',

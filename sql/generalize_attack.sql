@@ -420,3 +420,18 @@ DROP FUNCTION :"cube_schema".cube(float8[], float8[], boolean);
 REVOKE CREATE ON SCHEMA :"cube_schema" FROM keanon_gs_mallory;
 DROP TABLE gs_cube CASCADE;
 DROP ROLE keanon_gs_mallory;
+
+-- Groups of one tuple are not told apart by the view's order: it lists
+-- rows by their groups' published tuples, then partition and published
+-- value (by the groups' internal numbers, the partition order restarted
+-- at each group, and the numbers follow the order the groups were made in)
+CREATE TABLE gs_ord (id integer PRIMARY KEY, q integer, s integer);
+INSERT INTO gs_ord SELECT i, 1, (i * 37) % 101 FROM generate_series(1, 60) i;
+SELECT keanon.watch('gs_ord', 's', '{q}', k => 3, e => 5, generalize => 4) IS NOT NULL AS watched;
+SELECT count(DISTINCT group_id) > 1 AS several_groups, count(DISTINCT q) AS tuples
+FROM keanon.qi_groups('gs_ord') CROSS JOIN (SELECT DISTINCT q FROM gs_ord_anon) t;
+WITH v AS (SELECT row_number() OVER () AS pos, keanon_pid, s FROM gs_ord_anon)
+SELECT bool_and((keanon_pid, s) >= (prev_pid, prev_s) OR prev_pid IS NULL) AS one_order
+FROM (SELECT keanon_pid, s, lag(keanon_pid) OVER (ORDER BY pos) AS prev_pid,
+			 lag(s) OVER (ORDER BY pos) AS prev_s FROM v) o;
+DROP TABLE gs_ord CASCADE;
