@@ -1182,3 +1182,21 @@ BEGIN
 	END LOOP;
 END;
 $gen_views$;
+
+-- Watches of tables whose primary key has INCLUDE columns, which
+-- keanon.watch now refuses (an included column may be NULL): said, and
+-- left as they are
+DO $include_keys$
+DECLARE
+	w record;
+BEGIN
+	FOR w IN SELECT wt.relid FROM keanon.watches wt
+			 JOIN pg_catalog.pg_index i ON i.indrelid OPERATOR(pg_catalog.=) wt.relid AND i.indisprimary
+			 WHERE i.indnkeyatts OPERATOR(pg_catalog.<>) i.indnatts
+	LOOP
+		RAISE WARNING 'keanon: the primary key of watched table % has INCLUDE columns, which keanon.watch now refuses', w.relid
+			USING DETAIL = 'A row whose included column is NULL is linked by no key: a deferred watch never publishes it, and each release adds it again.',
+				  HINT = 'Give the table a primary key without INCLUDE columns, then unwatch it and watch it again.';
+	END LOOP;
+END;
+$include_keys$;

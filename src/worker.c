@@ -256,15 +256,16 @@ deferred_watches(MemoryContext cxt, List **relids, List **due, bool *scheduled)
 	if (installed)
 	{
 		/*
-		 * a release is due when its interval has passed since the last
-		 * (compared as intervals: the last release plus a huge interval
-		 * overflowed, and the error ended the worker at every start)
+		 * a release is due when its interval has passed since the last, by
+		 * the calendar; an interval of 100,000 years or more never passes
+		 * (the last release plus a huge interval overflowed, and the error
+		 * ended the worker at every start)
 		 */
 		if (SPI_execute("SELECT w.relid::pg_catalog.oid, w.mode OPERATOR(pg_catalog.=) 'release', "
-						"coalesce(pg_catalog.now() OPERATOR(pg_catalog.-) "
-						"(SELECT pg_catalog.max(r.released_at) FROM keanon.releases r "
+						"CASE WHEN w.release_every OPERATOR(pg_catalog.>=) '100000 years'::pg_catalog.interval "
+						"THEN false ELSE coalesce((SELECT pg_catalog.max(r.released_at) FROM keanon.releases r "
 						"WHERE r.relid OPERATOR(pg_catalog.=) w.relid) "
-						"OPERATOR(pg_catalog.>=) w.release_every, true) "
+						"OPERATOR(pg_catalog.+) w.release_every OPERATOR(pg_catalog.<=) pg_catalog.now(), true) END "
 						"FROM keanon.watches w WHERE w.mode OPERATOR(pg_catalog.=) 'deferred' "
 						"OR w.release_every IS NOT NULL ORDER BY w.watch_no",
 						true, 0) != SPI_OK_SELECT)
