@@ -22,15 +22,8 @@ rows=${ROWS:-100000}
 clients=${CLIENTS:-16}
 secs=${SECS:-60}
 cap=${CAP:-45}
-if [ -z "${PGHOST:-}" ]; then
-	# shellcheck source=pg_cluster.sh
-	. "$here/pg_cluster.sh"
-	run_psql() { bench_psql "$@"; }
-	run_pgbench() { runuser -u postgres -- "$pg_bindir/pgbench" -h "$PGHOST" -p "$PGPORT" "$@" postgres; }
-else
-	run_psql() { psql -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
-	run_pgbench() { pgbench "$@" postgres; }
-fi
+# shellcheck source=bench_target.sh
+. "$here/bench_target.sh"
 work=$(mktemp -d /tmp/keanon-publisher.XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
