@@ -453,6 +453,7 @@ SELECT count(*) AS view_rows FROM dgs_anon;
 SELECT mode, pending, lag IS NULL AS no_lag, published FROM keanon.status('dgs');
 RESET ROLE;
 SELECT count(*) AS noted FROM dgs_keanon_pending;
+SELECT keanon.flush('dgs') AS flushed, keanon.check('dgs');
 DROP TABLE dgs CASCADE;
 
 -- ----------------------------------------------------------------

@@ -434,4 +434,5 @@ WITH v AS (SELECT row_number() OVER () AS pos, keanon_pid, s FROM gs_ord_anon)
 SELECT bool_and((keanon_pid, s) >= (prev_pid, prev_s) OR prev_pid IS NULL) AS one_order
 FROM (SELECT keanon_pid, s, lag(keanon_pid) OVER (ORDER BY pos) AS prev_pid,
 			 lag(s) OVER (ORDER BY pos) AS prev_s FROM v) o;
+SELECT keanon.check('gs_ord');
 DROP TABLE gs_ord CASCADE;

@@ -198,7 +198,8 @@ record_release(Watch *w, int64 nrows, KeanonPartList *np, KeNum sum_error,
 									"FROM keanon.releases WHERE relid = $1::oid::regclass RETURNING release_no",
 									releases_count_arrivals() ? ", next_arrival" : "",
 									releases_count_arrivals() ?
-									", (SELECT w.next_arrival FROM keanon.watches w WHERE w.relid = $1::oid::regclass)" : ""),
+									", (SELECT w.next_arrival FROM keanon.watches w "
+									"WHERE w.relid OPERATOR(pg_catalog.=) $1::oid::regclass)" : ""),
 				 9, types, values, NULL, SPI_OK_INSERT_RETURNING);
 	KeanonOwnerEnd(&cat);
 	release_no = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));

@@ -328,9 +328,9 @@ check_permutations(Oid relid, const Watch *w, const char *table, bool with_slots
 				   "y AS (SELECT g.keanon_pid, array_agg(g.v ORDER BY g.v) AS vv, array_agg(g.c ORDER BY g.v) AS cc "
 				   "FROM (SELECT r.keanon_pid, r.%s AS v, count(*) AS c FROM %s r GROUP BY 1, 2) g "
 				   "GROUP BY g.keanon_pid) "
-				   "SELECT count(*) FROM %s p LEFT JOIN x ON x.keanon_pid = p.keanon_pid "
-				   "LEFT JOIN y ON y.keanon_pid = p.keanon_pid "
-				   "WHERE coalesce(x.c, 0) <> p.n OR x.t IS DISTINCT FROM x.u %s"
+				   "SELECT count(*) FROM %s p LEFT JOIN x ON x.keanon_pid OPERATOR(pg_catalog.=) p.keanon_pid "
+				   "LEFT JOIN y ON y.keanon_pid OPERATOR(pg_catalog.=) p.keanon_pid "
+				   "WHERE coalesce(x.c, 0) OPERATOR(pg_catalog.<>) p.n OR x.t IS DISTINCT FROM x.u %s"
 				   "OR y.vv IS DISTINCT FROM p.vals OR y.cc IS DISTINCT FROM p.cnts",
 				   w->s, w->s,
 				   with_slots ? ", array_agg(r.keanon_slot ORDER BY r.keanon_slot) AS sl" : "",

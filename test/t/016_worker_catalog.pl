@@ -5,7 +5,8 @@
 # keanon, with a view named watches that calls its function.  The worker
 # must take that for no keanon at all (the tables must be the extension's
 # own) and exit, never run the function as a superuser.  A release
-# schedule of a huge interval must not end the worker either.
+# schedule of a huge interval must not end the worker either, and a
+# schedule comes due by the calendar.
 
 use strict;
 use warnings;
@@ -53,6 +54,25 @@ INSERT INTO d VALUES (41, 1, 50);});
 ok(wait_for("SELECT pending FROM keanon.status('d')", '0'),
 	'a schedule of a million years leaves the worker applying the deferred watch');
 is(workers(), '1', 'the worker runs');
+
+# a schedule comes due by the calendar: a year after the last release,
+# not 360 days (as a comparison of intervals would have it)
+sub releases
+{
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM keanon.releases WHERE relid = 'r'::regclass");
+}
+$node->safe_psql(
+	'postgres', q{
+SELECT keanon.schedule_releases('r', '1 year');
+UPDATE keanon.releases SET released_at = now() - interval '361 days' WHERE relid = 'r'::regclass;});
+usleep(2_000_000);
+is(releases(), '1', 'a yearly schedule is not due 361 days after the last release');
+$node->safe_psql('postgres',
+	"UPDATE keanon.releases SET released_at = now() - interval '367 days' WHERE relid = 'r'::regclass");
+ok(wait_for("SELECT count(*) FROM keanon.releases WHERE relid = 'r'::regclass", '2'),
+	'it is due a calendar year after');
+is($node->safe_psql('postgres', "SELECT keanon.check('r')"), 't', 'the scheduled release checks');
 
 $node->safe_psql(
 	'postgres', q{
