@@ -170,10 +170,11 @@ BEGIN
 							 max(cardinality(l.path)) AS deepest
 					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1)
 				INSERT INTO %2$I.%3$I (dim, node, value, parent, height, leaf_lo, leaf_hi)
-				SELECT %4$s, l.node, l.v, p.node, a.deepest - cardinality(l.path), a.lo, a.hi
+				SELECT %4$s, l.node, CASE WHEN l.leaf THEN %5$s ELSE l.v END, p.node,
+					   a.deepest - cardinality(l.path), a.lo, a.hi
 				FROM l JOIN a ON a.anc = l.path
 				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
-				hrel, nsp, hier_name, i);
+				hrel, nsp, hier_name, i, keanon.leaf_sql(tab, q, 'l.v'));
 			ranges := ranges || NULL::float8;
 			origins := origins || 0::float8;
 		ELSE
@@ -529,7 +530,7 @@ BEGIN
 		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
 		IF g.ranges[i] IS NULL THEN
 			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(h.leaf_lo) lo, max(h.leaf_lo) hi
-						   FROM %2$s JOIN %3$s h ON h.dim = %4$s AND h.height = 0 AND h.value = r.%5$I::text
+						   FROM %2$s JOIN %3$s h ON h.dim = %4$s AND h.height = 0 AND h.value = keanon.leaf_text(r.%5$I)
 						   GROUP BY 1) s USING (keanon_group)
 						   WHERE x.%5$I IS DISTINCT FROM (SELECT a.value FROM %3$s a WHERE a.dim = %4$s
 							 AND a.leaf_lo <= s.lo AND a.leaf_hi >= s.hi ORDER BY a.height LIMIT 1)$c$,
@@ -584,7 +585,7 @@ BEGIN
 		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
 		IF ranges[i] IS NULL THEN
 			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM (SELECT h.leaf_lo::float8 FROM %s h '
-									   'WHERE h.dim = %s AND h.height = 0 AND h.value = r.%I::text)', i, hier, i, q);
+									   'WHERE h.dim = %s AND h.height = 0 AND h.value = keanon.leaf_text(r.%I))', i, hier, i, q);
 		ELSE
 			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM %s', i,
 									   keanon.qi_coordinate(typ, format('r.%I', q)));
@@ -1127,10 +1128,151 @@ END;
 $republish_float_ranges$;
 
 -- A generalized quasi-identifier is compared with its hierarchy's leaves as
--- text: the functions that do so print floating-point values exactly, as
--- keanon's C code does, whatever the session's extra_float_digits
-ALTER FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean)
-	SET extra_float_digits = 1;
+-- text: printed alike in every session (floating-point values exact, dates
+-- and times in ISO style, in UTC), and a watch keeps its leaves so printed
+-- A categorical quasi-identifier's value as text, as its hierarchy's
+-- leaves are kept: under fixed settings, alike in every session
+CREATE FUNCTION keanon.leaf_text(anyelement)
+RETURNS text
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_leaf_text';
+COMMENT ON FUNCTION keanon.leaf_text(anyelement) IS
+'part of generalization: a categorical quasi-identifier''s value as its hierarchy''s leaves are kept and writers'' values are matched with them, its ::text cast with DateStyle ISO, IntervalStyle postgres, TimeZone UTC and floating-point values exact, whatever the session''s settings (a string as it is)';
+
+-- The SQL of a leaf's kept text from expr, a hierarchy's text of a value
+-- of column q of tab, read under the session's settings
+CREATE FUNCTION keanon.leaf_sql(tab regclass, q name, expr text)
+RETURNS text
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT CASE WHEN t.typcategory = 'S' THEN format('(%s)::text', expr)
+	ELSE format('keanon.leaf_text((%s)::text::%s)', expr, format_type(a.atttypid, a.atttypmod)) END
+	FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+	WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+COMMENT ON FUNCTION keanon.leaf_sql(regclass, name, text) IS
+'part of generalization: the SQL expression of the text kept for a leaf of column q''s hierarchy from expr, the leaf''s text in the watching session: the text itself for a string column, else keanon.leaf_text of it read as a value of the column''s type';
+
+CREATE OR REPLACE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass, stored_values boolean DEFAULT true)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET extra_float_digits = 1
+AS $check_hierarchy$
+DECLARE
+	nroots bigint;
+	nnodes bigint;
+	nreached bigint;
+	bad text;
+	leaf text;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'value' AND NOT a.attisdropped)
+	   OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'parent' AND NOT a.attisdropped) THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" needs columns value and parent', hrel, q
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF NOT has_table_privilege(hrel, 'SELECT') THEN
+		RAISE EXCEPTION 'permission denied for hierarchy %', hrel USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	EXECUTE format('SELECT count(*) FILTER (WHERE parent IS NULL), count(*), '
+				   '(SELECT count(*) FROM (SELECT value::text FROM %s WHERE value IS NOT NULL GROUP BY 1 HAVING count(*) > 1) d) '
+				   'FROM %s', hrel, hrel)
+		INTO nroots, nnodes, nreached;
+	IF nreached > 0 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" lists a value twice', hrel, q
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF nroots <> 1 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" must have exactly one root', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('It has %s values whose parent is NULL.', nroots);
+	END IF;
+	EXECUTE format('WITH RECURSIVE t AS (SELECT value::text AS v FROM %s WHERE parent IS NULL '
+				   'UNION SELECT h.value::text FROM %s h JOIN t ON h.parent::text = t.v) '
+				   'SELECT count(*) FROM t', hrel, hrel) INTO nreached;
+	IF nreached <> nnodes THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" is not one tree', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('%s of its %s values cannot be reached from its root: a cycle, a missing parent or a NULL value.',
+								  nnodes - nreached, nnodes);
+	END IF;
+	IF NOT stored_values THEN
+		RETURN;					-- the caller checks each value as it reads it
+	END IF;
+	-- a watch keeps each leaf's text as keanon.leaf_text prints its value:
+	-- every leaf must be a value of the column, and no two nodes one text
+	leaf := keanon.leaf_sql(tab, q, 'h.value');
+	BEGIN
+		EXECUTE format('SELECT count(*) - count(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM %1$s c '
+					   'WHERE c.parent::text = h.value::text) THEN %2$s ELSE h.value::text END) FROM %1$s h',
+					   hrel, leaf) INTO nreached;
+	EXCEPTION WHEN data_exception THEN
+		RAISE EXCEPTION 'a leaf of hierarchy % is not a value of column "%"', hrel, q
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = SQLERRM,
+				  HINT = 'Each leaf of a hierarchy is matched with a value the column holds.';
+	END;
+	IF nreached > 0 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" lists a value twice', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Two of its leaves are one value of the column, or a leaf is written like another node.';
+	END IF;
+	EXECUTE format('SELECT x::text FROM (SELECT DISTINCT %I AS x FROM %s) t '
+				   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE %s = keanon.leaf_text(t.x) '
+				   'AND NOT EXISTS (SELECT 1 FROM %s c WHERE c.parent::text = h.value::text)) LIMIT 1',
+				   q, tab, hrel, leaf, hrel) INTO bad;
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'a value of column "%" is not a leaf of hierarchy %', q, hrel
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Every stored value must be a leaf of its column''s hierarchy.';
+	END IF;
+END;
+$check_hierarchy$;
+COMMENT ON FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean) IS
+'part of keanon.watch and keanon.anonymize: refuse a hierarchy of column q that lacks columns value and parent, that the caller may not read, that lists a value twice, has other than one root or values its root does not reach, or (stored_values) that lacks a stored value as a leaf';
+
+-- A 0.1.0 watch kept the leaves of a hierarchy as its session printed
+-- them: those of a column that is not a string are kept as
+-- keanon.leaf_text prints them from here on, read under the settings of
+-- the session that updates, and its groups that publish such a leaf
+-- publish its new text
+DO $leaves$
+DECLARE
+	w record;
+	q name;
+	i integer;
+	leaf text;
+	n bigint;
+BEGIN
+	FOR w IN SELECT x.relid, x.quasi_identifiers, x.qi_ranges, x.qi_hierarchy, x.qi_groups
+			 FROM keanon.watches x WHERE x.qi_hierarchy IS NOT NULL AND x.qi_groups IS NOT NULL LOOP
+		i := 0;
+		FOREACH q IN ARRAY w.quasi_identifiers LOOP
+			i := i + 1;
+			CONTINUE WHEN w.qi_ranges[i] IS NOT NULL OR EXISTS (SELECT 1 FROM pg_attribute a
+				JOIN pg_type t ON t.oid = a.atttypid WHERE a.attrelid = w.relid AND a.attname = q
+				AND t.typcategory = 'S');
+			leaf := keanon.leaf_sql(w.relid, q, 'h.value');
+			CONTINUE WHEN leaf IS NULL;
+			BEGIN
+				EXECUTE format('UPDATE %1$s g SET %2$I = m.new FROM (SELECT h.value AS old, %3$s AS new FROM %4$s h '
+							   'WHERE h.dim = %5$s AND h.height = 0) m WHERE g.%2$I = m.old AND m.new <> m.old',
+							   w.qi_groups, q, leaf, w.qi_hierarchy, i);
+				EXECUTE format('UPDATE %1$s h SET value = %2$s WHERE h.dim = %3$s AND h.height = 0 AND h.value <> %2$s',
+							   w.qi_hierarchy, leaf, i);
+				GET DIAGNOSTICS n = ROW_COUNT;
+				IF n > 0 THEN
+					RAISE NOTICE 'the hierarchy of column "%" of % now keeps % of its leaves in ISO style', q, w.relid::regclass, n
+						USING DETAIL = format('They were read with DateStyle %s, IntervalStyle %s, TimeZone %s.',
+											  current_setting('DateStyle'), current_setting('IntervalStyle'),
+											  current_setting('TimeZone'));
+				END IF;
+			EXCEPTION WHEN OTHERS THEN
+				RAISE WARNING 'the hierarchy of column "%" of % was left as it was: %', q, w.relid::regclass, SQLERRM
+					USING HINT = 'Writers'' values may no longer be found among its leaves: call keanon.unwatch and watch the table again.';
+			END;
+		END LOOP;
+	END LOOP;
+END;
+$leaves$;
 
 -- release mode relabels a row whose quasi-identifiers alone changed
 COMMENT ON TABLE keanon.releases IS

@@ -1066,6 +1066,28 @@ AS 'MODULE_PATHNAME', 'keanon_float8_outward';
 COMMENT ON FUNCTION keanon.float8_outward(float8, boolean) IS
 'part of generalization: x rounded at 17 significant digits from its exact binary value, down (up false) or up: a bound of a published range that holds x';
 
+-- A categorical quasi-identifier's value as text, as its hierarchy's
+-- leaves are kept: under fixed settings, alike in every session
+CREATE FUNCTION keanon.leaf_text(anyelement)
+RETURNS text
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_leaf_text';
+COMMENT ON FUNCTION keanon.leaf_text(anyelement) IS
+'part of generalization: a categorical quasi-identifier''s value as its hierarchy''s leaves are kept and writers'' values are matched with them, its ::text cast with DateStyle ISO, IntervalStyle postgres, TimeZone UTC and floating-point values exact, whatever the session''s settings (a string as it is)';
+
+-- The SQL of a leaf's kept text from expr, a hierarchy's text of a value
+-- of column q of tab, read under the session's settings
+CREATE FUNCTION keanon.leaf_sql(tab regclass, q name, expr text)
+RETURNS text
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN (SELECT CASE WHEN t.typcategory = 'S' THEN format('(%s)::text', expr)
+	ELSE format('keanon.leaf_text((%s)::text::%s)', expr, format_type(a.atttypid, a.atttypmod)) END
+	FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+	WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
+COMMENT ON FUNCTION keanon.leaf_sql(regclass, name, text) IS
+'part of generalization: the SQL expression of the text kept for a leaf of column q''s hierarchy from expr, the leaf''s text in the watching session: the text itself for a string column, else keanon.leaf_text of it read as a value of the column''s type';
+
 -- A hierarchy named in watch's hierarchies: a qualified name, or one in
 -- the watched table's schema (keanon's functions run with a fixed
 -- search_path)
@@ -1092,6 +1114,7 @@ DECLARE
 	nnodes bigint;
 	nreached bigint;
 	bad text;
+	leaf text;
 BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'value' AND NOT a.attisdropped)
 	   OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = hrel AND a.attname = 'parent' AND NOT a.attisdropped) THEN
@@ -1126,10 +1149,27 @@ BEGIN
 	IF NOT stored_values THEN
 		RETURN;					-- the caller checks each value as it reads it
 	END IF;
+	-- a watch keeps each leaf's text as keanon.leaf_text prints its value:
+	-- every leaf must be a value of the column, and no two nodes one text
+	leaf := keanon.leaf_sql(tab, q, 'h.value');
+	BEGIN
+		EXECUTE format('SELECT count(*) - count(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM %1$s c '
+					   'WHERE c.parent::text = h.value::text) THEN %2$s ELSE h.value::text END) FROM %1$s h',
+					   hrel, leaf) INTO nreached;
+	EXCEPTION WHEN data_exception THEN
+		RAISE EXCEPTION 'a leaf of hierarchy % is not a value of column "%"', hrel, q
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = SQLERRM,
+				  HINT = 'Each leaf of a hierarchy is matched with a value the column holds.';
+	END;
+	IF nreached > 0 THEN
+		RAISE EXCEPTION 'hierarchy % of column "%" lists a value twice', hrel, q
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Two of its leaves are one value of the column, or a leaf is written like another node.';
+	END IF;
 	EXECUTE format('SELECT x::text FROM (SELECT DISTINCT %I AS x FROM %s) t '
-				   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE h.value::text = t.x::text '
+				   'WHERE x IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s h WHERE %s = keanon.leaf_text(t.x) '
 				   'AND NOT EXISTS (SELECT 1 FROM %s c WHERE c.parent::text = h.value::text)) LIMIT 1',
-				   q, tab, hrel, hrel) INTO bad;
+				   q, tab, hrel, leaf, hrel) INTO bad;
 	IF bad IS NOT NULL THEN
 		RAISE EXCEPTION 'a value of column "%" is not a leaf of hierarchy %', q, hrel
 			USING ERRCODE = 'invalid_parameter_value',
@@ -1295,10 +1335,11 @@ BEGIN
 							 max(cardinality(l.path)) AS deepest
 					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1)
 				INSERT INTO %2$I.%3$I (dim, node, value, parent, height, leaf_lo, leaf_hi)
-				SELECT %4$s, l.node, l.v, p.node, a.deepest - cardinality(l.path), a.lo, a.hi
+				SELECT %4$s, l.node, CASE WHEN l.leaf THEN %5$s ELSE l.v END, p.node,
+					   a.deepest - cardinality(l.path), a.lo, a.hi
 				FROM l JOIN a ON a.anc = l.path
 				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
-				hrel, nsp, hier_name, i);
+				hrel, nsp, hier_name, i, keanon.leaf_sql(tab, q, 'l.v'));
 			ranges := ranges || NULL::float8;
 			origins := origins || 0::float8;
 		ELSE
@@ -1585,7 +1626,7 @@ BEGIN
 		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
 		IF g.ranges[i] IS NULL THEN
 			EXECUTE format($c$SELECT count(*) FROM %1$s x JOIN (SELECT m.keanon_group, min(h.leaf_lo) lo, max(h.leaf_lo) hi
-						   FROM %2$s JOIN %3$s h ON h.dim = %4$s AND h.height = 0 AND h.value = r.%5$I::text
+						   FROM %2$s JOIN %3$s h ON h.dim = %4$s AND h.height = 0 AND h.value = keanon.leaf_text(r.%5$I)
 						   GROUP BY 1) s USING (keanon_group)
 						   WHERE x.%5$I IS DISTINCT FROM (SELECT a.value FROM %3$s a WHERE a.dim = %4$s
 							 AND a.leaf_lo <= s.lo AND a.leaf_hi >= s.hi ORDER BY a.height LIMIT 1)$c$,
@@ -1640,7 +1681,7 @@ BEGIN
 		typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q);
 		IF ranges[i] IS NULL THEN
 			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM (SELECT h.leaf_lo::float8 FROM %s h '
-									   'WHERE h.dim = %s AND h.height = 0 AND h.value = r.%I::text)', i, hier, i, q);
+									   'WHERE h.dim = %s AND h.height = 0 AND h.value = keanon.leaf_text(r.%I))', i, hier, i, q);
 		ELSE
 			coords := coords || format(' OR m.keanon_x[%s] IS DISTINCT FROM %s', i,
 									   keanon.qi_coordinate(typ, format('r.%I', q)));

@@ -436,3 +436,65 @@ FROM (SELECT keanon_pid, s, lag(keanon_pid) OVER (ORDER BY pos) AS prev_pid,
 			 lag(s) OVER (ORDER BY pos) AS prev_s FROM v) o;
 SELECT keanon.check('gs_ord');
 DROP TABLE gs_ord CASCADE;
+
+-- A categorical date or time quasi-identifier is matched with its
+-- hierarchy's leaves as text.  Printed under the writer's own settings, 1
+-- December was, for a writer who puts the day first, the text another puts
+-- for 12 January, and a row was generalized under the wrong day; a writer
+-- in another time zone could not be matched at all, and in deferred mode
+-- the flush, printing in the worker's zone, failed.  The watch keeps the
+-- leaves in ISO style, in UTC, and prints every value so.
+SET DateStyle = 'SQL, DMY';
+CREATE TABLE gs_days (value text, parent text);
+INSERT INTO gs_days VALUES ('any', NULL), ('December', 'any'), ('January', 'any'), ('01/12/2020', 'December'),
+	('02/12/2020', 'December'), ('12/01/2020', 'January'), ('13/01/2020', 'January');
+CREATE TABLE gs_day (id integer PRIMARY KEY, day date NOT NULL, s integer);
+INSERT INTO gs_day SELECT g, (ARRAY[date '2020-12-01', date '2020-12-02', date '2020-01-12', date '2020-01-13'])[1 + g % 4],
+	1000 + 37 * g FROM generate_series(1, 40) g;
+SELECT keanon.watch('gs_day', 's', '{day}', k => 3, e => 10, generalize => 3,
+	hierarchies => '{"day": "gs_days"}') IS NOT NULL AS watched;
+SELECT array_agg(value ORDER BY leaf_lo) AS leaves FROM gs_day_keanon_hier WHERE height = 0;
+SET DateStyle = 'SQL, MDY';
+INSERT INTO gs_day VALUES (101, '2020-12-01', 9000), (102, '2020-12-01', 9100), (103, '2020-12-01', 9200);
+SET DateStyle = 'German';
+INSERT INTO gs_day VALUES (104, '2020-01-13', 9300);
+RESET DateStyle;
+-- each row is a member at its own day's leaf
+SELECT m.id, h.value AS leaf FROM gs_day_keanon_members m
+JOIN gs_day_keanon_hier h ON h.dim = 1 AND h.height = 0 AND h.leaf_lo = m.keanon_x[1]
+WHERE m.id > 100 ORDER BY m.id;
+SELECT keanon.check('gs_day');
+-- a hierarchy whose leaf is no date, or with two leaves of one day, is refused
+CREATE TABLE gs_days_bad (value text, parent text);
+INSERT INTO gs_days_bad VALUES ('any', NULL), ('2020-12-01', 'any'), ('2020-12-02', 'any'), ('2020-01-12', 'any'),
+	('2020-01-13', 'any'), ('someday', 'any');
+CREATE TABLE gs_day2 AS SELECT * FROM gs_day WHERE id <= 40;
+ALTER TABLE gs_day2 ADD PRIMARY KEY (id);
+SELECT keanon.watch('gs_day2', 's', '{day}', k => 3, e => 10, generalize => 3, hierarchies => '{"day": "gs_days_bad"}');
+UPDATE gs_days_bad SET value = 'Tue 01 Dec 2020' WHERE value = 'someday';
+SELECT keanon.watch('gs_day2', 's', '{day}', k => 3, e => 10, generalize => 3, hierarchies => '{"day": "gs_days_bad"}');
+SELECT count(*) AS not_watched FROM keanon.watches WHERE relid = 'gs_day2'::regclass;
+
+-- a deferred watch of a timestamptz quasi-identifier, its hierarchy
+-- written in Paris; a writer in Tokyo, the flush wherever it runs
+SET TimeZone = 'Europe/Paris';
+CREATE TABLE gs_stamps (value text, parent text);
+INSERT INTO gs_stamps VALUES ('any', NULL), ('2020-01-01 01:00:00+01', 'any'), ('2020-01-02 01:00:00+01', 'any');
+CREATE TABLE gs_stamp (id integer PRIMARY KEY, at timestamptz NOT NULL, s integer);
+INSERT INTO gs_stamp SELECT g, timestamptz '2020-01-01 00:00:00+00' + (g % 2) * interval '1 day', 1000 + 37 * g
+FROM generate_series(1, 20) g;
+SELECT keanon.watch('gs_stamp', 's', '{at}', k => 3, e => 10, generalize => 3, mode => 'deferred',
+	hierarchies => '{"at": "gs_stamps"}') IS NOT NULL AS watched;
+SELECT array_agg(value ORDER BY leaf_lo) AS leaves FROM gs_stamp_keanon_hier WHERE height = 0;
+SET TimeZone = 'Asia/Tokyo';
+SET DateStyle = 'SQL, DMY';
+INSERT INTO gs_stamp VALUES (101, '2020-01-02 09:00:00+09', 9000), (102, '2020-01-01 09:00:00+09', 9100),
+	(103, '2020-01-01 09:00:00+09', 9200);
+RESET DateStyle;
+SET TimeZone = 'America/New_York';
+SELECT keanon.flush('gs_stamp') AS flushed, keanon.check('gs_stamp');
+RESET TimeZone;
+SELECT m.id, h.value AS leaf FROM gs_stamp_keanon_members m
+JOIN gs_stamp_keanon_hier h ON h.dim = 1 AND h.height = 0 AND h.leaf_lo = m.keanon_x[1]
+WHERE m.id > 100 ORDER BY m.id;
+DROP TABLE gs_day, gs_day2, gs_days, gs_days_bad, gs_stamp, gs_stamps CASCADE;

@@ -51,6 +51,17 @@ SELECT keanon.watch('t_gen_deferred', 'salary', '{age,kind}', 3, 2000, mode => '
 CREATE TABLE t_gen_float (id integer PRIMARY KEY, x float8 NOT NULL, salary integer);
 INSERT INTO t_gen_float SELECT i, 0.30000000000000004 + (i % 4), 1000 * (1 + (i * 7) % 60) FROM generate_series(1, 40) i;
 SELECT keanon.watch('t_gen_float', 'salary', '{x}', 3, 2000, generalize => 3);
+-- a categorical date quasi-identifier, its hierarchy written and watched
+-- day first: 0.1.0 kept the leaves as that session printed them, and the
+-- update (under the same settings) keeps them in ISO style
+SET DateStyle = 'SQL, DMY';
+CREATE TABLE days (value text, parent text);
+INSERT INTO days VALUES ('any', NULL), ('December', 'any'), ('January', 'any'), ('01/12/2020', 'December'),
+	('02/12/2020', 'December'), ('12/01/2020', 'January'), ('13/01/2020', 'January');
+CREATE TABLE t_gen_day (id integer PRIMARY KEY, day date NOT NULL, salary integer);
+INSERT INTO t_gen_day SELECT i, (ARRAY[date '2020-12-01', date '2020-12-02', date '2020-01-12', date '2020-01-13'])[1 + i % 4],
+	1000 * (1 + (i * 7) % 60) FROM generate_series(1, 48) i;
+SELECT keanon.watch('t_gen_day', 'salary', '{day}', 3, 2000, generalize => 3, hierarchies => '{"day": "days"}');
 -- what 0.1.0 refused
 CREATE TABLE t_refused AS SELECT * FROM t_live;
 ALTER TABLE t_refused ADD PRIMARY KEY (id);
@@ -111,6 +122,18 @@ SELECT keanon.private_table('t_deferred_keanon_parts');
 SELECT count(*) AS granted_to_others FROM pg_class c, aclexplode(c.relacl) a
 WHERE c.oid = 't_deferred_keanon_parts'::regclass AND a.grantee <> c.relowner;
 SELECT extversion FROM pg_extension WHERE extname = 'keanon';
+SELECT array_agg(value ORDER BY leaf_lo) AS day_leaves, (SELECT bool_and(day NOT LIKE '%/%')
+	FROM t_gen_day_keanon_groups) AS groups_publish_them
+FROM t_gen_day_keanon_hier WHERE height = 0;
+RESET DateStyle;
+-- a writer who puts the month first: 1 December is found as 1 December
+SET DateStyle = 'SQL, MDY';
+INSERT INTO t_gen_day VALUES (101, '2020-12-01', 7000), (102, '2020-12-01', 7100), (103, '2020-12-01', 7200);
+RESET DateStyle;
+SELECT m.id, h.value AS leaf FROM t_gen_day_keanon_members m
+JOIN t_gen_day_keanon_hier h ON h.dim = 1 AND h.height = 0 AND h.leaf_lo = m.keanon_x[1]
+WHERE m.id > 100 ORDER BY m.id;
+SELECT keanon.check('t_gen_day');
 
 -- the same watches go on: writes, a release, flushes, and every check
 SELECT write_all(200);
@@ -151,7 +174,7 @@ SELECT :'updated_functions' = :'fresh_functions' AS same_functions,
 	:'updated_columns' = :'fresh_columns' AS same_columns;
 -- unwatching still removes everything
 SELECT keanon.unwatch(x) FROM unnest(ARRAY['t_live', 't_deferred', 't_release', 't_gen', 't_gen_deferred',
-	't_gen_release', 't_gen_float']::regclass[]) x;
+	't_gen_release', 't_gen_float', 't_gen_day']::regclass[]) x;
 SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 't\_%keanon%';
 
 \c :here

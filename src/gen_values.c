@@ -21,6 +21,14 @@
  *	  casts keep only to 6 or 15 digits: the bounds are rounded outward, at
  *	  17 significant digits, from the value's exact decimal expansion;
  *	- numeric and timestamps are published as they are.
+ *
+ * A categorical quasi-identifier is matched with its hierarchy's leaves as
+ * text.  The text is its ::text cast under fixed settings (DateStyle ISO,
+ * MDY; IntervalStyle postgres; TimeZone UTC; floating-point values exact),
+ * the same in every session: under the session's own DateStyle a writer
+ * who orders day and month the other way printed 1 December as another
+ * writer prints 12 January, and matched the wrong leaf.  The watch keeps
+ * the leaves of such a column in that form (keanon.leaf_text).
  */
 #include "postgres.h"
 
@@ -29,8 +37,11 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
 #include "keanon_gen.h"
@@ -39,6 +50,7 @@ PG_FUNCTION_INFO_V1(keanon_qi_coordinate);
 PG_FUNCTION_INFO_V1(keanon_qi_range);
 PG_FUNCTION_INFO_V1(keanon_numeric_coordinate);
 PG_FUNCTION_INFO_V1(keanon_float8_outward);
+PG_FUNCTION_INFO_V1(keanon_leaf_text);
 
 /* significant digits of a published real or double precision bound */
 #define OUTWARD_DIGITS 17
@@ -118,6 +130,108 @@ KeanonGenRangeOf(Oid typid, const char *lo, const char *hi)
 			return psprintf("pg_catalog.tstzrange(%s, %s, '[]')", lo, hi);
 	}
 	return NULL;
+}
+
+/* The text a value casts to, as SQL's ::text does, under the settings in force */
+static char *
+cast_text(Oid typid, Datum d)
+{
+	Oid			funcid;
+	Oid			out;
+	bool		isvarlena;
+
+	switch (find_coercion_pathway(TEXTOID, typid, COERCION_EXPLICIT, &funcid))
+	{
+		case COERCION_PATH_FUNC:
+			if (get_func_nargs(funcid) == 3)
+				return TextDatumGetCString(OidFunctionCall3(funcid, d, Int32GetDatum(-1),
+															BoolGetDatum(true)));
+			return TextDatumGetCString(OidFunctionCall1(funcid, d));
+		case COERCION_PATH_RELABELTYPE:
+			return TextDatumGetCString(d);
+		default:
+			getTypeOutputInfo(typid, &out, &isvarlena);
+			return OidOutputFunctionCall(out, d);
+	}
+}
+
+/* Whether a type's text depends on no setting: strings print as they are */
+static bool
+prints_alike(Oid typid)
+{
+	char		category;
+	bool		preferred;
+
+	get_type_category_preferred(typid, &category, &preferred);
+	return category == TYPCATEGORY_STRING;
+}
+
+/* Set a setting in the GUC nest level of the caller */
+static void
+pin(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * Whether keanon.leaf_text exists, and with it leaves kept in its form: a
+ * database whose keanon objects predate 0.2.0 kept them as the watch's
+ * session printed them, and compares the session's text with them
+ */
+bool
+KeanonGenLeavesFixed(void)
+{
+	Oid			any = ANYELEMENTOID;
+
+	return OidIsValid(LookupFuncName(list_make2(makeString("keanon"), makeString("leaf_text")), 1, &any, true));
+}
+
+/*
+ * A categorical quasi-identifier's value as text, as its leaves are kept
+ * (fixed: under the fixed settings, else the session's)
+ */
+char *
+KeanonGenLeafText(Oid typid, Datum d, bool fixed)
+{
+	int			level;
+	char	   *s;
+
+	if (!fixed || prints_alike(typid))
+		return cast_text(typid, d);
+	level = NewGUCNestLevel();
+	pin("DateStyle", "ISO, MDY");
+	pin("IntervalStyle", "postgres");
+	pin("TimeZone", "UTC");
+	pin("extra_float_digits", "1");
+	s = cast_text(typid, d);
+	AtEOXact_GUC(true, level);
+	return s;
+}
+
+/*
+ * The SQL of a categorical quasi-identifier's text (col an expression of
+ * its type): keanon.leaf_text, or the plain cast for a string type and
+ * where leaves are not kept fixed
+ */
+char *
+KeanonGenLeafSql(Oid typid, const char *col)
+{
+	if (prints_alike(typid) || !KeanonGenLeavesFixed())
+		return psprintf("(%s)::pg_catalog.text", col);
+	return psprintf("keanon.leaf_text(%s)", col);
+}
+
+/* keanon.leaf_text(anyelement) → text: KeanonGenLeafText */
+Datum
+keanon_leaf_text(PG_FUNCTION_ARGS)
+{
+	Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, 0);
+
+	if (!OidIsValid(typid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keanon.leaf_text: could not determine the type of its argument")));
+	PG_RETURN_TEXT_P(cstring_to_text(KeanonGenLeafText(typid, PG_GETARG_DATUM(0), true)));
 }
 
 /* keanon.qi_coordinate(typ regtype, col text) → text: the SQL above */

@@ -63,7 +63,7 @@ KeanonGenCoordinateSql(const KeanonGen *g, int d, const char *px)
 	const char *col = psprintf("%s%s", px, g->dim_names[d]);
 
 	if (g->categorical[d])
-		return psprintf("(%s)::pg_catalog.text", col);
+		return KeanonGenLeafSql(g->dim_types[d], col);
 	return KeanonGenCoordinateOf(g->dim_types[d], col);
 }
 
@@ -668,29 +668,6 @@ KeanonGenRowCoordinates(const KeanonGen *g, HeapTuple tup, TupleDesc desc, int f
 	}
 }
 
-/* The text a value casts to, as SQL's ::text does (the flush's lookup) */
-static char *
-value_text(Oid typid, Datum d)
-{
-	Oid			funcid;
-	Oid			out;
-	bool		isvarlena;
-
-	switch (find_coercion_pathway(TEXTOID, typid, COERCION_EXPLICIT, &funcid))
-	{
-		case COERCION_PATH_FUNC:
-			if (get_func_nargs(funcid) == 3)
-				return TextDatumGetCString(OidFunctionCall3(funcid, d, Int32GetDatum(-1),
-															BoolGetDatum(true)));
-			return TextDatumGetCString(OidFunctionCall1(funcid, d));
-		case COERCION_PATH_RELABELTYPE:
-			return TextDatumGetCString(d);
-		default:
-			getTypeOutputInfo(typid, &out, &isvarlena);
-			return OidOutputFunctionCall(out, d);
-	}
-}
-
 /*
  * A numeric quasi-identifier's value as far as its coordinate's magnitude
  * goes: the value itself for floating and numeric types (a numeric past a
@@ -729,11 +706,13 @@ KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
 {
 	bool		isnull;
 	int			level = -1;
+	bool		fixed;
 
 	(void) slot_getattr(slot, s_attnum, &isnull);
 	if (isnull)
 		return;
-	/* floats printed exactly, as the flush prints them, once for the row */
+	/* each value printed as the flush prints it */
+	fixed = KeanonGenLeavesFixed();
 	if (extra_float_digits < 1)
 	{
 		level = NewGUCNestLevel();
@@ -749,7 +728,7 @@ KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
 					 errmsg("generalized quasi-identifier %s of %s cannot be NULL",
 							g->dim_names[d], get_rel_name(g->relid))));
 		if (g->categorical[d])
-			(void) leaf_of(g, d, value_text(g->dim_types[d], v));
+			(void) leaf_of(g, d, KeanonGenLeafText(g->dim_types[d], v, fixed));
 		else
 			refuse_coordinate(g, d, value_magnitude(g->dim_types[d], v));
 	}

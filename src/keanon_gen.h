@@ -87,6 +87,9 @@ extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 /* gen_values.c */
 extern char *KeanonGenCoordinateOf(Oid typid, const char *col);
 extern char *KeanonGenRangeOf(Oid typid, const char *lo, const char *hi);
+extern bool KeanonGenLeavesFixed(void);
+extern char *KeanonGenLeafText(Oid typid, Datum d, bool fixed);
+extern char *KeanonGenLeafSql(Oid typid, const char *col);
 
 /* generalize.c */
 extern void KeanonGenCacheInit(void);
