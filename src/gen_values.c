@@ -36,10 +36,13 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
+#include "pgtime.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
@@ -195,14 +198,23 @@ KeanonGenLeafText(Oid typid, Datum d, bool fixed)
 {
 	int			level;
 	char	   *s;
+	long int	gmtoff;
+	bool		utc = pg_get_timezone_offset(session_timezone, &gmtoff) && gmtoff == 0;
 
 	if (!fixed || prints_alike(typid))
 		return cast_text(typid, d);
+	/* only what differs is set: a zone always at UTC prints as UTC does */
+	if (DateStyle == USE_ISO_DATES && IntervalStyle == INTSTYLE_POSTGRES && utc && extra_float_digits >= 1)
+		return cast_text(typid, d);
 	level = NewGUCNestLevel();
-	pin("DateStyle", "ISO, MDY");
-	pin("IntervalStyle", "postgres");
-	pin("TimeZone", "UTC");
-	pin("extra_float_digits", "1");
+	if (DateStyle != USE_ISO_DATES)
+		pin("DateStyle", "ISO, MDY");
+	if (IntervalStyle != INTSTYLE_POSTGRES)
+		pin("IntervalStyle", "postgres");
+	if (!utc)
+		pin("TimeZone", "UTC");
+	if (extra_float_digits < 1)
+		pin("extra_float_digits", "1");
 	s = cast_text(typid, d);
 	AtEOXact_GUC(true, level);
 	return s;
