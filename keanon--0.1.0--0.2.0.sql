@@ -168,13 +168,15 @@ BEGIN
 				l AS (SELECT n.*, (count(*) FILTER (WHERE leaf) OVER (ORDER BY path))::integer - 1 AS leafno FROM n),
 				a AS (SELECT l.path[1:d] AS anc, min(l.leafno) AS lo, max(l.leafno) AS hi,
 							 max(cardinality(l.path)) AS deepest
-					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1)
+					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1),
+				lv AS (SELECT h.value::text AS v, %5$s AS kept FROM %1$s h
+					   WHERE NOT EXISTS (SELECT 1 FROM %1$s c WHERE c.parent::text = h.value::text))
 				INSERT INTO %2$I.%3$I (dim, node, value, parent, height, leaf_lo, leaf_hi)
-				SELECT %4$s, l.node, CASE WHEN l.leaf THEN %5$s ELSE l.v END, p.node,
+				SELECT %4$s, l.node, CASE WHEN l.leaf THEN lv.kept ELSE l.v END, p.node,
 					   a.deepest - cardinality(l.path), a.lo, a.hi
-				FROM l JOIN a ON a.anc = l.path
+				FROM l JOIN a ON a.anc = l.path LEFT JOIN lv ON lv.v = l.v
 				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
-				hrel, nsp, hier_name, i, keanon.leaf_sql(tab, q, 'l.v'));
+				hrel, nsp, hier_name, i, keanon.leaf_sql(tab, q, hrel, 'h.value'));
 			ranges := ranges || NULL::float8;
 			origins := origins || 0::float8;
 		ELSE
@@ -1139,18 +1141,21 @@ AS 'MODULE_PATHNAME', 'keanon_leaf_text';
 COMMENT ON FUNCTION keanon.leaf_text(anyelement) IS
 'part of generalization: a categorical quasi-identifier''s value as its hierarchy''s leaves are kept and writers'' values are matched with them, its ::text cast with DateStyle ISO, IntervalStyle postgres, TimeZone UTC and floating-point values exact, whatever the session''s settings (a string as it is)';
 
--- The SQL of a leaf's kept text from expr, a hierarchy's text of a value
--- of column q of tab, read under the session's settings
-CREATE FUNCTION keanon.leaf_sql(tab regclass, q name, expr text)
+-- The SQL of a leaf's kept text from expr, the value column of hierarchy
+-- hrel of column q of tab: its value, or its text read as a value of the
+-- column under the session's settings
+CREATE FUNCTION keanon.leaf_sql(tab regclass, q name, hrel regclass, expr text)
 RETURNS text
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT CASE WHEN t.typcategory = 'S' THEN format('(%s)::text', expr)
+	WHEN v.atttypid = a.atttypid THEN format('keanon.leaf_text(%s)', expr)
 	ELSE format('keanon.leaf_text((%s)::text::%s)', expr, format_type(a.atttypid, a.atttypmod)) END
 	FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+	LEFT JOIN pg_attribute v ON v.attrelid = hrel AND v.attname = 'value' AND v.attnum > 0 AND NOT v.attisdropped
 	WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
-COMMENT ON FUNCTION keanon.leaf_sql(regclass, name, text) IS
-'part of generalization: the SQL expression of the text kept for a leaf of column q''s hierarchy from expr, the leaf''s text in the watching session: the text itself for a string column, else keanon.leaf_text of it read as a value of the column''s type';
+COMMENT ON FUNCTION keanon.leaf_sql(regclass, name, regclass, text) IS
+'part of generalization: the SQL expression of the text kept for a leaf of column q''s hierarchy hrel from expr, its value column: the text itself for a string column, else keanon.leaf_text of the value, read as a value of the column''s type from its text in the watching session where the hierarchy''s values are of another type';
 
 CREATE OR REPLACE FUNCTION keanon.check_hierarchy(tab regclass, q name, hrel regclass, stored_values boolean DEFAULT true)
 RETURNS void
@@ -1200,12 +1205,22 @@ BEGIN
 	END IF;
 	-- a watch keeps each leaf's text as keanon.leaf_text prints its value:
 	-- every leaf must be a value of the column, and no two nodes one text
-	leaf := keanon.leaf_sql(tab, q, 'h.value');
+	IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+			   WHERE a.attrelid = tab AND a.attname = q
+				 AND (t.oid = 'money'::regtype OR (t.typnamespace = 'pg_catalog'::regnamespace
+					  AND t.typname IN ('regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regtype',
+										'regconfig', 'regdictionary', 'regnamespace', 'regrole', 'regcollation')))) THEN
+		RAISE EXCEPTION 'column "%" cannot be generalized by a hierarchy', q
+			USING ERRCODE = 'feature_not_supported',
+				  DETAIL = 'The text of its values depends on session settings (lc_monetary, search_path).';
+	END IF;
+	leaf := keanon.leaf_sql(tab, q, hrel, 'h.value');
 	BEGIN
-		EXECUTE format('SELECT count(*) - count(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM %1$s c '
-					   'WHERE c.parent::text = h.value::text) THEN %2$s ELSE h.value::text END) FROM %1$s h',
+		EXECUTE format('SELECT count(*) - count(DISTINCT x) FROM (SELECT %2$s AS x FROM %1$s h WHERE NOT EXISTS '
+					   '(SELECT 1 FROM %1$s c WHERE c.parent::text = h.value::text) UNION ALL SELECT h.value::text '
+					   'FROM %1$s h WHERE EXISTS (SELECT 1 FROM %1$s c WHERE c.parent::text = h.value::text)) n',
 					   hrel, leaf) INTO nreached;
-	EXCEPTION WHEN data_exception THEN
+	EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
 		RAISE EXCEPTION 'a leaf of hierarchy % is not a value of column "%"', hrel, q
 			USING ERRCODE = 'invalid_parameter_value', DETAIL = SQLERRM,
 				  HINT = 'Each leaf of a hierarchy is matched with a value the column holds.';
@@ -1233,16 +1248,23 @@ COMMENT ON FUNCTION keanon.check_hierarchy(regclass, name, regclass, boolean) IS
 -- them: those of a column that is not a string are kept as
 -- keanon.leaf_text prints them from here on, read under the settings of
 -- the session that updates, and its groups that publish such a leaf
--- publish its new text
+-- publish its new text.  The rows placed at each leaf tell what the leaf
+-- was: read so, a leaf must be its rows' value, or the update stops,
+-- asking for the settings the watch was made with.
 DO $leaves$
 DECLARE
 	w record;
 	q name;
 	i integer;
 	leaf text;
+	keyeq text;
 	n bigint;
+	bad bigint;
+	hint text := 'Set DateStyle, IntervalStyle and TimeZone as they were when the table was watched and update again, '
+		'or call keanon.unwatch on the table, update, and watch it again.';
 BEGIN
-	FOR w IN SELECT x.relid, x.quasi_identifiers, x.qi_ranges, x.qi_hierarchy, x.qi_groups
+	FOR w IN SELECT x.relid, x.quasi_identifiers, x.qi_ranges, x.qi_hierarchy, x.qi_groups, x.qi_members,
+					x.rows_table, x.key_columns
 			 FROM keanon.watches x WHERE x.qi_hierarchy IS NOT NULL AND x.qi_groups IS NOT NULL LOOP
 		i := 0;
 		FOREACH q IN ARRAY w.quasi_identifiers LOOP
@@ -1250,25 +1272,54 @@ BEGIN
 			CONTINUE WHEN w.qi_ranges[i] IS NOT NULL OR EXISTS (SELECT 1 FROM pg_attribute a
 				JOIN pg_type t ON t.oid = a.atttypid WHERE a.attrelid = w.relid AND a.attname = q
 				AND t.typcategory = 'S');
-			leaf := keanon.leaf_sql(w.relid, q, 'h.value');
+			leaf := keanon.leaf_sql(w.relid, q, w.qi_hierarchy, 'h.value');
 			CONTINUE WHEN leaf IS NULL;
+			bad := 0;
 			BEGIN
-				EXECUTE format('UPDATE %1$s g SET %2$I = m.new FROM (SELECT h.value AS old, %3$s AS new FROM %4$s h '
-							   'WHERE h.dim = %5$s AND h.height = 0) m WHERE g.%2$I = m.old AND m.new <> m.old',
-							   w.qi_groups, q, leaf, w.qi_hierarchy, i);
-				EXECUTE format('UPDATE %1$s h SET value = %2$s WHERE h.dim = %3$s AND h.height = 0 AND h.value <> %2$s',
-							   w.qi_hierarchy, leaf, i);
-				GET DIAGNOSTICS n = ROW_COUNT;
-				IF n > 0 THEN
-					RAISE NOTICE 'the hierarchy of column "%" of % now keeps % of its leaves in ISO style', q, w.relid::regclass, n
-						USING DETAIL = format('They were read with DateStyle %s, IntervalStyle %s, TimeZone %s.',
-											  current_setting('DateStyle'), current_setting('IntervalStyle'),
-											  current_setting('TimeZone'));
+				IF w.qi_members IS NOT NULL THEN
+					SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(w.relid, c)),
+									  ' AND ' ORDER BY o)
+					INTO keyeq FROM unnest(w.key_columns) WITH ORDINALITY u(c, o);
+					EXECUTE format('SELECT count(*) FROM %1$s m JOIN %2$s r ON %3$s JOIN %4$s h ON h.dim = %5$s '
+								   'AND h.height = 0 AND h.leaf_lo = m.keanon_x[%5$s] '
+								   'WHERE %6$s IS DISTINCT FROM keanon.leaf_text(r.%7$I)',
+								   w.qi_members, w.rows_table, keyeq, w.qi_hierarchy, i, leaf, q) INTO bad;
 				END IF;
-			EXCEPTION WHEN OTHERS THEN
-				RAISE WARNING 'the hierarchy of column "%" of % was left as it was: %', q, w.relid::regclass, SQLERRM
-					USING HINT = 'Writers'' values may no longer be found among its leaves: call keanon.unwatch and watch the table again.';
+				EXECUTE format('SELECT count(*) - count(DISTINCT x) FROM (SELECT CASE WHEN h.height = 0 THEN %3$s '
+							   'ELSE h.value END AS x FROM %1$s h WHERE h.dim = %2$s) s',
+							   w.qi_hierarchy, i, leaf) INTO n;
+			EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
+				RAISE EXCEPTION 'the hierarchy of column "%" of % cannot be read under DateStyle %, TimeZone %', q,
+					w.relid::regclass, current_setting('DateStyle'), current_setting('TimeZone')
+					USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = SQLERRM, HINT = hint;
 			END;
+			IF n > 0 THEN
+				RAISE EXCEPTION 'the hierarchy of column "%" of % cannot be read under DateStyle %, TimeZone %', q,
+					w.relid::regclass, current_setting('DateStyle'), current_setting('TimeZone')
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = 'So read, two of its leaves are one value, or a leaf is written like another node.',
+						  HINT = hint;
+			END IF;
+			IF bad > 0 THEN
+				RAISE EXCEPTION 'the hierarchy of column "%" of % cannot be read under DateStyle %, TimeZone %', q,
+					w.relid::regclass, current_setting('DateStyle'), current_setting('TimeZone')
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = format('So read, %s of its rows would be at a leaf of another value.', bad),
+						  HINT = hint;
+			END IF;
+			EXECUTE format('UPDATE %1$s g SET %2$I = m.new FROM (SELECT h.value AS old, %3$s AS new FROM %4$s h '
+						   'WHERE h.dim = %5$s AND h.height = 0) m WHERE g.%2$I = m.old AND m.new <> m.old',
+						   w.qi_groups, q, leaf, w.qi_hierarchy, i);
+			EXECUTE format('UPDATE %1$s h SET value = %2$s WHERE h.dim = %3$s AND h.height = 0 AND h.value <> %2$s',
+						   w.qi_hierarchy, leaf, i);
+			GET DIAGNOSTICS n = ROW_COUNT;
+			IF n > 0 THEN
+				RAISE NOTICE 'the hierarchy of column "%" of % now keeps % of its leaves as keanon.leaf_text prints them',
+					q, w.relid::regclass, n
+					USING DETAIL = format('They were read with DateStyle %s, IntervalStyle %s, TimeZone %s.',
+										  current_setting('DateStyle'), current_setting('IntervalStyle'),
+										  current_setting('TimeZone'));
+			END IF;
 		END LOOP;
 	END LOOP;
 END;

@@ -1075,18 +1075,21 @@ AS 'MODULE_PATHNAME', 'keanon_leaf_text';
 COMMENT ON FUNCTION keanon.leaf_text(anyelement) IS
 'part of generalization: a categorical quasi-identifier''s value as its hierarchy''s leaves are kept and writers'' values are matched with them, its ::text cast with DateStyle ISO, IntervalStyle postgres, TimeZone UTC and floating-point values exact, whatever the session''s settings (a string as it is)';
 
--- The SQL of a leaf's kept text from expr, a hierarchy's text of a value
--- of column q of tab, read under the session's settings
-CREATE FUNCTION keanon.leaf_sql(tab regclass, q name, expr text)
+-- The SQL of a leaf's kept text from expr, the value column of hierarchy
+-- hrel of column q of tab: its value, or its text read as a value of the
+-- column under the session's settings
+CREATE FUNCTION keanon.leaf_sql(tab regclass, q name, hrel regclass, expr text)
 RETURNS text
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT CASE WHEN t.typcategory = 'S' THEN format('(%s)::text', expr)
+	WHEN v.atttypid = a.atttypid THEN format('keanon.leaf_text(%s)', expr)
 	ELSE format('keanon.leaf_text((%s)::text::%s)', expr, format_type(a.atttypid, a.atttypmod)) END
 	FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+	LEFT JOIN pg_attribute v ON v.attrelid = hrel AND v.attname = 'value' AND v.attnum > 0 AND NOT v.attisdropped
 	WHERE a.attrelid = tab AND a.attname = q AND a.attnum > 0 AND NOT a.attisdropped);
-COMMENT ON FUNCTION keanon.leaf_sql(regclass, name, text) IS
-'part of generalization: the SQL expression of the text kept for a leaf of column q''s hierarchy from expr, the leaf''s text in the watching session: the text itself for a string column, else keanon.leaf_text of it read as a value of the column''s type';
+COMMENT ON FUNCTION keanon.leaf_sql(regclass, name, regclass, text) IS
+'part of generalization: the SQL expression of the text kept for a leaf of column q''s hierarchy hrel from expr, its value column: the text itself for a string column, else keanon.leaf_text of the value, read as a value of the column''s type from its text in the watching session where the hierarchy''s values are of another type';
 
 -- A hierarchy named in watch's hierarchies: a qualified name, or one in
 -- the watched table's schema (keanon's functions run with a fixed
@@ -1151,12 +1154,22 @@ BEGIN
 	END IF;
 	-- a watch keeps each leaf's text as keanon.leaf_text prints its value:
 	-- every leaf must be a value of the column, and no two nodes one text
-	leaf := keanon.leaf_sql(tab, q, 'h.value');
+	IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+			   WHERE a.attrelid = tab AND a.attname = q
+				 AND (t.oid = 'money'::regtype OR (t.typnamespace = 'pg_catalog'::regnamespace
+					  AND t.typname IN ('regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regtype',
+										'regconfig', 'regdictionary', 'regnamespace', 'regrole', 'regcollation')))) THEN
+		RAISE EXCEPTION 'column "%" cannot be generalized by a hierarchy', q
+			USING ERRCODE = 'feature_not_supported',
+				  DETAIL = 'The text of its values depends on session settings (lc_monetary, search_path).';
+	END IF;
+	leaf := keanon.leaf_sql(tab, q, hrel, 'h.value');
 	BEGIN
-		EXECUTE format('SELECT count(*) - count(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM %1$s c '
-					   'WHERE c.parent::text = h.value::text) THEN %2$s ELSE h.value::text END) FROM %1$s h',
+		EXECUTE format('SELECT count(*) - count(DISTINCT x) FROM (SELECT %2$s AS x FROM %1$s h WHERE NOT EXISTS '
+					   '(SELECT 1 FROM %1$s c WHERE c.parent::text = h.value::text) UNION ALL SELECT h.value::text '
+					   'FROM %1$s h WHERE EXISTS (SELECT 1 FROM %1$s c WHERE c.parent::text = h.value::text)) n',
 					   hrel, leaf) INTO nreached;
-	EXCEPTION WHEN data_exception THEN
+	EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
 		RAISE EXCEPTION 'a leaf of hierarchy % is not a value of column "%"', hrel, q
 			USING ERRCODE = 'invalid_parameter_value', DETAIL = SQLERRM,
 				  HINT = 'Each leaf of a hierarchy is matched with a value the column holds.';
@@ -1333,13 +1346,15 @@ BEGIN
 				l AS (SELECT n.*, (count(*) FILTER (WHERE leaf) OVER (ORDER BY path))::integer - 1 AS leafno FROM n),
 				a AS (SELECT l.path[1:d] AS anc, min(l.leafno) AS lo, max(l.leafno) AS hi,
 							 max(cardinality(l.path)) AS deepest
-					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1)
+					  FROM l, generate_series(1, cardinality(l.path)) d WHERE l.leaf GROUP BY 1),
+				lv AS (SELECT h.value::text AS v, %5$s AS kept FROM %1$s h
+					   WHERE NOT EXISTS (SELECT 1 FROM %1$s c WHERE c.parent::text = h.value::text))
 				INSERT INTO %2$I.%3$I (dim, node, value, parent, height, leaf_lo, leaf_hi)
-				SELECT %4$s, l.node, CASE WHEN l.leaf THEN %5$s ELSE l.v END, p.node,
+				SELECT %4$s, l.node, CASE WHEN l.leaf THEN lv.kept ELSE l.v END, p.node,
 					   a.deepest - cardinality(l.path), a.lo, a.hi
-				FROM l JOIN a ON a.anc = l.path
+				FROM l JOIN a ON a.anc = l.path LEFT JOIN lv ON lv.v = l.v
 				LEFT JOIN l p ON p.path = l.path[1:cardinality(l.path) - 1] AND cardinality(l.path) > 1$h$,
-				hrel, nsp, hier_name, i, keanon.leaf_sql(tab, q, 'l.v'));
+				hrel, nsp, hier_name, i, keanon.leaf_sql(tab, q, hrel, 'h.value'));
 			ranges := ranges || NULL::float8;
 			origins := origins || 0::float8;
 		ELSE

@@ -473,7 +473,13 @@ ALTER TABLE gs_day2 ADD PRIMARY KEY (id);
 SELECT keanon.watch('gs_day2', 's', '{day}', k => 3, e => 10, generalize => 3, hierarchies => '{"day": "gs_days_bad"}');
 UPDATE gs_days_bad SET value = 'Tue 01 Dec 2020' WHERE value = 'someday';
 SELECT keanon.watch('gs_day2', 's', '{day}', k => 3, e => 10, generalize => 3, hierarchies => '{"day": "gs_days_bad"}');
-SELECT count(*) AS not_watched FROM keanon.watches WHERE relid = 'gs_day2'::regclass;
+-- nor is a quasi-identifier whose text depends on other settings
+CREATE TABLE gs_money (id integer PRIMARY KEY, price money NOT NULL, s integer);
+INSERT INTO gs_money SELECT g, (g % 2)::numeric::money, g * 100 FROM generate_series(1, 20) g;
+CREATE TABLE gs_prices (value money, parent money);
+INSERT INTO gs_prices VALUES (9, NULL), (0, 9), (1, 9);
+SELECT keanon.watch('gs_money', 's', '{price}', k => 3, e => 10, generalize => 3, hierarchies => '{"price": "gs_prices"}');
+SELECT count(*) AS not_watched FROM keanon.watches WHERE relid IN ('gs_day2'::regclass, 'gs_money'::regclass);
 
 -- a deferred watch of a timestamptz quasi-identifier, its hierarchy
 -- written in Paris; a writer in Tokyo, the flush wherever it runs
@@ -497,4 +503,21 @@ RESET TimeZone;
 SELECT m.id, h.value AS leaf FROM gs_stamp_keanon_members m
 JOIN gs_stamp_keanon_hier h ON h.dim = 1 AND h.height = 0 AND h.leaf_lo = m.keanon_x[1]
 WHERE m.id > 100 ORDER BY m.id;
-DROP TABLE gs_day, gs_day2, gs_days, gs_days_bad, gs_stamp, gs_stamps CASCADE;
+-- a hierarchy of the column's own type is read as values, not as text:
+-- printed in Kolkata's SQL style a leaf reads '01/01/2020 05:30:00 IST',
+-- and IST read back is Israel's time
+SET TimeZone = 'Asia/Kolkata';
+SET DateStyle = 'SQL, DMY';
+CREATE TABLE gs_instants (value timestamptz, parent timestamptz);
+INSERT INTO gs_instants VALUES ('2000-01-01 00:00:00+00', NULL), ('2020-01-01 00:00:00+00', '2000-01-01 00:00:00+00'),
+	('2020-01-02 00:00:00+00', '2000-01-01 00:00:00+00');
+CREATE TABLE gs_instant (id integer PRIMARY KEY, at timestamptz NOT NULL, s integer);
+INSERT INTO gs_instant SELECT g, timestamptz '2020-01-01 00:00:00+00' + (g % 2) * interval '1 day', 1000 + 37 * g
+FROM generate_series(1, 20) g;
+SELECT keanon.watch('gs_instant', 's', '{at}', k => 3, e => 10, generalize => 3,
+	hierarchies => '{"at": "gs_instants"}') IS NOT NULL AS watched;
+RESET DateStyle;
+RESET TimeZone;
+SELECT array_agg(value ORDER BY leaf_lo) AS leaves FROM gs_instant_keanon_hier WHERE height = 0;
+SELECT keanon.check('gs_instant');
+DROP TABLE gs_day, gs_day2, gs_days, gs_days_bad, gs_money, gs_prices, gs_stamp, gs_stamps, gs_instant, gs_instants CASCADE;

@@ -57,9 +57,9 @@ SELECT keanon.watch('t_gen_float', 'salary', '{x}', 3, 2000, generalize => 3);
 SET DateStyle = 'SQL, DMY';
 CREATE TABLE days (value text, parent text);
 INSERT INTO days VALUES ('any', NULL), ('December', 'any'), ('January', 'any'), ('01/12/2020', 'December'),
-	('02/12/2020', 'December'), ('12/01/2020', 'January'), ('13/01/2020', 'January');
+	('02/12/2020', 'December'), ('11/01/2020', 'January'), ('12/01/2020', 'January');
 CREATE TABLE t_gen_day (id integer PRIMARY KEY, day date NOT NULL, salary integer);
-INSERT INTO t_gen_day SELECT i, (ARRAY[date '2020-12-01', date '2020-12-02', date '2020-01-12', date '2020-01-13'])[1 + i % 4],
+INSERT INTO t_gen_day SELECT i, (ARRAY[date '2020-12-01', date '2020-12-02', date '2020-01-11', date '2020-01-12'])[1 + i % 4],
 	1000 * (1 + (i * 7) % 60) FROM generate_series(1, 48) i;
 SELECT keanon.watch('t_gen_day', 'salary', '{day}', 3, 2000, generalize => 3, hierarchies => '{"day": "days"}');
 -- what 0.1.0 refused
@@ -106,7 +106,16 @@ REVOKE EXECUTE ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integ
 -- an internal table granted to another role (as a schema's default
 -- privileges did): the update names it
 GRANT SELECT ON t_deferred_keanon_parts TO PUBLIC;
+-- this session holds the date watch's hierarchy as 0.1.0 kept it
+INSERT INTO t_gen_day VALUES (90, '01/12/2020', 6900);
+-- the update reads the date leaves under its session's DateStyle: read
+-- month first, the rows at each leaf are another day, and it stops
+SET DateStyle = 'ISO, MDY';
+SET TimeZone = 'UTC';
 ALTER EXTENSION keanon UPDATE TO '0.2.0';
+SET DateStyle = 'SQL, DMY';
+ALTER EXTENSION keanon UPDATE TO '0.2.0';
+RESET TimeZone;
 SET ROLE keanon_upgrade_user;
 SELECT k FROM t_k;
 RESET ROLE;

@@ -42,6 +42,7 @@
 #include "parser/parse_func.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
+#include "utils/bytea.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -204,7 +205,8 @@ KeanonGenLeafText(Oid typid, Datum d, bool fixed)
 	if (!fixed || prints_alike(typid))
 		return cast_text(typid, d);
 	/* only what differs is set: a zone always at UTC prints as UTC does */
-	if (DateStyle == USE_ISO_DATES && IntervalStyle == INTSTYLE_POSTGRES && utc && extra_float_digits >= 1)
+	if (DateStyle == USE_ISO_DATES && IntervalStyle == INTSTYLE_POSTGRES && utc && extra_float_digits >= 1 &&
+		bytea_output == BYTEA_OUTPUT_HEX)
 		return cast_text(typid, d);
 	level = NewGUCNestLevel();
 	if (DateStyle != USE_ISO_DATES)
@@ -215,8 +217,10 @@ KeanonGenLeafText(Oid typid, Datum d, bool fixed)
 		pin("TimeZone", "UTC");
 	if (extra_float_digits < 1)
 		pin("extra_float_digits", "1");
+	if (bytea_output != BYTEA_OUTPUT_HEX)
+		pin("bytea_output", "hex");
 	s = cast_text(typid, d);
-	AtEOXact_GUC(true, level);
+	AtEOXact_GUC(false, level);
 	return s;
 }
 
@@ -226,9 +230,9 @@ KeanonGenLeafText(Oid typid, Datum d, bool fixed)
  * where leaves are not kept fixed
  */
 char *
-KeanonGenLeafSql(Oid typid, const char *col)
+KeanonGenLeafSql(Oid typid, const char *col, bool fixed)
 {
-	if (prints_alike(typid) || !KeanonGenLeavesFixed())
+	if (!fixed || prints_alike(typid))
 		return psprintf("(%s)::pg_catalog.text", col);
 	return psprintf("keanon.leaf_text(%s)", col);
 }

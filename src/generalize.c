@@ -63,7 +63,7 @@ KeanonGenCoordinateSql(const KeanonGen *g, int d, const char *px)
 	const char *col = psprintf("%s%s", px, g->dim_names[d]);
 
 	if (g->categorical[d])
-		return KeanonGenLeafSql(g->dim_types[d], col);
+		return KeanonGenLeafSql(g->dim_types[d], col, g->leaves_fixed);
 	return KeanonGenCoordinateOf(g->dim_types[d], col);
 }
 
@@ -356,6 +356,7 @@ load_generalization(Watch *w, KeanonGen *g)
 
 	memset(g, 0, sizeof(*g));
 	g->relid = w->relid;
+	g->leaves_fixed = KeanonGenLeavesFixed();
 	if (KeanonSpiExec(w->relid, "SELECT generalize, qi_method, qi_ranges, qi_hierarchy::pg_catalog.oid, "
 					  "qi_groups::pg_catalog.oid, qi_members::pg_catalog.oid, "
 					  "(SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
@@ -571,6 +572,12 @@ KeanonGenLoad(Watch *w, KeanonGen *g)
 		gen_cache = hash_create("keanon generalizations", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	e = hash_search(gen_cache, &w->relid, HASH_FIND, NULL);
+	/* an update to 0.2.0 rewrote the leaves (keanon.leaf_text came with it) */
+	if (e != NULL && e->g.leaves_fixed != KeanonGenLeavesFixed())
+	{
+		gen_cache_inval((Datum) 0, w->relid);
+		e = NULL;
+	}
 	if (e != NULL)
 	{
 		*g = e->g;
@@ -712,7 +719,7 @@ KeanonGenCheckRow(const KeanonGen *g, TupleTableSlot *slot, AttrNumber s_attnum)
 	if (isnull)
 		return;
 	/* each value printed as the flush prints it */
-	fixed = KeanonGenLeavesFixed();
+	fixed = g->leaves_fixed;
 	if (extra_float_digits < 1)
 	{
 		level = NewGUCNestLevel();

@@ -62,6 +62,7 @@ typedef struct KeanonGen
 	char	 ***node_value;		/* [ndims][nnodes] */
 	char	 ***leaf_sorted;	/* [ndims][nleaves] leaf values, sorted */
 	int		  **leaf_sorted_no; /* [ndims][nleaves] their leaf numbers */
+	bool		leaves_fixed;	/* leaves kept as keanon.leaf_text prints (gen_values.c) */
 	int			nkeys;
 	Oid		   *key_types;
 	char	   *m_eq_x;			/* members m = relation x, by key */
@@ -89,7 +90,7 @@ extern char *KeanonGenCoordinateOf(Oid typid, const char *col);
 extern char *KeanonGenRangeOf(Oid typid, const char *lo, const char *hi);
 extern bool KeanonGenLeavesFixed(void);
 extern char *KeanonGenLeafText(Oid typid, Datum d, bool fixed);
-extern char *KeanonGenLeafSql(Oid typid, const char *col);
+extern char *KeanonGenLeafSql(Oid typid, const char *col, bool fixed);
 
 /* generalize.c */
 extern void KeanonGenCacheInit(void);
