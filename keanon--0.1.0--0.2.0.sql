@@ -720,10 +720,12 @@ BEGIN
 	ELSE
 		-- in an order of partitions and slots alone (a random order within
 		-- each partition), never of the rows' physical places, which tell
-		-- what a change rewrote
+		-- what a change rewrote; the slots' order is no index's, so that
+		-- no plan reads a partition's rows one by one in it (the buffers a
+		-- LIMIT or a cursor read told apart rows on pages of their own)
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
 					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL '
-					   'ORDER BY keanon_pid, keanon_slot',
+					   'ORDER BY keanon_pid, keanon_slot OPERATOR(pg_catalog.+) 0',
 					   nsp, view_name, qilist, sensitive, nsp, rows_name);
 	END IF;
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
@@ -784,7 +786,7 @@ BEGIN
 			EXECUTE format('ALTER EXTENSION keanon ADD VIEW %s', w.view);
 			EXECUTE format('CREATE OR REPLACE VIEW %s WITH (%s) AS '
 						   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %s WHERE keanon_pid IS NOT NULL '
-						   'ORDER BY keanon_pid, keanon_slot',
+						   'ORDER BY keanon_pid, keanon_slot OPERATOR(pg_catalog.+) 0',
 						   w.view,
 						   pg_catalog.array_to_string(pg_catalog.array_append(
 							   (SELECT pg_catalog.array_agg(o) FROM pg_catalog.unnest(w.reloptions) o
@@ -796,7 +798,7 @@ BEGIN
 		EXCEPTION WHEN OTHERS THEN
 			-- a view its owner redefined is the owner's to redefine
 			RAISE WARNING 'keanon: the view % of %''s watch was left as it is: %', w.view, w.relid, SQLERRM
-				USING HINT = 'Give it ORDER BY keanon_pid, keanon_slot, so that no plan returns its rows in their physical order.';
+				USING HINT = 'Give it ORDER BY keanon_pid, keanon_slot + 0, so that no plan returns its rows in their physical order, nor reads them one by one in their slots'' order.';
 		END;
 	END LOOP;
 END;

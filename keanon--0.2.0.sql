@@ -452,10 +452,12 @@ BEGIN
 	ELSE
 		-- in an order of partitions and slots alone (a random order within
 		-- each partition), never of the rows' physical places, which tell
-		-- what a change rewrote
+		-- what a change rewrote; the slots' order is no index's, so that
+		-- no plan reads a partition's rows one by one in it (the buffers a
+		-- LIMIT or a cursor read told apart rows on pages of their own)
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
 					   'SELECT %s, keanon_pub AS %I, keanon_pid FROM %I.%I WHERE keanon_pid IS NOT NULL '
-					   'ORDER BY keanon_pid, keanon_slot',
+					   'ORDER BY keanon_pid, keanon_slot OPERATOR(pg_catalog.+) 0',
 					   nsp, view_name, qilist, sensitive, nsp, rows_name);
 	END IF;
 	EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,

@@ -161,7 +161,7 @@ SELECT (SELECT min(c) FROM (SELECT count(*) c FROM t_gen_anon GROUP BY age, kind
 -- the plain views (live and deferred) now return their rows by partition
 -- and slot, as a fresh watch's do; the others are as they were; each view
 -- still goes with the extension (a normal dependency) and is not a member
-SELECT v::text, pg_get_viewdef(v) ~ 'ORDER BY ([a-z_]+\.)?keanon_pid, ([a-z_]+\.)?keanon_slot' AS by_slot,
+SELECT v::text, pg_get_viewdef(v) ~ 'ORDER BY ([a-z_]+\.)?keanon_pid, \(([a-z_]+\.)?keanon_slot \+ 0\)' AS by_slot,
 	(SELECT string_agg(d.deptype::text, ',' ORDER BY d.deptype) FROM pg_depend d
 	 WHERE d.classid = 'pg_class'::regclass AND d.objid = v
 		AND d.refclassid = 'pg_extension'::regclass) AS on_extension
