@@ -77,7 +77,7 @@ DATA = keanon--0.2.0.sql keanon--0.1.0.sql keanon--0.1.0--0.2.0.sql
 PGFILEDESC = "keanon - continuous (k,e)-anonymization of a table"
 
 # pg_regress tests, by name (never a wildcard)
-REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle deferred generalize generalize_attack anonymize upgrade sensitive_columns default_privileges
+REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e attack lifecycle deferred generalize generalize_attack anonymize upgrade sensitive_columns default_privileges collation_keys
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE

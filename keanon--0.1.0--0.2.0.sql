@@ -14,6 +14,19 @@
 -- never in their physical order, which told what a change rewrote: such
 -- views are replaced below.
 
+-- keanon.key_equality named the operator alone: for a domain key, another
+-- operator of its schema named alike for the domain was chosen
+DROP FUNCTION keanon.key_equality(regclass, name);
+-- Column col of relations a and b equal by its type's default equality,
+-- both sides cast to the operator's own input types (an operator of its
+-- schema named alike, for a domain of the column's type, is no match)
+CREATE FUNCTION keanon.key_equal(tab regclass, col name, a text, b text)
+RETURNS text
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_key_equal';
+COMMENT ON FUNCTION keanon.key_equal(regclass, name, text, text) IS
+'the SQL of column col of relations a and b equal: (a.col)::T OPERATOR(schema.op) (b.col)::T, op the default btree (else hash) equality of the column''s type, T its input types, so that no operator named alike for a domain is chosen';
+
 -- a new signature
 DROP FUNCTION keanon.watch_check_generalized(regclass, name[], integer, jsonb, text, text);
 CREATE FUNCTION keanon.watch_check_generalized(tab regclass, quasi_identifiers name[],
@@ -230,7 +243,7 @@ BEGIN
 		-- the view: each row's group's tuple, its published value and
 		-- partition, in an order of published values alone (the tuple
 		-- first: groups of one tuple are not told apart by their numbers)
-		SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		SELECT string_agg(keanon.key_equal(tab, c, 'r', 'm'), ' AND ' ORDER BY o)
 		INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
 					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
@@ -506,7 +519,7 @@ BEGIN
 		-- release mode: each row of the last release names its group
 		src := format('%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m', g.release_table);
 	ELSE
-		SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		SELECT string_agg(keanon.key_equal(tab, c, 'm', 'r'), ' AND ' ORDER BY o)
 		INTO keyeq FROM unnest(g.key_columns) WITH ORDINALITY u(c, o);
 		src := format('%s m JOIN %s r ON %s', g.members, g.rows_table, keyeq);
 		PERFORM keanon.check_members(tab, g.members, g.rows_table, g.quasi_identifiers, g.ranges, g.hier, keyeq);
@@ -1115,7 +1128,7 @@ BEGIN
 		IF w.qi_members IS NULL THEN
 			src := format('%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m', w.release_table);
 		ELSE
-			SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(w.relid, c)), ' AND ' ORDER BY o)
+			SELECT string_agg(keanon.key_equal(w.relid, c, 'm', 'r'), ' AND ' ORDER BY o)
 			INTO keyeq FROM unnest(w.key_columns) WITH ORDINALITY u(c, o);
 			src := format('%s m JOIN %s r ON %s', w.qi_members, w.rows_table, keyeq);
 		END IF;
@@ -1279,7 +1292,7 @@ BEGIN
 			bad := 0;
 			BEGIN
 				IF w.qi_members IS NOT NULL THEN
-					SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(w.relid, c)),
+					SELECT string_agg(keanon.key_equal(w.relid, c, 'm', 'r'),
 									  ' AND ' ORDER BY o)
 					INTO keyeq FROM unnest(w.key_columns) WITH ORDINALITY u(c, o);
 					EXECUTE format('SELECT count(*) FROM %1$s m JOIN %2$s r ON %3$s JOIN %4$s h ON h.dim = %5$s '
@@ -1363,7 +1376,7 @@ BEGIN
 						   (SELECT string_agg(format('g.%I', c), ', ' ORDER BY o)
 							FROM unnest(w.quasi_identifiers) WITH ORDINALITY u(c, o)),
 						   w.sensitive, w.rows_table, w.qi_members,
-						   (SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(w.relid, c)),
+						   (SELECT string_agg(keanon.key_equal(w.relid, c, 'r', 'm'),
 											  ' AND ' ORDER BY o)
 							FROM unnest(w.key_columns) WITH ORDINALITY u(c, o)),
 						   w.qi_groups, w.generalize,
@@ -1395,3 +1408,23 @@ BEGIN
 	END LOOP;
 END;
 $include_keys$;
+
+-- Watches keyed by a column of a nondeterministic collation, which
+-- keanon.watch now refuses (a key equal under it, written otherwise, left
+-- two versions of a row published): said, and left as they are
+DO $collation_keys$
+DECLARE
+	w record;
+BEGIN
+	FOR w IN SELECT DISTINCT wt.relid FROM keanon.watches wt
+			 JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) wt.relid
+				AND a.attname OPERATOR(pg_catalog.=) ANY (wt.key_columns)
+			 JOIN pg_catalog.pg_collation c ON c.oid OPERATOR(pg_catalog.=) a.attcollation
+			 WHERE NOT c.collisdeterministic
+	LOOP
+		RAISE WARNING 'keanon: the primary key of watched table % has a column of a nondeterministic collation, which keanon.watch now refuses', w.relid
+			USING DETAIL = 'An UPDATE that writes a key equal under the collation but spelled otherwise leaves the row published twice.',
+				  HINT = 'Give the key column a deterministic collation, then unwatch the table and watch it again.';
+	END LOOP;
+END;
+$collation_keys$;

@@ -1410,7 +1410,7 @@ BEGIN
 		-- the view: each row's group's tuple, its published value and
 		-- partition, in an order of published values alone (the tuple
 		-- first: groups of one tuple are not told apart by their numbers)
-		SELECT string_agg(format('r.%1$I OPERATOR(%2$s) m.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		SELECT string_agg(keanon.key_equal(tab, c, 'r', 'm'), ' AND ' ORDER BY o)
 		INTO keyeq FROM unnest(keys) WITH ORDINALITY u(c, o);
 		EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS '
 					   'SELECT %s, r.keanon_pub AS %I, r.keanon_pid FROM %I.%I r JOIN %I.%I m ON %s '
@@ -1442,22 +1442,15 @@ $watch_generalized$;
 COMMENT ON FUNCTION keanon.watch_generalized(regclass, name, name[], name[], integer, jsonb, text, text, text) IS
 'part of keanon.watch with generalize: make the hierarchy, groups and members tables (in release mode, release_name given, a group column of the release table instead of members) and the generalized view in place of the plain one; returns their names and the numeric quasi-identifiers'' spans and least values';
 
--- The default btree equality of a column's type, schema-qualified
-CREATE FUNCTION keanon.key_equality(tab regclass, col name)
+-- Column col of relations a and b equal by its type's default equality,
+-- both sides cast to the operator's own input types (an operator of its
+-- schema named alike, for a domain of the column's type, is no match)
+CREATE FUNCTION keanon.key_equal(tab regclass, col name, a text, b text)
 RETURNS text
-LANGUAGE sql STABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN coalesce((SELECT format('%I.%s', n.nspname, o.oprname)
-	FROM pg_attribute a
-	JOIN pg_opclass oc ON oc.opcintype = a.atttypid AND oc.opcdefault
-	JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree'
-	JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = a.atttypid
-		AND ao.amoprighttype = a.atttypid AND ao.amopstrategy = 3
-	JOIN pg_operator o ON o.oid = ao.amopopr
-	JOIN pg_namespace n ON n.oid = o.oprnamespace
-	WHERE a.attrelid = tab AND a.attname = col), 'pg_catalog.=');
-COMMENT ON FUNCTION keanon.key_equality(regclass, name) IS
-'the schema-qualified equality operator of a column''s type''s default btree class (pg_catalog.= when its type borrows another''s class)';
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'keanon_key_equal';
+COMMENT ON FUNCTION keanon.key_equal(regclass, name, text, text) IS
+'the SQL of column col of relations a and b equal: (a.col)::T OPERATOR(schema.op) (b.col)::T, op the default btree (else hash) equality of the column''s type, T its input types, so that no operator named alike for a domain is chosen';
 
 CREATE FUNCTION keanon.register_generalization(tab regclass, generalize integer, qi_method text,
 	ranges float8[], hierarchy regclass, groups regclass, members regclass, origins float8[])
@@ -1617,7 +1610,7 @@ BEGIN
 		-- release mode: each row of the last release names its group
 		src := format('%s r CROSS JOIN LATERAL (SELECT r.keanon_group) m', g.release_table);
 	ELSE
-		SELECT string_agg(format('m.%1$I OPERATOR(%2$s) r.%1$I', c, keanon.key_equality(tab, c)), ' AND ' ORDER BY o)
+		SELECT string_agg(keanon.key_equal(tab, c, 'm', 'r'), ' AND ' ORDER BY o)
 		INTO keyeq FROM unnest(g.key_columns) WITH ORDINALITY u(c, o);
 		src := format('%s m JOIN %s r ON %s', g.members, g.rows_table, keyeq);
 		PERFORM keanon.check_members(tab, g.members, g.rows_table, g.quasi_identifiers, g.ranges, g.hier, keyeq);

@@ -696,6 +696,61 @@ DROP SCHEMA hidden;
 DROP ROLE keanon_eve;
 
 -- ----------------------------------------------------------------
+-- 10. A key's equality is its type's own operator, never a look-alike
+-- ----------------------------------------------------------------
+-- A domain over citext as the key: citext's "=" lives in a schema where
+-- others may create (public here), and an operator "=" for the domain put
+-- there matched keanon's comparisons of keys better than citext's own: it
+-- ran as the table's owner in the worker's flush, a live UPDATE,
+-- keanon.check and a generalized view.  keanon casts both sides of each
+-- comparison to the operator's own types now.
+CREATE EXTENSION IF NOT EXISTS citext;
+CREATE EXTENSION IF NOT EXISTS cube;
+CREATE DOMAIN att_email AS citext;
+CREATE TABLE dk_live (id att_email PRIMARY KEY, age integer NOT NULL, s integer);
+INSERT INTO dk_live SELECT 'u' || g || '@x', 20 + g % 30, 1000 * g FROM generate_series(1, 30) g;
+CREATE TABLE dk_def AS SELECT * FROM dk_live;
+ALTER TABLE dk_def ADD PRIMARY KEY (id);
+CREATE TABLE dk_gen AS SELECT * FROM dk_live;
+ALTER TABLE dk_gen ADD PRIMARY KEY (id);
+SELECT keanon.watch('dk_live', 's', '{age}', 3, 1000) IS NOT NULL AS live,
+	keanon.watch('dk_def', 's', '{age}', 3, 1000, mode => 'deferred') IS NOT NULL AS deferred;
+-- keys in another case are one key, as citext compares them
+UPDATE dk_live SET s = s + 1 WHERE id IN ('U1@X', 'U2@X');
+SELECT keanon.check('dk_live');
+CREATE ROLE keanon_att_mallory;
+GRANT CREATE ON SCHEMA public TO keanon_att_mallory;
+GRANT INSERT, UPDATE ON dk_live, dk_def TO keanon_att_mallory;
+GRANT SELECT (age) ON dk_live, dk_def TO keanon_att_mallory;
+CREATE TABLE att_ran (who name);
+GRANT INSERT ON att_ran TO PUBLIC;
+SET ROLE keanon_att_mallory;
+CREATE FUNCTION public.att_eq(att_email, att_email) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.att_ran VALUES (current_user);
+	RETURN $1::public.citext OPERATOR(public.=) $2::public.citext;
+END
+$$;
+CREATE OPERATOR public.= (LEFTARG = att_email, RIGHTARG = att_email, FUNCTION = public.att_eq);
+UPDATE dk_live SET age = age + 1 WHERE age < 30;
+UPDATE dk_def SET age = age + 1 WHERE age < 30;
+INSERT INTO dk_def VALUES ('new@x', 44, 77777);
+RESET ROLE;
+SELECT keanon.watch('dk_gen', 's', '{age}', 3, 1000, generalize => 3) IS NOT NULL AS generalized;
+SELECT keanon.flush('dk_def') >= 0 AS flushed;
+SELECT pending FROM keanon.status('dk_def');
+SELECT count(*) AS published FROM dk_gen_anon;
+SELECT keanon.check('dk_live') AND keanon.check('dk_def') AND keanon.check('dk_gen') AS checked;
+SELECT count(*) AS look_alike_ran FROM att_ran;
+DROP TABLE dk_live, dk_def, dk_gen, att_ran CASCADE;
+DROP OPERATOR public.= (att_email, att_email);
+DROP FUNCTION public.att_eq(att_email, att_email);
+DROP DOMAIN att_email;
+REVOKE CREATE ON SCHEMA public FROM keanon_att_mallory;
+DROP ROLE keanon_att_mallory;
+DROP EXTENSION citext;
+
+-- ----------------------------------------------------------------
 -- 7. Dropping the extension leaves no table of true values behind
 -- ----------------------------------------------------------------
 CREATE TABLE leftover (id integer PRIMARY KEY, qi integer, s integer);

@@ -580,6 +580,41 @@ FROM pg_stat_user_tables WHERE relname = 'dmix_keanon_parts';
 SELECT count(*) = (SELECT count(*) FROM dmix) AS all_published FROM dmix_anon;
 DROP TABLE dmix;
 
+-- A writer who sets a value it may not read learns nothing from what its
+-- own statement wrote: the row is noted whether or not the value was
+-- already the row's (only a wrong guess was noted, which
+-- pg_stat_xact_user_tables showed the writer)
+CREATE TABLE dor (id integer PRIMARY KEY, age integer, s integer);
+INSERT INTO dor SELECT g, 20 + g, 1000 * g FROM generate_series(1, 12) g;
+SELECT keanon.watch('dor', 's', '{age}', 3, 1000, mode => 'deferred') IS NOT NULL AS watched;
+GRANT UPDATE (s, age), SELECT (age) ON dor TO keanon_dwriter;
+SET ROLE keanon_dwriter;
+BEGIN;
+SELECT n_tup_ins AS before FROM pg_stat_xact_user_tables WHERE relname = 'dor_keanon_pending' \gset
+UPDATE dor SET s = 5000 WHERE age = 25;
+SELECT n_tup_ins - :before AS noted_for_the_value_it_held FROM pg_stat_xact_user_tables WHERE relname = 'dor_keanon_pending';
+ROLLBACK;
+BEGIN;
+SELECT n_tup_ins AS before FROM pg_stat_xact_user_tables WHERE relname = 'dor_keanon_pending' \gset
+UPDATE dor SET s = 6000 WHERE age = 25;
+SELECT n_tup_ins - :before AS noted_for_another FROM pg_stat_xact_user_tables WHERE relname = 'dor_keanon_pending';
+ROLLBACK;
+-- so is one whose quasi-identifier it wrote (a generalized one is not
+-- published as it is); an UPDATE of a column keanon does not watch notes
+-- nothing
+BEGIN;
+SELECT n_tup_ins AS before FROM pg_stat_xact_user_tables WHERE relname = 'dor_keanon_pending' \gset
+UPDATE dor SET age = age WHERE age = 25;
+SELECT n_tup_ins - :before AS noted_for_a_quasi_identifier FROM pg_stat_xact_user_tables WHERE relname = 'dor_keanon_pending';
+ROLLBACK;
+RESET ROLE;
+ALTER TABLE dor ADD COLUMN note text;
+UPDATE dor SET note = 'x' WHERE age = 25;
+SELECT count(*) AS noted_for_another_column FROM dor_keanon_pending;
+UPDATE dor SET s = s WHERE age = 25;
+SELECT keanon.flush('dor') AS flushed, keanon.check('dor');
+DROP TABLE dor;
+
 DROP TABLE dpeople, dord, dcalls;
 DROP FUNCTION deferred_matches_oracle(regclass, name, integer, bigint);
 DROP FUNCTION dorder_attack(boolean);

@@ -164,6 +164,16 @@ columns_alike(const NoteState *st, TupleTableSlot *a, TupleTableSlot *b, int fro
 	return true;
 }
 
+/* Whether an UPDATE's SET list names a watched column */
+static bool
+watched_written(const NoteState *st, const TriggerData *td)
+{
+	for (int i = 0; i < st->nwatched; i++)
+		if (bms_is_member(st->attnums[i] - FirstLowInvalidHeapAttributeNumber, td->tg_updatedcols))
+			return true;
+	return false;
+}
+
 /*
  * Refuse, in the writer's own statement, a sensitive value that a live
  * watch would refuse (NaN, an infinity, more digits than the keanon index
@@ -237,7 +247,7 @@ note_key(const NoteState *st, Relation pending, TupleTableSlot *slot)
 
 /*
  * The row trigger of deferred watches: note the key of each row inserted,
- * deleted, or changed in a watched column (both keys when the key changed)
+ * deleted, or updated in a watched column (both keys when the key changed)
  */
 Datum
 keanon_note_change(PG_FUNCTION_ARGS)
@@ -261,7 +271,13 @@ keanon_note_change(PG_FUNCTION_ARGS)
 	if (st == NULL || st->relid != relid)
 		st = note_state(fcinfo, relid);
 
-	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
+	/*
+	 * A row whose watched columns kept their values is noted all the same
+	 * when the UPDATE wrote one of them: a writer who sets a value it may
+	 * not read would otherwise learn, by what its statement wrote
+	 * (pg_stat_xact_user_tables), whether it had guessed the row's value
+	 */
+	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) && !watched_written(st, td) &&
 		columns_alike(st, td->tg_trigslot, td->tg_newslot, 0, st->nwatched))
 		return PointerGetDatum(NULL);
 

@@ -139,6 +139,7 @@ extern bool KeanonWatchReadable(Oid relid, Watch *w);
 extern void KeanonWatchForReader(Oid relid, Watch *w, const char *what);
 extern char *KeanonQualifiedName(Oid relid);
 extern char *KeanonNameList(List *names, const char *prefix);
+extern char *KeanonTypeEqualSql(Oid typid, const char *a, const char *b);
 extern char *KeanonKeysEqual(const Watch *w, const char *a, const char *b);
 extern List *KeanonUnionNames(List *a, List *b);
 extern Oid	KeanonRelOwner(Oid relid);

@@ -400,7 +400,23 @@ primary_key_columns(Oid relid)
 	for (int i = 0; i < ix->indnatts; i++)
 	{
 		Name		n = palloc0(NAMEDATALEN);
+		Oid			typid;
+		int32		typmod;
+		Oid			coll;
 
+		/*
+		 * two keys equal under a nondeterministic collation are told apart
+		 * by the rows table's own key index: one row's two versions were
+		 * both published
+		 */
+		get_atttypetypmodcoll(relid, ix->indkey.values[i], &typid, &typmod, &coll);
+		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("primary key column %s of table %s has a nondeterministic collation",
+							get_attname(relid, ix->indkey.values[i], false), table_text(relid)),
+					 errdetail("keanon finds a row's published version by its key, byte for byte."),
+					 errhint("Give the key column a deterministic collation; a unique index beside it may use another.")));
 		namestrcpy(n, get_attname(relid, ix->indkey.values[i], false));
 		check_not_reserved(relid, NameStr(*n));
 		names[i] = NameGetDatum(n);

@@ -41,6 +41,8 @@
 
 #include "keanon_watch.h"
 #include "pg_compat.h"
+PG_FUNCTION_INFO_V1(keanon_key_equal);
+
 
 /*
  * The elements of a name[] of keanon.watches, refused when it is not a
@@ -92,8 +94,44 @@ KeanonNameList(List *names, const char *prefix)
 }
 
 /*
+ * "(a)::T OPERATOR(schema.op) (b)::T": two values of type typid equal by
+ * its type's default equality (btree, else hash), schema-qualified, with
+ * both sides cast to the operator's own input types.  Named alone, the
+ * operator's schema may hold another of that name whose input types match
+ * better (a domain's: anyone who may create in citext's schema could add
+ * "="(email, email) for a domain email over citext, and have keanon run
+ * it as the table's owner); cast, the operator's own types are an exact
+ * match, which no other operator of its schema can have.  The types are
+ * written with typmod -1 given ("bpchar", "bit" quoted), never as
+ * "character" or bit, which a cast reads as length 1.
+ */
+char *
+KeanonTypeEqualSql(Oid typid, const char *a, const char *b)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
+	HeapTuple	tup;
+	Form_pg_operator op;
+	char	   *sql;
+	bits16		flags = FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY;
+
+	if (!OidIsValid(tc->eq_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("type %s has no default equality operator", format_type_be(typid))));
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "keanon: cache lookup failed for operator %u", tc->eq_opr);
+	op = (Form_pg_operator) GETSTRUCT(tup);
+	sql = psprintf("(%s)::%s OPERATOR(%s.%s) (%s)::%s", a, format_type_extended(op->oprleft, -1, flags),
+				   quote_identifier(get_namespace_name(op->oprnamespace)), NameStr(op->oprname), b,
+				   format_type_extended(op->oprright, -1, flags));
+	ReleaseSysCache(tup);
+	return sql;
+}
+
+/*
  * The key columns of two relations (prefixed a and b) equal, each by its
- * type's default btree equality, schema-qualified: under the pinned
+ * type's default equality (KeanonTypeEqualSql): under the pinned
  * search_path no operator of an extension's type (citext, ltree) is found
  * by name
  */
@@ -108,26 +146,34 @@ KeanonKeysEqual(const Watch *w, const char *a, const char *b)
 	foreach(lc, w->keys)
 	{
 		Oid			typid = get_atttype(w->relid, w->watched_attnums[i++]);
-		TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_EQ_OPR);
-		HeapTuple	tup;
-		Oid			nsp;
+		const char *col = (const char *) lfirst(lc);
 
-		if (!OidIsValid(tc->eq_opr))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_FUNCTION),
-					 errmsg("key column %s of %s has no default equality operator",
-							(char *) lfirst(lc), get_rel_name(w->relid))));
-		tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "keanon: cache lookup failed for operator %u", tc->eq_opr);
-		nsp = ((Form_pg_operator) GETSTRUCT(tup))->oprnamespace;
-		appendStringInfo(&buf, "%s%s%s OPERATOR(%s.%s) %s%s", buf.len > 0 ? " AND " : "",
-						 a, (char *) lfirst(lc), quote_identifier(get_namespace_name(nsp)),
-						 NameStr(((Form_pg_operator) GETSTRUCT(tup))->oprname), b,
-						 (char *) lfirst(lc));
-		ReleaseSysCache(tup);
+		appendStringInfo(&buf, "%s%s", buf.len > 0 ? " AND " : "",
+						 KeanonTypeEqualSql(typid, psprintf("%s%s", a, col), psprintf("%s%s", b, col)));
 	}
 	return buf.data;
+}
+
+/*
+ * keanon.key_equal(tab regclass, col name, a text, b text) → text: column
+ * col of relations a and b equal, as KeanonTypeEqualSql writes it
+ */
+Datum
+keanon_key_equal(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *col = NameStr(*PG_GETARG_NAME(1));
+	char	   *a = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	char	   *b = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	AttrNumber	attnum = get_attnum(relid, col);
+	const char *qcol = quote_identifier(col);
+
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", col, get_rel_name(relid))));
+	PG_RETURN_TEXT_P(cstring_to_text(KeanonTypeEqualSql(get_atttype(relid, attnum),
+														psprintf("%s.%s", a, qcol), psprintf("%s.%s", b, qcol))));
 }
 
 /* The names of a and then those of b not already in a */
