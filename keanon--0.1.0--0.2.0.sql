@@ -1220,7 +1220,8 @@ BEGIN
 	END IF;
 	-- a watch keeps each leaf's text as keanon.leaf_text prints its value:
 	-- every leaf must be a value of the column, and no two nodes one text
-	IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+	IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type d ON d.oid = a.atttypid
+			   JOIN pg_type t ON t.oid = CASE WHEN d.typtype = 'd' THEN d.typbasetype ELSE d.oid END
 			   WHERE a.attrelid = tab AND a.attname = q
 				 AND (t.oid = 'money'::regtype OR (t.typnamespace = 'pg_catalog'::regnamespace
 					  AND t.typname IN ('regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regtype',

@@ -479,6 +479,9 @@ INSERT INTO gs_money SELECT g, (g % 2)::numeric::money, g * 100 FROM generate_se
 CREATE TABLE gs_prices (value money, parent money);
 INSERT INTO gs_prices VALUES (9, NULL), (0, 9), (1, 9);
 SELECT keanon.watch('gs_money', 's', '{price}', k => 3, e => 10, generalize => 3, hierarchies => '{"price": "gs_prices"}');
+CREATE DOMAIN gs_price AS money;
+ALTER TABLE gs_money ALTER COLUMN price TYPE gs_price;
+SELECT keanon.watch('gs_money', 's', '{price}', k => 3, e => 10, generalize => 3, hierarchies => '{"price": "gs_prices"}');
 SELECT count(*) AS not_watched FROM keanon.watches WHERE relid IN ('gs_day2'::regclass, 'gs_money'::regclass);
 
 -- a deferred watch of a timestamptz quasi-identifier, its hierarchy
@@ -521,3 +524,4 @@ RESET TimeZone;
 SELECT array_agg(value ORDER BY leaf_lo) AS leaves FROM gs_instant_keanon_hier WHERE height = 0;
 SELECT keanon.check('gs_instant');
 DROP TABLE gs_day, gs_day2, gs_days, gs_days_bad, gs_money, gs_prices, gs_stamp, gs_stamps, gs_instant, gs_instants CASCADE;
+DROP DOMAIN gs_price;
