@@ -1420,7 +1420,8 @@ BEGIN
 	FOR w IN SELECT DISTINCT wt.relid FROM keanon.watches wt
 			 JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) wt.relid
 				AND a.attname OPERATOR(pg_catalog.=) ANY (wt.key_columns)
-			 JOIN pg_catalog.pg_collation c ON c.oid OPERATOR(pg_catalog.=) a.attcollation
+			 JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid
+			 JOIN pg_catalog.pg_collation c ON c.oid OPERATOR(pg_catalog.=) ANY (ARRAY[a.attcollation, t.typcollation])
 			 WHERE NOT c.collisdeterministic
 	LOOP
 		RAISE WARNING 'keanon: the primary key of watched table % has a column of a nondeterministic collation, which keanon.watch now refuses', w.relid

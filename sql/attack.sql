@@ -749,6 +749,24 @@ DROP DOMAIN att_email;
 REVOKE CREATE ON SCHEMA public FROM keanon_att_mallory;
 DROP ROLE keanon_att_mallory;
 DROP EXTENSION citext;
+-- keys whose equality is polymorphic (an array of a typmod, an enum) are
+-- compared as their own types, in every mode
+CREATE TYPE att_mood AS ENUM ('low', 'mid', 'high');
+CREATE TABLE ak (id varchar(5)[] PRIMARY KEY, mood att_mood NOT NULL, s integer);
+INSERT INTO ak SELECT ARRAY['a' || g, 'b'], (ARRAY['low', 'mid', 'high']::att_mood[])[1 + g % 3], 1000 * g
+FROM generate_series(1, 20) g;
+CREATE TABLE ek (id att_mood, n integer, s integer, PRIMARY KEY (id, n));
+INSERT INTO ek SELECT (ARRAY['low', 'mid', 'high']::att_mood[])[1 + g % 3], g, 1000 * g FROM generate_series(1, 20) g;
+SELECT keanon.watch('ak', 's', '{mood}', 3, 1000, mode => 'deferred') IS NOT NULL AS deferred,
+	keanon.watch('ek', 's', '{n}', 3, 1000) IS NOT NULL AS live;
+UPDATE ak SET s = s + 1, mood = 'high' WHERE mood = 'low';
+DELETE FROM ak WHERE s < 3000;
+UPDATE ek SET s = s + 7 WHERE n % 2 = 0;
+UPDATE ek SET id = 'high' WHERE n = 1;
+SELECT keanon.flush('ak') >= 0 AS flushed;
+SELECT keanon.check('ak') AND keanon.check('ek') AS checked;
+DROP TABLE ak, ek;
+DROP TYPE att_mood;
 
 -- ----------------------------------------------------------------
 -- 7. Dropping the extension leaves no table of true values behind

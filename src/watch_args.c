@@ -410,7 +410,9 @@ primary_key_columns(Oid relid)
 		 * both published
 		 */
 		get_atttypetypmodcoll(relid, ix->indkey.values[i], &typid, &typmod, &coll);
-		if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+		/* the rows table's key takes its type's collation (a domain's) */
+		if ((OidIsValid(coll) && !get_collation_isdeterministic(coll)) ||
+			(OidIsValid(get_typcollation(typid)) && !get_collation_isdeterministic(get_typcollation(typid))))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("primary key column %s of table %s has a nondeterministic collation",

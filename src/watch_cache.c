@@ -22,6 +22,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -122,9 +123,27 @@ KeanonTypeEqualSql(Oid typid, const char *a, const char *b)
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "keanon: cache lookup failed for operator %u", tc->eq_opr);
 	op = (Form_pg_operator) GETSTRUCT(tup);
-	sql = psprintf("(%s)::%s OPERATOR(%s.%s) (%s)::%s", a, format_type_extended(op->oprleft, -1, flags),
-				   quote_identifier(get_namespace_name(op->oprnamespace)), NameStr(op->oprname), b,
-				   format_type_extended(op->oprright, -1, flags));
+	if (get_typtype(op->oprleft) == TYPTYPE_PSEUDO || get_typtype(op->oprright) == TYPTYPE_PSEUDO)
+	{
+		/*
+		 * a polymorphic equality (arrays, enums, ranges, records): cast to
+		 * "anyarray" a value of a typmod is taken for no array at all, so
+		 * both sides are the column's base type, and the operator must be
+		 * one no role can add a better match beside
+		 */
+		if (op->oprnamespace != PG_CATALOG_NAMESPACE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the equality of type %s is a polymorphic operator outside pg_catalog",
+							format_type_be(typid))));
+		sql = psprintf("(%s)::%s OPERATOR(pg_catalog.%s) (%s)::%s", a,
+					   format_type_extended(getBaseType(typid), -1, flags), NameStr(op->oprname), b,
+					   format_type_extended(getBaseType(typid), -1, flags));
+	}
+	else
+		sql = psprintf("(%s)::%s OPERATOR(%s.%s) (%s)::%s", a, format_type_extended(op->oprleft, -1, flags),
+					   quote_identifier(get_namespace_name(op->oprnamespace)), NameStr(op->oprname), b,
+					   format_type_extended(op->oprright, -1, flags));
 	ReleaseSysCache(tup);
 	return sql;
 }
