@@ -239,8 +239,8 @@ DROP TABLE nc, nc_seen;
 -- returns one.  Read one by one in slot order through the (keanon_pid,
 -- keanon_slot) index, the rows told by the pages they were on (EXPLAIN's
 -- buffers, pg_statio's counters) which rows a newcomer's join had
--- rewritten, one of which shows its true value: about a third of guesses
--- held it, against one in eleven by chance.
+-- rewritten, one of which shows its true value: a sixth to a third of
+-- guesses held it, against one in eleven by chance.
 CREATE TABLE nb (id integer PRIMARY KEY, tag integer, s integer);
 INSERT INTO nb SELECT i, i, 7 * i FROM generate_series(1, 400) i;
 SELECT keanon.watch('nb', 's', '{tag}', 10, 50);
