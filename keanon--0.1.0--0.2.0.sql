@@ -1430,3 +1430,241 @@ BEGIN
 	END LOOP;
 END;
 $collation_keys$;
+
+-- A parallel restore may make a watched table's triggers before its
+-- primary key: keanon.on_alter lets a table without one through, and
+-- keanon.on_drop refuses the drop of a watched table's primary key instead
+CREATE OR REPLACE FUNCTION keanon.on_alter()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+SET jit = off
+AS $on_alter$
+DECLARE
+	w record;
+	col name;
+	have text;
+	want text;
+	keys name[];
+	cols name[];
+	attrs int2vector;
+	newname name;
+	owner_name name;
+	obj regclass;
+	changed oid[];
+	table_changed boolean;
+BEGIN
+	IF to_regclass('keanon.watches') IS NULL
+	   OR current_setting('keanon.following_ddl', true) = 'on' THEN
+		RETURN;					-- a change of keanon's own, made below
+	END IF;
+	PERFORM set_config('keanon.following_ddl', 'on', true);
+	-- the relations changed, and the tables of the indexes made
+	changed := ARRAY(SELECT d.objid FROM pg_event_trigger_ddl_commands() d
+					 WHERE d.classid = 'pg_class'::regclass
+					 UNION
+					 SELECT i.indrelid FROM pg_event_trigger_ddl_commands() d
+					 JOIN pg_index i ON i.indexrelid = d.objid
+					 WHERE d.classid = 'pg_class'::regclass);
+	-- a fast exit, before keanon.watches is even locked, when no relation
+	-- changed is a watched table (one with a trigger of keanon's, or one
+	-- that objects of the extension depend on), an internal object (it
+	-- depends on the extension, or after a restore bears a keanon_ name) or
+	-- an inheritance relative of a watched table
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_proc f ON f.oid = t.tgfoid
+				   JOIN pg_namespace n ON n.oid = f.pronamespace
+				   WHERE t.tgrelid = ANY (changed) AND n.nspname = 'keanon')
+	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_depend x ON x.classid = d.classid
+						   AND x.objid = d.objid AND x.refclassid = 'pg_extension'::regclass
+					   JOIN pg_extension e ON e.oid = x.refobjid AND e.extname = 'keanon'
+					   WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = ANY (changed))
+	   AND NOT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+					   WHERE d.classid = 'pg_class'::regclass AND d.objid = ANY (changed)
+						 AND d.refclassid = 'pg_extension'::regclass AND e.extname = 'keanon')
+	   AND NOT EXISTS (SELECT 1 FROM pg_class c
+					   WHERE c.oid = ANY (changed) AND c.relname LIKE '%\_keanon\_%')
+	   AND NOT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_trigger t
+						   ON t.tgrelid IN (i.inhrelid, i.inhparent)
+					   JOIN pg_proc f ON f.oid = t.tgfoid
+					   JOIN pg_namespace n ON n.oid = f.pronamespace AND n.nspname = 'keanon'
+					   WHERE i.inhrelid = ANY (changed) OR i.inhparent = ANY (changed)) THEN
+		PERFORM set_config('keanon.following_ddl', 'off', true);
+		RETURN;
+	END IF;
+	FOR w IN SELECT x.*, (x.relid::oid = ANY (changed)
+						  OR EXISTS (SELECT 1 FROM pg_inherits i
+									 WHERE i.inhrelid = x.relid OR i.inhparent = x.relid)) AS table_changed
+			 FROM keanon.watches x
+			 WHERE ARRAY[x.relid, x.rows_table, x.parts_table, x.release_table, x.pending_table]::oid[]
+				   && changed
+				OR EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = x.relid OR i.inhparent = x.relid) LOOP
+		-- the watched table itself changed (not an internal table alone)
+		table_changed := w.table_changed;
+		-- a watched column renamed: found by its number, renamed along
+		SELECT t.tgattr INTO attrs FROM pg_trigger t
+		WHERE t.tgrelid = w.relid AND t.tgname = 'keanon_columns';
+		IF table_changed AND FOUND THEN
+			cols := w.key_columns;
+			FOREACH col IN ARRAY w.quasi_identifiers || w.sensitive LOOP
+				IF NOT col = ANY (cols) THEN
+					cols := cols || col;
+				END IF;
+			END LOOP;
+			FOR i IN 1 .. cardinality(cols) LOOP
+				SELECT a.attname INTO newname FROM pg_attribute a
+				WHERE a.attrelid = w.relid AND a.attnum = attrs[i - 1] AND NOT a.attisdropped;
+				IF newname IS NOT NULL AND newname <> cols[i] THEN
+					IF newname LIKE 'keanon\_%' THEN
+						RAISE EXCEPTION 'column "%" of table % is watched and cannot take a name reserved for keanon', cols[i], w.relid
+							USING ERRCODE = 'reserved_name';
+					END IF;
+					EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.rows_table, cols[i], newname);
+					IF w.pending_table IS NOT NULL AND cols[i] = ANY (w.key_columns) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.pending_table, cols[i], newname);
+					END IF;
+					IF cols[i] = w.sensitive OR cols[i] = ANY (w.quasi_identifiers) THEN
+						EXECUTE format('ALTER VIEW %s RENAME COLUMN %I TO %I', w.view, cols[i], newname);
+					END IF;
+					IF w.release_table IS NOT NULL THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.release_table, cols[i], newname);
+					END IF;
+					-- a generalized watch: the groups publish the quasi-identifiers
+					-- under their names, the members carry the key
+					IF w.qi_groups IS NOT NULL AND cols[i] = ANY (w.quasi_identifiers) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.qi_groups, cols[i], newname);
+					END IF;
+					IF w.qi_members IS NOT NULL AND cols[i] = ANY (w.key_columns) THEN
+						EXECUTE format('ALTER TABLE %s RENAME COLUMN %I TO %I', w.qi_members, cols[i], newname);
+					END IF;
+					PERFORM keanon.rename_watched_column(w.relid, cols[i], newname);
+				END IF;
+			END LOOP;
+			SELECT x.* INTO w FROM keanon.watches x WHERE x.relid = w.relid;
+		END IF;
+		FOREACH col IN ARRAY CASE WHEN table_changed THEN w.key_columns || w.quasi_identifiers || w.sensitive ELSE '{}'::name[] END LOOP
+			SELECT format_type(a.atttypid, a.atttypmod) INTO have FROM pg_attribute a
+			WHERE a.attrelid = w.relid AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+			SELECT format_type(a.atttypid, a.atttypmod) INTO want FROM pg_attribute a
+			WHERE a.attrelid = w.rows_table AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+			IF have IS DISTINCT FROM want THEN
+				RAISE EXCEPTION 'column "%" of table % is watched and cannot be dropped or changed in type', col, w.relid
+					USING ERRCODE = 'object_in_use',
+						  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+			END IF;
+		END LOOP;
+		SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum)) INTO keys
+		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+		WHERE i.indrelid = w.relid AND i.indisprimary;
+		-- (no primary key at all is a restore that has yet to make it, in a
+		-- parallel restore even after the triggers: a dropped one is
+		-- refused by keanon.on_drop)
+		IF table_changed AND keys IS DISTINCT FROM w.key_columns AND keys IS NOT NULL
+		   OR table_changed AND EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = w.relid AND contype = 'p' AND condeferrable) THEN
+			RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
+				USING ERRCODE = 'object_in_use',
+					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+		END IF;
+		IF EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = w.relid OR i.inhparent = w.relid) THEN
+			RAISE EXCEPTION 'watched table % cannot take part in inheritance or partitioning', w.relid
+				USING ERRCODE = 'object_in_use',
+					  DETAIL = 'Rows written through a parent would bypass the watch.',
+					  HINT = format('Call keanon.unwatch(%L) first.', w.relid::text);
+		END IF;
+		-- a new owner of the table takes its watch's objects along
+		SELECT r.rolname INTO owner_name FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+		WHERE c.oid = w.relid;
+		IF (SELECT relowner FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
+		   (SELECT relowner FROM pg_class WHERE oid = w.rows_table) THEN
+			FOREACH obj IN ARRAY ARRAY[w.rows_table, w.parts_table, w.release_table, w.pending_table]::regclass[] LOOP
+				IF obj IS NOT NULL THEN
+					EXECUTE format('ALTER TABLE %s OWNER TO %I', obj, owner_name);
+				END IF;
+			END LOOP;
+			EXECUTE format('ALTER VIEW %s OWNER TO %I', w.view, owner_name);
+		END IF;
+		IF table_changed AND (SELECT relpersistence FROM pg_class WHERE oid = w.relid) IS DISTINCT FROM
+		   (SELECT relpersistence FROM pg_class WHERE oid = w.rows_table) THEN
+			RAISE EXCEPTION 'watched table % cannot change between logged and unlogged', w.relid
+				USING ERRCODE = 'object_in_use',
+					  DETAIL = 'Its internal tables must share its persistence, so that a crash empties all of them together.',
+					  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+		END IF;
+		-- the internal tables as keanon writes them: a retyped, added or
+		-- dropped column is refused (an index or a setting is the owner's),
+		-- once the watch is whole (a restore makes its keanon index after
+		-- the tables' constraints)
+		IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+				   JOIN pg_am a ON a.oid = c.relam
+				   WHERE i.indrelid = w.rows_table AND a.amname = 'keanon' AND i.indisvalid) THEN
+			PERFORM keanon.check_layout(w.relid);
+		END IF;
+	END LOOP;
+	PERFORM set_config('keanon.following_ddl', 'off', true);
+END;
+$on_alter$;
+COMMENT ON FUNCTION keanon.on_alter() IS
+'event trigger: follow a watched column''s rename (into the rows table, the view, the release table and keanon.watches), and refuse a change to a watched table that its watch cannot follow (a watched column dropped or retyped, the primary key changed, inheritance or partitioning, logged to unlogged or back) or a change to an internal table''s columns';
+
+CREATE OR REPLACE FUNCTION keanon.on_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET row_security = on
+SET jit = off
+AS $on_drop$
+DECLARE
+	w record;
+	obj record;
+BEGIN
+	IF to_regclass('keanon.watches') IS NULL THEN
+		RETURN;					-- the extension itself is being dropped
+	END IF;
+	FOR obj IN SELECT * FROM pg_event_trigger_dropped_objects()
+			   WHERE object_type IN ('table', 'view') AND NOT is_temporary LOOP
+		-- a watched table: its internal objects depend on it and went with
+		-- it, but for a restored database, whose dependencies a dump does
+		-- not keep
+		FOR w IN SELECT * FROM keanon.forget_watch(obj.objid) LOOP
+			PERFORM keanon.drop_internal(w.view, w.rows_table, w.parts_table, w.release_table, w.pending_table);
+		END LOOP;
+		-- an internal object of a table still watched: the watch ends
+		FOR w IN SELECT x.relid FROM keanon.watches x
+				 WHERE obj.objid IN (x.view::oid, x.rows_table::oid, x.parts_table::oid,
+									 coalesce(x.release_table::oid, 0), coalesce(x.pending_table::oid, 0),
+									 coalesce(x.qi_hierarchy::oid, 0), coalesce(x.qi_groups::oid, 0),
+									 coalesce(x.qi_members::oid, 0))
+				   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid) LOOP
+			RAISE NOTICE 'the watch of % ended: its internal object % was dropped',
+				w.relid, obj.object_identity;
+			PERFORM keanon.end_watch(w.relid);
+		END LOOP;
+	END LOOP;
+	-- the primary key of a watched table that lives on: refused
+	FOR w IN SELECT x.relid FROM keanon.watches x
+			 WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid)
+			   AND NOT EXISTS (SELECT 1 FROM pg_index i
+							   WHERE i.indrelid = x.relid AND i.indisprimary)
+			   AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
+						   WHERE d.object_type IN ('table constraint', 'index')) LOOP
+		RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
+			USING ERRCODE = 'object_in_use',
+				  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+	END LOOP;
+	-- the keanon index of a watch that lives on: the watch ends too
+	FOR w IN SELECT x.relid FROM keanon.watches x
+			 WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid)
+			   AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.rows_table)
+			   AND NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+							   JOIN pg_am a ON a.oid = c.relam
+							   WHERE i.indrelid = x.rows_table AND a.amname = 'keanon'
+								 AND i.indisvalid AND i.indislive)
+			   AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
+						   WHERE d.object_type = 'index') LOOP
+		RAISE NOTICE 'the watch of % ended: its keanon index was dropped', w.relid;
+		PERFORM keanon.end_watch(w.relid);
+	END LOOP;
+END;
+$on_drop$;
+COMMENT ON FUNCTION keanon.on_drop() IS
+'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables; when an internal object of a watch is dropped, end the watch; refuse to drop a watched table''s primary key';

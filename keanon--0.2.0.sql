@@ -867,7 +867,10 @@ BEGIN
 		SELECT array_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum)) INTO keys
 		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
 		WHERE i.indrelid = w.relid AND i.indisprimary;
-		IF table_changed AND keys IS DISTINCT FROM w.key_columns
+		-- (no primary key at all is a restore that has yet to make it, in a
+		-- parallel restore even after the triggers: a dropped one is
+		-- refused by keanon.on_drop)
+		IF table_changed AND keys IS DISTINCT FROM w.key_columns AND keys IS NOT NULL
 		   OR table_changed AND EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = w.relid AND contype = 'p' AND condeferrable) THEN
 			RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
 				USING ERRCODE = 'object_in_use',
@@ -954,6 +957,17 @@ BEGIN
 			PERFORM keanon.end_watch(w.relid);
 		END LOOP;
 	END LOOP;
+	-- the primary key of a watched table that lives on: refused
+	FOR w IN SELECT x.relid FROM keanon.watches x
+			 WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid)
+			   AND NOT EXISTS (SELECT 1 FROM pg_index i
+							   WHERE i.indrelid = x.relid AND i.indisprimary)
+			   AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
+						   WHERE d.object_type IN ('table constraint', 'index')) LOOP
+		RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
+			USING ERRCODE = 'object_in_use',
+				  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);
+	END LOOP;
 	-- the keanon index of a watch that lives on: the watch ends too
 	FOR w IN SELECT x.relid FROM keanon.watches x
 			 WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid)
@@ -970,7 +984,7 @@ BEGIN
 END;
 $on_drop$;
 COMMENT ON FUNCTION keanon.on_drop() IS
-'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables; when an internal object of a watch is dropped, end the watch';
+'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables; when an internal object of a watch is dropped, end the watch; refuse to drop a watched table''s primary key';
 CREATE EVENT TRIGGER keanon_on_drop ON sql_drop EXECUTE FUNCTION keanon.on_drop();
 COMMENT ON EVENT TRIGGER keanon_on_drop IS
 'drops the published view and internal tables of a watched table dropped by the user, and ends a watch whose internal object was dropped';

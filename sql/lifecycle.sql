@@ -60,6 +60,9 @@ ALTER TABLE w1 DROP COLUMN qi CASCADE;
 ALTER TABLE w1 ALTER COLUMN s TYPE bigint;
 ALTER TABLE w1 ALTER COLUMN qi TYPE bigint;
 ALTER TABLE w1 DROP CONSTRAINT w1_pkey;
+ALTER TABLE w1 DROP CONSTRAINT w1_pkey, ADD PRIMARY KEY (id, qi);
+-- the same key made again in one statement is the same key
+ALTER TABLE w1 DROP CONSTRAINT w1_pkey, ADD CONSTRAINT w1_pkey PRIMARY KEY (id);
 -- other columns change freely, and maintenance goes on
 ALTER TABLE w1 ADD COLUMN extra text DEFAULT 'x';
 ALTER TABLE w1 DROP COLUMN other;

@@ -5,7 +5,8 @@
 # the public schema, one with a numeric(10,2) sensitive column in another
 # schema (published under a name of its own, and readable by a role granted
 # the view alone), each changed after it was watched, is dumped and
-# restored into new databases, serially and with two jobs.  In each restored
+# restored into new databases, serially, with two jobs, and serially in an
+# order that makes the triggers before the primary keys.  In each restored
 # database keanon.check holds for both tables, the published views hold the
 # same rows (the permutation is dumped with them), keanon.partitions gives
 # the same partitions, and the watches keep working: further inserts,
@@ -151,7 +152,28 @@ my $dump = $node->basedir . '/orig.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', 'orig' ],
 	'pg_dump -Fc of a database with watched tables');
 
-foreach my $case ([ 'restored', [] ], [ 'restored_parallel', [ '-j', '2' ] ])
+# A parallel restore runs the post-data entries in no fixed order: a
+# table's triggers may come before its primary key.  A serial restore of a
+# list with the post-data entries (indexes, constraints, triggers) reversed
+# makes that order certain.
+my ($list_out) = run_command([ 'pg_restore', '-l', $dump ]);
+my @entries = split /\n/, $list_out;
+my @post = grep { $entries[$_] =~ /^\d+; \d+ \d+ (?:INDEX|CONSTRAINT|TRIGGER) / }
+  0 .. $#entries;
+@entries[@post] = reverse @entries[@post];
+my $list = $node->basedir . '/reversed.list';
+open my $fh, '>', $list or die "could not write $list: $!";
+print $fh join("\n", @entries), "\n";
+close $fh;
+my $reordered = join("\n", @entries);
+cmp_ok(index($reordered, 'TRIGGER shop orders keanon_insert'),
+	'<', index($reordered, 'CONSTRAINT shop orders orders_pkey'),
+	'the reversed list restores the triggers of shop.orders before its primary key');
+
+foreach my $case (
+	[ 'restored', [] ],
+	[ 'restored_parallel', [ '-j', '2' ] ],
+	[ 'restored_reversed', [ '-L', $list ] ])
 {
 	my ($db, $options) = @$case;
 
@@ -228,7 +250,7 @@ SELECT 'west', i, 40, i * 20.25 FROM generate_series(1, 12) i;
 }
 
 # last: every watch of every database
-foreach my $db (qw(orig restored restored_parallel))
+foreach my $db (qw(orig restored restored_parallel restored_reversed))
 {
 	foreach my $table (sort keys %tables)
 	{
