@@ -1113,6 +1113,17 @@ AS 'MODULE_PATHNAME', 'keanon_float8_outward';
 COMMENT ON FUNCTION keanon.float8_outward(float8, boolean) IS
 'part of generalization: x rounded at 17 significant digits from its exact binary value, down (up false) or up: a bound of a published range that holds x';
 
+-- The update's own statements on a watch's internal tables run as the
+-- table's owner, sandboxed: the tables, their triggers and indexes, and
+-- the casts and checks of the watched columns' types are the owner's, and
+-- run as the superuser who updates they would make the owner one.  This
+-- function is the update's alone: it is dropped at the script's end.
+CREATE FUNCTION keanon.update_as_owner(tab regclass, stmt text)
+RETURNS bigint
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'keanon_update_as_owner';
+REVOKE ALL ON FUNCTION keanon.update_as_owner(regclass, text) FROM PUBLIC;
+
 -- the groups of earlier generalized watches publish their real and double
 -- precision ranges again, outward (numeric casts had kept 6 or 15 digits)
 DO $republish_float_ranges$
@@ -1123,6 +1134,8 @@ DECLARE
 	keyeq text;
 	src text;
 BEGIN
+	-- the relations' names printed qualified, for the owner's search path
+	PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 	FOR w IN SELECT x.relid, x.quasi_identifiers, x.key_columns, x.qi_groups, x.qi_members, x.rows_table, x.release_table
 			 FROM keanon.watches x WHERE x.qi_groups IS NOT NULL LOOP
 		IF w.qi_members IS NULL THEN
@@ -1135,10 +1148,11 @@ BEGIN
 		FOREACH q IN ARRAY w.quasi_identifiers LOOP
 			typ := (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = w.relid AND a.attname = q);
 			CONTINUE WHEN typ NOT IN ('real'::regtype, 'double precision'::regtype);
-			EXECUTE format('UPDATE %1$s g SET %2$I = s.r FROM (SELECT m.keanon_group, %4$s AS r FROM %3$s GROUP BY 1) s '
-						   'WHERE g.keanon_group OPERATOR(pg_catalog.=) s.keanon_group',
-						   w.qi_groups, q, src,
-						   keanon.qi_range(typ, format('pg_catalog.min(r.%I)', q), format('pg_catalog.max(r.%I)', q)));
+			PERFORM keanon.update_as_owner(w.relid,
+				format('UPDATE %1$s g SET %2$I = s.r FROM (SELECT m.keanon_group, %4$s AS r FROM %3$s GROUP BY 1) s '
+					   'WHERE g.keanon_group OPERATOR(pg_catalog.=) s.keanon_group',
+					   w.qi_groups, q, src,
+					   keanon.qi_range(typ, format('pg_catalog.min(r.%I)', q), format('pg_catalog.max(r.%I)', q))));
 		END LOOP;
 	END LOOP;
 END;
@@ -1220,12 +1234,23 @@ BEGIN
 	END IF;
 	-- a watch keeps each leaf's text as keanon.leaf_text prints its value:
 	-- every leaf must be a value of the column, and no two nodes one text
-	IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type d ON d.oid = a.atttypid
-			   JOIN pg_type t ON t.oid = CASE WHEN d.typtype = 'd' THEN d.typbasetype ELSE d.oid END
-			   WHERE a.attrelid = tab AND a.attname = q
-				 AND (t.oid = 'money'::regtype OR (t.typnamespace = 'pg_catalog'::regnamespace
-					  AND t.typname IN ('regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regtype',
-										'regconfig', 'regdictionary', 'regnamespace', 'regrole', 'regcollation')))) THEN
+	-- at any depth: a domain's base type, an array's element, a range's
+	-- subtype, a composite's fields
+	IF EXISTS (WITH RECURSIVE p(typ) AS (
+				   SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q
+				   UNION
+				   SELECT c.sub FROM p JOIN pg_type t ON t.oid = p.typ
+				   CROSS JOIN LATERAL (SELECT t.typbasetype WHERE t.typtype = 'd'
+									   UNION ALL SELECT t.typelem WHERE t.typelem <> 0
+									   UNION ALL SELECT r.rngsubtype FROM pg_range r
+										   WHERE t.oid IN (r.rngtypid, r.rngmultitypid)
+									   UNION ALL SELECT b.atttypid FROM pg_attribute b
+										   WHERE b.attrelid = t.typrelid AND b.attnum > 0
+											 AND NOT b.attisdropped) c(sub))
+			   SELECT 1 FROM p JOIN pg_type t ON t.oid = p.typ
+			   WHERE t.oid = 'money'::regtype OR (t.typnamespace = 'pg_catalog'::regnamespace
+					 AND t.typname IN ('regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regtype',
+									   'regconfig', 'regdictionary', 'regnamespace', 'regrole', 'regcollation'))) THEN
 		RAISE EXCEPTION 'column "%" cannot be generalized by a hierarchy', q
 			USING ERRCODE = 'feature_not_supported',
 				  DETAIL = 'The text of its values depends on session settings (lc_monetary, search_path).';
@@ -1279,6 +1304,8 @@ DECLARE
 	hint text := 'Set DateStyle, IntervalStyle and TimeZone as they were when the table was watched and update again, '
 		'or call keanon.unwatch on the table, update, and watch it again.';
 BEGIN
+	-- the relations' names printed qualified, for the owner's search path
+	PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 	FOR w IN SELECT x.relid, x.quasi_identifiers, x.qi_ranges, x.qi_hierarchy, x.qi_groups, x.qi_members,
 					x.rows_table, x.key_columns
 			 FROM keanon.watches x WHERE x.qi_hierarchy IS NOT NULL AND x.qi_groups IS NOT NULL LOOP
@@ -1296,14 +1323,16 @@ BEGIN
 					SELECT string_agg(keanon.key_equal(w.relid, c, 'm', 'r'),
 									  ' AND ' ORDER BY o)
 					INTO keyeq FROM unnest(w.key_columns) WITH ORDINALITY u(c, o);
-					EXECUTE format('SELECT count(*) FROM %1$s m JOIN %2$s r ON %3$s JOIN %4$s h ON h.dim = %5$s '
-								   'AND h.height = 0 AND h.leaf_lo = m.keanon_x[%5$s] '
-								   'WHERE %6$s IS DISTINCT FROM keanon.leaf_text(r.%7$I)',
-								   w.qi_members, w.rows_table, keyeq, w.qi_hierarchy, i, leaf, q) INTO bad;
+					bad := keanon.update_as_owner(w.relid,
+						format('SELECT count(*) FROM %1$s m JOIN %2$s r ON %3$s JOIN %4$s h ON h.dim = %5$s '
+							   'AND h.height = 0 AND h.leaf_lo = m.keanon_x[%5$s] '
+							   'WHERE %6$s IS DISTINCT FROM keanon.leaf_text(r.%7$I)',
+							   w.qi_members, w.rows_table, keyeq, w.qi_hierarchy, i, leaf, q));
 				END IF;
-				EXECUTE format('SELECT count(*) - count(DISTINCT x) FROM (SELECT CASE WHEN h.height = 0 THEN %3$s '
-							   'ELSE h.value END AS x FROM %1$s h WHERE h.dim = %2$s) s',
-							   w.qi_hierarchy, i, leaf) INTO n;
+				n := keanon.update_as_owner(w.relid,
+					format('SELECT count(*) - count(DISTINCT x) FROM (SELECT CASE WHEN h.height = 0 THEN %3$s '
+						   'ELSE h.value END AS x FROM %1$s h WHERE h.dim = %2$s) s',
+						   w.qi_hierarchy, i, leaf));
 			EXCEPTION WHEN data_exception OR integrity_constraint_violation THEN
 				RAISE EXCEPTION 'the hierarchy of column "%" of % cannot be read under DateStyle %, TimeZone %', q,
 					w.relid::regclass, current_setting('DateStyle'), current_setting('TimeZone')
@@ -1323,12 +1352,13 @@ BEGIN
 						  DETAIL = format('So read, %s of its rows would be at a leaf of another value.', bad),
 						  HINT = hint;
 			END IF;
-			EXECUTE format('UPDATE %1$s g SET %2$I = m.new FROM (SELECT h.value AS old, %3$s AS new FROM %4$s h '
-						   'WHERE h.dim = %5$s AND h.height = 0) m WHERE g.%2$I = m.old AND m.new <> m.old',
-						   w.qi_groups, q, leaf, w.qi_hierarchy, i);
-			EXECUTE format('UPDATE %1$s h SET value = %2$s WHERE h.dim = %3$s AND h.height = 0 AND h.value <> %2$s',
-						   w.qi_hierarchy, leaf, i);
-			GET DIAGNOSTICS n = ROW_COUNT;
+			PERFORM keanon.update_as_owner(w.relid,
+				format('UPDATE %1$s g SET %2$I = m.new FROM (SELECT h.value AS old, %3$s AS new FROM %4$s h '
+					   'WHERE h.dim = %5$s AND h.height = 0) m WHERE g.%2$I = m.old AND m.new <> m.old',
+					   w.qi_groups, q, leaf, w.qi_hierarchy, i));
+			n := keanon.update_as_owner(w.relid,
+				format('UPDATE %1$s h SET value = %2$s WHERE h.dim = %3$s AND h.height = 0 AND h.value <> %2$s',
+					   w.qi_hierarchy, leaf, i));
 			IF n > 0 THEN
 				RAISE NOTICE 'the hierarchy of column "%" of % now keeps % of its leaves as keanon.leaf_text prints them',
 					q, w.relid::regclass, n
@@ -1668,3 +1698,6 @@ END;
 $on_drop$;
 COMMENT ON FUNCTION keanon.on_drop() IS
 'event trigger: when a watched table is dropped, drop its published view and keanon''s internal tables; when an internal object of a watch is dropped, end the watch; refuse to drop a watched table''s primary key';
+
+-- the update's own helper goes with it
+DROP FUNCTION keanon.update_as_owner(regclass, text);

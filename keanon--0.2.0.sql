@@ -1170,12 +1170,23 @@ BEGIN
 	END IF;
 	-- a watch keeps each leaf's text as keanon.leaf_text prints its value:
 	-- every leaf must be a value of the column, and no two nodes one text
-	IF EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type d ON d.oid = a.atttypid
-			   JOIN pg_type t ON t.oid = CASE WHEN d.typtype = 'd' THEN d.typbasetype ELSE d.oid END
-			   WHERE a.attrelid = tab AND a.attname = q
-				 AND (t.oid = 'money'::regtype OR (t.typnamespace = 'pg_catalog'::regnamespace
-					  AND t.typname IN ('regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regtype',
-										'regconfig', 'regdictionary', 'regnamespace', 'regrole', 'regcollation')))) THEN
+	-- at any depth: a domain's base type, an array's element, a range's
+	-- subtype, a composite's fields
+	IF EXISTS (WITH RECURSIVE p(typ) AS (
+				   SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = tab AND a.attname = q
+				   UNION
+				   SELECT c.sub FROM p JOIN pg_type t ON t.oid = p.typ
+				   CROSS JOIN LATERAL (SELECT t.typbasetype WHERE t.typtype = 'd'
+									   UNION ALL SELECT t.typelem WHERE t.typelem <> 0
+									   UNION ALL SELECT r.rngsubtype FROM pg_range r
+										   WHERE t.oid IN (r.rngtypid, r.rngmultitypid)
+									   UNION ALL SELECT b.atttypid FROM pg_attribute b
+										   WHERE b.attrelid = t.typrelid AND b.attnum > 0
+											 AND NOT b.attisdropped) c(sub))
+			   SELECT 1 FROM p JOIN pg_type t ON t.oid = p.typ
+			   WHERE t.oid = 'money'::regtype OR (t.typnamespace = 'pg_catalog'::regnamespace
+					 AND t.typname IN ('regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regtype',
+									   'regconfig', 'regdictionary', 'regnamespace', 'regrole', 'regcollation'))) THEN
 		RAISE EXCEPTION 'column "%" cannot be generalized by a hierarchy', q
 			USING ERRCODE = 'feature_not_supported',
 				  DETAIL = 'The text of its values depends on session settings (lc_monetary, search_path).';

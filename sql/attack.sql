@@ -769,6 +769,44 @@ DROP TABLE ak, ek;
 DROP TYPE att_mood;
 
 -- ----------------------------------------------------------------
+-- 11. No notice tells a writer where a value it may not read lies
+-- ----------------------------------------------------------------
+-- A writer with INSERT and DELETE, and SELECT on the key alone, deletes
+-- every row but one in a transaction it rolls back and inserts two
+-- values: no valid partitioning is left exactly when the row's value lies
+-- between them.  The notice saying so is for a session whose role may
+-- read the sensitive column (the owner's, here), never for the writer's.
+CREATE TABLE probe_pay (id integer PRIMARY KEY, dept integer, salary integer);
+INSERT INTO probe_pay SELECT i, i % 4, 20000 + (i * 7919) % 80000 FROM generate_series(1, 60) i;
+SELECT keanon.watch('probe_pay', 'salary', '{dept}', 3, 1000) IS NOT NULL AS watched;
+CREATE ROLE keanon_att_writer;
+GRANT INSERT, DELETE ON probe_pay TO keanon_att_writer;
+GRANT SELECT (id) ON probe_pay TO keanon_att_writer;
+SELECT salary BETWEEN 24000 AND 24999 AS between_probes FROM probe_pay WHERE id = 41;
+CREATE FUNCTION probe_41(lo integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM public.probe_pay WHERE id <> 41;
+	INSERT INTO public.probe_pay VALUES (1000001, 0, lo), (1000002, 0, lo + 999);
+	RAISE EXCEPTION 'rolled back';
+EXCEPTION WHEN raise_exception THEN
+	NULL;
+END;
+$$;
+SET client_min_messages = notice;
+-- the owner (this session) is told
+SELECT probe_41(24000);
+-- the writer, logged in as itself, is not
+SET SESSION AUTHORIZATION keanon_att_writer;
+SELECT probe_41(24000);
+SELECT probe_41(50000);
+RESET SESSION AUTHORIZATION;
+SET client_min_messages = warning;
+SELECT keanon.check('probe_pay');
+DROP FUNCTION probe_41(integer);
+DROP TABLE probe_pay;
+DROP ROLE keanon_att_writer;
+
+-- ----------------------------------------------------------------
 -- 7. Dropping the extension leaves no table of true values behind
 -- ----------------------------------------------------------------
 CREATE TABLE leftover (id integer PRIMARY KEY, qi integer, s integer);

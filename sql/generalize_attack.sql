@@ -482,7 +482,24 @@ SELECT keanon.watch('gs_money', 's', '{price}', k => 3, e => 10, generalize => 3
 CREATE DOMAIN gs_price AS money;
 ALTER TABLE gs_money ALTER COLUMN price TYPE gs_price;
 SELECT keanon.watch('gs_money', 's', '{price}', k => 3, e => 10, generalize => 3, hierarchies => '{"price": "gs_prices"}');
-SELECT count(*) AS not_watched FROM keanon.watches WHERE relid IN ('gs_day2'::regclass, 'gs_money'::regclass);
+-- at any depth: an array of regclass (a writer's temporary table named
+-- like a catalog printed one way in its session, another in the flush's),
+-- a composite holding money, a range over a domain over money is no range
+CREATE TABLE gs_rels (id integer PRIMARY KEY, rels regclass[] NOT NULL, s integer);
+INSERT INTO gs_rels SELECT g, ARRAY[(CASE WHEN g % 2 = 0 THEN 'pg_class' ELSE 'pg_type' END)::regclass], g * 100
+FROM generate_series(1, 20) g;
+CREATE TABLE gs_rels_h (value text, parent text);
+INSERT INTO gs_rels_h VALUES ('any', NULL), ('{pg_class}', 'any'), ('{pg_type}', 'any');
+SELECT keanon.watch('gs_rels', 's', '{rels}', k => 3, e => 10, generalize => 3, mode => 'deferred',
+	hierarchies => '{"rels": "gs_rels_h"}');
+CREATE TYPE gs_priced AS (label text, price gs_price);
+CREATE TABLE gs_priced_t (id integer PRIMARY KEY, p gs_priced NOT NULL, s integer);
+INSERT INTO gs_priced_t SELECT g, ROW('a', (g % 2)::numeric::money)::gs_priced, g * 100 FROM generate_series(1, 20) g;
+CREATE TABLE gs_priced_h (value text, parent text);
+INSERT INTO gs_priced_h VALUES ('any', NULL), ('(a,$0.00)', 'any'), ('(a,$1.00)', 'any');
+SELECT keanon.watch('gs_priced_t', 's', '{p}', k => 3, e => 10, generalize => 3, hierarchies => '{"p": "gs_priced_h"}');
+SELECT count(*) AS not_watched FROM keanon.watches
+WHERE relid IN ('gs_day2'::regclass, 'gs_money'::regclass, 'gs_rels'::regclass, 'gs_priced_t'::regclass);
 
 -- a deferred watch of a timestamptz quasi-identifier, its hierarchy
 -- written in Paris; a writer in Tokyo, the flush wherever it runs
@@ -523,5 +540,40 @@ RESET DateStyle;
 RESET TimeZone;
 SELECT array_agg(value ORDER BY leaf_lo) AS leaves FROM gs_instant_keanon_hier WHERE height = 0;
 SELECT keanon.check('gs_instant');
-DROP TABLE gs_day, gs_day2, gs_days, gs_days_bad, gs_money, gs_prices, gs_stamp, gs_stamps, gs_instant, gs_instants CASCADE;
+DROP TABLE gs_day, gs_day2, gs_days, gs_days_bad, gs_money, gs_prices, gs_stamp, gs_stamps, gs_instant, gs_instants,
+	gs_rels, gs_rels_h, gs_priced_t, gs_priced_h CASCADE;
+DROP TYPE gs_priced;
 DROP DOMAIN gs_price;
+
+-- an owner's cast to text that runs a block with an exception handler
+-- (which releases every lightweight lock when it catches): keanon.check
+-- reads the index between its queries, and holds none of its pages then
+-- (it failed with "lock BufferContent is not held"); a cast that writes
+-- the watched table itself would have waited on a page lock it held
+CREATE TYPE gs_mood AS ENUM ('calm', 'glad');
+CREATE TABLE gs_mood_log (n integer);
+CREATE FUNCTION gs_mood_text(gs_mood) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	BEGIN
+		INSERT INTO public.gs_mood_log VALUES (1 / 0);
+	EXCEPTION WHEN division_by_zero THEN
+		INSERT INTO public.gs_mood_log VALUES (1);
+	END;
+	RETURN format('%s', $1);
+END;
+$$;
+CREATE CAST (gs_mood AS text) WITH FUNCTION gs_mood_text(gs_mood);
+CREATE TABLE gs_moods (value text, parent text);
+INSERT INTO gs_moods VALUES ('any', NULL), ('calm', 'any'), ('glad', 'any');
+CREATE TABLE gs_feel (id integer PRIMARY KEY, mood gs_mood NOT NULL, s integer);
+INSERT INTO gs_feel SELECT g, (ARRAY['calm', 'glad']::gs_mood[])[1 + g % 2], 1000 + 37 * g FROM generate_series(1, 30) g;
+SELECT keanon.watch('gs_feel', 's', '{mood}', k => 3, e => 10, generalize => 3,
+	hierarchies => '{"mood": "gs_moods"}') IS NOT NULL AS watched;
+SELECT keanon.check('gs_feel');
+INSERT INTO gs_feel VALUES (31, 'glad', 5000);
+SELECT keanon.check('gs_feel');
+SELECT count(*) > 0 AS cast_ran FROM gs_mood_log;
+DROP TABLE gs_feel, gs_moods, gs_mood_log CASCADE;
+DROP CAST (gs_mood AS text);
+DROP FUNCTION gs_mood_text(gs_mood);
+DROP TYPE gs_mood;

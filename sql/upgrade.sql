@@ -106,6 +106,48 @@ REVOKE EXECUTE ON FUNCTION keanon.anonymize(regclass, name[], name, jsonb, integ
 -- an internal table granted to another role (as a schema's default
 -- privileges did): the update names it
 GRANT SELECT ON t_deferred_keanon_parts TO PUBLIC;
+-- an owner who is no superuser: the update rewrites its watch's groups
+-- and reads its enum's leaves, and the trigger on its groups table and
+-- its enum's cast to text run then, as that owner (run as the one who
+-- updates, they would make the owner a superuser)
+CREATE ROLE keanon_upgrade_owner;
+GRANT CREATE ON SCHEMA public TO keanon_upgrade_owner;
+SET ROLE keanon_upgrade_owner;
+CREATE TABLE owner_log (who name, super text);
+CREATE FUNCTION owner_escalate() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.owner_log VALUES (current_user, (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user)::text);
+	BEGIN
+		ALTER ROLE keanon_upgrade_owner SUPERUSER;
+	EXCEPTION WHEN OTHERS THEN
+		NULL;
+	END;
+END;
+$$;
+CREATE FUNCTION owner_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM public.owner_escalate();
+	RETURN NULL;
+END;
+$$;
+CREATE TYPE owner_mood AS ENUM ('calm', 'glad');
+CREATE FUNCTION owner_mood_text(owner_mood) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM public.owner_escalate();
+	RETURN format('%s', $1);
+END;
+$$;
+CREATE CAST (owner_mood AS text) WITH FUNCTION owner_mood_text(owner_mood);
+CREATE TABLE moods (value text, parent text);
+INSERT INTO moods VALUES ('any', NULL), ('calm', 'any'), ('glad', 'any');
+CREATE TABLE t_owned (id integer PRIMARY KEY, x float8 NOT NULL, mood owner_mood NOT NULL, salary integer);
+INSERT INTO t_owned SELECT i, 0.30000000000000004 + (i % 4), (ARRAY['calm', 'glad']::owner_mood[])[1 + i % 2],
+	1000 * (1 + (i * 7) % 60) FROM generate_series(1, 40) i;
+SELECT keanon.watch('t_owned', 'salary', '{x,mood}', 3, 2000, generalize => 3, hierarchies => '{"mood": "moods"}');
+CREATE TRIGGER owner_trigger AFTER UPDATE ON t_owned_keanon_groups
+	FOR EACH STATEMENT EXECUTE FUNCTION owner_trigger();
+RESET ROLE;
+TRUNCATE owner_log;
 -- this session holds the date watch's hierarchy as 0.1.0 kept it
 INSERT INTO t_gen_day VALUES (90, '01/12/2020', 6900);
 -- the update reads the date leaves under its session's DateStyle: read
@@ -116,6 +158,10 @@ ALTER EXTENSION keanon UPDATE TO '0.2.0';
 SET DateStyle = 'SQL, DMY';
 ALTER EXTENSION keanon UPDATE TO '0.2.0';
 RESET TimeZone;
+SELECT count(*) > 0 AS owner_code_ran, bool_and(who = 'keanon_upgrade_owner' AND super = 'false') AS as_the_owner,
+	(SELECT rolsuper FROM pg_roles WHERE rolname = 'keanon_upgrade_owner') AS owner_superuser
+FROM owner_log;
+SELECT keanon.check('t_owned');
 SET ROLE keanon_upgrade_user;
 SELECT k FROM t_k;
 RESET ROLE;
@@ -184,7 +230,13 @@ SELECT :'updated_functions' = :'fresh_functions' AS same_functions,
 -- unwatching still removes everything
 SELECT keanon.unwatch(x) FROM unnest(ARRAY['t_live', 't_deferred', 't_release', 't_gen', 't_gen_deferred',
 	't_gen_release', 't_gen_float', 't_gen_day']::regclass[]) x;
-SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 't\_%keanon%';
+SELECT count(*) AS left_over FROM pg_class WHERE relname LIKE 't\_%keanon%' AND relname NOT LIKE 't\_owned\_%';
+SET ROLE keanon_upgrade_owner;
+SELECT keanon.unwatch('t_owned');
+RESET ROLE;
+DROP OWNED BY keanon_upgrade_owner CASCADE;
+REVOKE CREATE ON SCHEMA public FROM keanon_upgrade_owner;
+DROP ROLE keanon_upgrade_owner;
 
 \c :here
 SET client_min_messages = warning;

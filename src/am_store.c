@@ -5,8 +5,12 @@
  * One node per block, in the page's contents area; node ids are block
  * numbers.  Three modes (see keanon_am.h for the lock and WAL plan):
  *
- *	READ	pages are pinned and share-locked while cached; the cache keeps
- *			the most recently used pages and releases the rest.
+ *	READ	each page is copied under a share lock, then released: the
+ *			caller runs SQL between its reads, and nothing that SQL runs
+ *			(a function with an exception block releases every lightweight
+ *			lock; one that writes the watch would wait for the page's lock
+ *			on itself) can meet a lock held here.  The cache keeps the most
+ *			recently used copies and frees the rest.
  *	WRITE	the first write to a page copies it into private memory (and
  *			drops the pin) and the engine works on the copy;
  *			KeanonStoreFinish() reads each buffer again, logs the copies with
@@ -49,7 +53,8 @@ typedef struct PageEntry
 {
 	BlockNumber blkno;			/* hash key */
 	Buffer		buf;
-	bool		locked;			/* content lock held (READ/BUILD) */
+	bool		locked;			/* content lock held (BUILD) */
+	char	   *copy;			/* READ: the page as read, under its lock */
 	bool		isnew;			/* extended by this store: log a full image */
 	char	   *shadow;			/* WRITE: private copy, once written */
 	uint64		stamp;			/* last use */
@@ -84,8 +89,10 @@ drop_entry(PageStore *ps, PageEntry *e)
 	}
 	else if (e->locked)
 		UnlockReleaseBuffer(e->buf);
-	else
+	else if (BufferIsValid(e->buf))
 		ReleaseBuffer(e->buf);
+	if (e->copy != NULL)
+		pfree(e->copy);
 	if (e->shadow == NULL)
 		ps->nclean--;
 	hash_search(ps->pages, &e->blkno, HASH_REMOVE, NULL);
@@ -181,6 +188,7 @@ get_entry(PageStore *ps, BlockNumber blkno, bool overwrite)
 		e->shadow = NULL;
 		e->isnew = false;
 		e->locked = false;
+		e->copy = NULL;
 		if (overwrite && ps->mode == KEANON_STORE_BUILD)
 		{
 			e->buf = ReadBufferExtended(ps->index, MAIN_FORKNUM, blkno, RBM_ZERO_AND_LOCK, NULL);
@@ -192,8 +200,19 @@ get_entry(PageStore *ps, BlockNumber blkno, bool overwrite)
 		e->buf = ReadBuffer(ps->index, blkno);
 		if (ps->mode == KEANON_STORE_READ)
 		{
+			/*
+			 * a copy, and no lock nor pin kept: the caller runs SQL between
+			 * its reads, and the code SQL runs (an owner's cast, a
+			 * function with an exception block) may release every
+			 * lightweight lock or wait for this page's; the watch's own
+			 * lock keeps writers out meanwhile (a standby's reader checks
+			 * the metapage at the end)
+			 */
 			LockBuffer(e->buf, BUFFER_LOCK_SHARE);
-			e->locked = true;
+			e->copy = MemoryContextAlloc(ps->cxt, BLCKSZ);
+			memcpy(e->copy, BufferGetPage(e->buf), BLCKSZ);
+			UnlockReleaseBuffer(e->buf);
+			e->buf = InvalidBuffer;
 		}
 		else if (ps->mode == KEANON_STORE_BUILD)
 		{
@@ -339,7 +358,7 @@ page_for(PageStore *ps, BlockNumber blkno, bool for_write)
 	if (for_write && ps->mode == KEANON_STORE_READ)
 		elog(ERROR, "keanon index \"%s\" opened read-only was written",
 			 RelationGetRelationName(ps->index));
-	page = BufferGetPage(e->buf);
+	page = e->copy != NULL ? (Page) e->copy : BufferGetPage(e->buf);
 	evict_clean(ps);
 	return page;
 }
@@ -407,6 +426,7 @@ store_alloc(KeStore *store)
 		e->locked = true;
 		e->isnew = true;
 		e->shadow = NULL;
+		e->copy = NULL;
 		e->stamp = ++ps->clock;
 		ps->nclean++;
 		init_node_page(BufferGetPage(buf));
@@ -435,6 +455,7 @@ store_alloc(KeStore *store)
 	e = hash_search(ps->pages, &blkno, HASH_ENTER, NULL);
 	e->buf = InvalidBuffer;
 	e->locked = false;
+	e->copy = NULL;
 	e->isnew = true;
 	e->stamp = ++ps->clock;
 	e->shadow = MemoryContextAllocZero(ps->cxt, BLCKSZ);

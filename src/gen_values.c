@@ -45,8 +45,10 @@
 #include "utils/bytea.h"
 #include "utils/float.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 
 #include "keanon_gen.h"
 
@@ -182,12 +184,31 @@ pin(const char *name, const char *value)
  * database whose keanon objects predate 0.2.0 kept them as the watch's
  * session printed them, and compares the session's text with them
  */
+static int	leaves_fixed = -1;	/* -1: not known since pg_proc changed */
+
 bool
 KeanonGenLeavesFixed(void)
 {
 	Oid			any = ANYELEMENTOID;
 
-	return OidIsValid(LookupFuncName(list_make2(makeString("keanon"), makeString("leaf_text")), 1, &any, true));
+	if (leaves_fixed < 0)
+		leaves_fixed = OidIsValid(LookupFuncName(list_make2(makeString("keanon"), makeString("leaf_text")),
+												 1, &any, true));
+	return leaves_fixed == 1;
+}
+
+/* A function created or dropped (an update of keanon's, say): look again */
+static void
+leaves_fixed_inval(Datum arg, int cacheid, uint32 hashvalue)
+{
+	leaves_fixed = -1;
+}
+
+/* Register that invalidation (from _PG_init, by KeanonGenCacheInit) */
+void
+KeanonGenLeavesFixedInit(void)
+{
+	CacheRegisterSyscacheCallback(PROCOID, leaves_fixed_inval, (Datum) 0);
 }
 
 /*

@@ -471,6 +471,7 @@ KeanonGenCacheInit(void)
 {
 	CacheRegisterRelcacheCallback(gen_cache_inval, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, gen_cache_nsp_inval, (Datum) 0);
+	KeanonGenLeavesFixedInit();
 }
 
 /* A copy of int array a of n in the current context */

@@ -89,6 +89,7 @@ extern void KeanonGeneralizeCheckStatus(KcStatus st, const char *what);
 extern char *KeanonGenCoordinateOf(Oid typid, const char *col);
 extern char *KeanonGenRangeOf(Oid typid, const char *lo, const char *hi);
 extern bool KeanonGenLeavesFixed(void);
+extern void KeanonGenLeavesFixedInit(void);
 extern char *KeanonGenLeafText(Oid typid, Datum d, bool fixed);
 extern char *KeanonGenLeafSql(Oid typid, const char *col, bool fixed);
 

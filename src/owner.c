@@ -33,9 +33,11 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/float.h"
 #include "utils/guc.h"
@@ -150,4 +152,54 @@ KeanonOwnerAction(Oid relid, int64 (*action) (Oid relid))
 	SPI_finish();
 	KeanonOwnerEnd(&os);
 	return n;
+}
+
+PG_FUNCTION_INFO_V1(keanon_update_as_owner);
+
+/*
+ * keanon.update_as_owner(tab regclass, stmt text) → bigint: run one
+ * statement of an extension update as tab's owner, sandboxed.  An update
+ * rewrites what earlier versions wrote into a watch's internal tables, and
+ * those tables, their triggers, indexes and the column types whose casts
+ * and checks the statement runs are the owner's to define: run as the
+ * superuser who updates, they would make the owner a superuser.  Gives the
+ * statement's single bigint result for a query (NULL without rows), its
+ * row count otherwise.  The update script makes it, uses it and drops it.
+ */
+Datum
+keanon_update_as_owner(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *stmt = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	KeanonOwnerScope os;
+	int64		result = 0;
+	bool		isnull = false;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser updating keanon may run a statement as a table's owner")));
+	KeanonOwnerBegin(relid, &os);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "keanon: SPI_connect failed");
+	if (SPI_execute(stmt, false, 0) < 0)
+		elog(ERROR, "keanon: an update's statement failed: %s", stmt);
+	if (SPI_tuptable != NULL && SPI_tuptable->tupdesc->natts == 1 &&
+		SPI_processed <= 1)
+	{
+		if (SPI_gettypeid(SPI_tuptable->tupdesc, 1) != INT8OID)
+			elog(ERROR, "keanon: an update's query must give one bigint");
+		isnull = true;
+		if (SPI_processed == 1)
+			result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	else if (SPI_tuptable != NULL)
+		elog(ERROR, "keanon: an update's query must give one bigint");
+	else
+		result = (int64) SPI_processed;
+	SPI_finish();
+	KeanonOwnerEnd(&os);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(result);
 }

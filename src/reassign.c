@@ -26,6 +26,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -1573,6 +1574,24 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 	KeanonPlaceRows(w, &np, rows, nrows, cv != NULL ? &op : NULL);
 }
 
+/*
+ * Whether the session's own role may read the sensitive column: the
+ * notice below is for it alone.  A writer who may DELETE rows it cannot
+ * read, then INSERT two probes in a transaction it rolls back, found any
+ * row's value by whether the notice came (docs/threat-model.md).  The
+ * session's role, not the current one: what the client sees is what the
+ * role it logged in as may read, whatever role it set or function it
+ * called.
+ */
+static bool
+session_reads_values(Watch *w)
+{
+	Oid			role = GetSessionUserId();
+
+	return pg_class_aclcheck(w->relid, role, ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck(w->relid, w->s_attnum, role, ACL_SELECT) == ACLCHECK_OK;
+}
+
 /* Withdraw every published row: no valid partitioning exists */
 void
 KeanonSuppressAll(Watch *w)
@@ -1586,7 +1605,7 @@ KeanonSuppressAll(Watch *w)
 	sql = psprintf("DELETE FROM %s", w->parts);
 	KeanonSpiRun(w->relid, sql, 0, NULL, NULL, NULL, SPI_OK_DELETE);
 	nrows = ke_nrows(w->ki->engine);
-	if (nrows > 0)
+	if (nrows > 0 && session_reads_values(w))
 		ereport(NOTICE,
 				(errmsg("no valid (k,e)-partitioning of %s exists: its rows are not published",
 						get_rel_name(w->relid)),

@@ -403,6 +403,7 @@ primary_key_columns(Oid relid)
 		Oid			typid;
 		int32		typmod;
 		Oid			coll;
+		Oid			typcoll;
 
 		/*
 		 * two keys equal under a nondeterministic collation are told apart
@@ -411,8 +412,9 @@ primary_key_columns(Oid relid)
 		 */
 		get_atttypetypmodcoll(relid, ix->indkey.values[i], &typid, &typmod, &coll);
 		/* the rows table's key takes its type's collation (a domain's) */
+		typcoll = get_typcollation(typid);
 		if ((OidIsValid(coll) && !get_collation_isdeterministic(coll)) ||
-			(OidIsValid(get_typcollation(typid)) && !get_collation_isdeterministic(get_typcollation(typid))))
+			(OidIsValid(typcoll) && !get_collation_isdeterministic(typcoll)))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("primary key column %s of table %s has a nondeterministic collation",

@@ -190,10 +190,11 @@ WHERE a.backend_type = 'keanon worker' AND l.locktype = 'object'
 			"SELECT wait_until(\$q\$SELECT EXISTS ($in_batch)\$q\$)") eq 't',
 		'2: the worker holds the watch while it applies the batch');
 	my $pid = $node->safe_psql('postgres', $in_batch);
+	# frozen anywhere, it may hold a lightweight lock (a lock table
+	# partition, a buffer) that any query would wait on for ever: the
+	# server is crashed at once, and what follows shows the batch was not
+	# committed
 	ok(kill('STOP', $pid), "2: the worker is frozen in its batch (pid $pid)");
-	is( $node->safe_psql('postgres',
-			"SELECT count(*) FROM ($in_batch) w WHERE w.pid = $pid"),
-		'1', '2: still in its batch, uncommitted');
 	$node->stop('immediate');
 	$node->start;
 	is(published($node), $before,
