@@ -573,6 +573,24 @@ SELECT keanon.check('gs_feel');
 INSERT INTO gs_feel VALUES (31, 'glad', 5000);
 SELECT keanon.check('gs_feel');
 SELECT count(*) > 0 AS cast_ran FROM gs_mood_log;
+-- an owner's trigger on the members table that writes the watched table:
+-- that write would open the watch's index a second time, and the outer
+-- write installed its older pages over the nested one's (the row was
+-- lost, check failed); it is refused, and the statement with it
+CREATE FUNCTION gs_nest() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.gs_feel VALUES (1000 + NEW.id, 'calm', 4242);
+	RETURN NULL;
+END;
+$$;
+CREATE TRIGGER gs_nest AFTER INSERT ON gs_feel_keanon_members FOR EACH ROW EXECUTE FUNCTION gs_nest();
+\set VERBOSITY terse
+INSERT INTO gs_feel VALUES (32, 'calm', 5100);
+\set VERBOSITY default
+DROP TRIGGER gs_nest ON gs_feel_keanon_members;
+DROP FUNCTION gs_nest();
+INSERT INTO gs_feel VALUES (32, 'calm', 5100);
+SELECT count(*) AS rows, keanon.check('gs_feel') FROM gs_feel;
 DROP TABLE gs_feel, gs_moods, gs_mood_log CASCADE;
 DROP CAST (gs_mood AS text);
 DROP FUNCTION gs_mood_text(gs_mood);

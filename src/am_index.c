@@ -502,6 +502,84 @@ KeanonIndexOpen(Oid indexoid, bool for_write)
 }
 
 /*
+ * The keanon indexes this backend has open for writing, with the
+ * subtransaction that opened each.  A write of a watch from inside its own
+ * maintenance (an owner's trigger on an internal table that writes the
+ * watched table) would open the index a second time and install pages the
+ * outer write then overwrote with its older copies: the nested change was
+ * lost without a word.  It is refused instead.
+ */
+typedef struct OpenWrite
+{
+	Oid			indexoid;
+	SubTransactionId subid;
+} OpenWrite;
+
+static OpenWrite open_writes[8];
+static int	n_open_writes = 0;
+
+/* Forget the writes opened in a subtransaction that aborted, or at the end */
+static void
+open_writes_subxact(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	int			kept = 0;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	for (int i = 0; i < n_open_writes; i++)
+		if (open_writes[i].subid < mySubid)
+			open_writes[kept++] = open_writes[i];
+	n_open_writes = kept;
+}
+
+static void
+open_writes_xact(XactEvent event, void *arg)
+{
+	n_open_writes = 0;
+}
+
+static void
+note_open_write(Relation index)
+{
+	static bool registered = false;
+	Oid			indexoid = RelationGetRelid(index);
+
+	if (!registered)
+	{
+		RegisterXactCallback(open_writes_xact, NULL);
+		RegisterSubXactCallback(open_writes_subxact, NULL);
+		registered = true;
+	}
+	for (int i = 0; i < n_open_writes; i++)
+		if (open_writes[i].indexoid == indexoid)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("keanon index \"%s\" is being written by this session already",
+							RelationGetRelationName(index)),
+					 errdetail("A write of a watched table from inside its own maintenance (a trigger on a keanon table, say) is refused.")));
+	if (n_open_writes == lengthof(open_writes))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many keanon indexes are being written at once by this session")));
+	open_writes[n_open_writes].indexoid = indexoid;
+	open_writes[n_open_writes].subid = GetCurrentSubTransactionId();
+	n_open_writes++;
+}
+
+static void
+forget_open_write(Oid indexoid)
+{
+	for (int i = n_open_writes - 1; i >= 0; i--)
+		if (open_writes[i].indexoid == indexoid)
+		{
+			memmove(&open_writes[i], &open_writes[i + 1], sizeof(OpenWrite) * (n_open_writes - i - 1));
+			n_open_writes--;
+			return;
+		}
+}
+
+/*
  * The same, for role reader: a read that finds the state to repair repairs
  * it only for the table's owner (a repair holds the writers' lock to the
  * end of the transaction, which no mere reader may)
@@ -543,6 +621,8 @@ KeanonIndexOpenFor(Oid indexoid, bool for_write, Oid reader)
 						RelationGetRelationName(ki->index))));
 	ki->heap = table_open(ki->index->rd_index->indrelid, AccessShareLock);
 	KeanonCheckReadable(ki->heap);
+	if (for_write)
+		note_open_write(ki->index);
 
 	keanon_lock(indexoid, lockmode);
 	ki->lockmode = lockmode;
@@ -617,7 +697,10 @@ KeanonIndexClose(KeanonIndex *ki)
 	if (ki->engine)
 		ke_close(ki->engine);
 	if (ki->mode == KEANON_STORE_WRITE)
+	{
 		KeanonStoreFinish(ki->store);
+		forget_open_write(indexoid);
+	}
 	else
 	{
 		KeanonStoreRelease(ki->store);
