@@ -74,6 +74,7 @@ typedef struct PageStore
 	BlockNumber next_block;		/* BUILD: next block to hand out */
 	List	   *freed;			/* blocks to report to the FSM */
 	KeanonPageSaver saver;		/* WRITE: told of each page before it is overwritten */
+	char	   *meta_copy;		/* BUILD: the metapage, installed at the finish */
 } PageStore;
 
 static void evict_clean(PageStore *ps);
@@ -344,12 +345,55 @@ make_shadow(PageStore *ps, PageEntry *e)
 	return (Page) e->shadow;
 }
 
+/*
+ * BUILD: the metapage the build writes, a private copy.  Held locked
+ * through the build (its first use comes before the partitioning is
+ * computed), it kept every reader of the metapage (bound aggregates,
+ * VACUUM, the checkpointer) waiting, past any cancel, and the build
+ * itself deaf to one, for as long as a large table's build took.
+ */
+static Page
+build_meta(PageStore *ps)
+{
+	if (ps->meta_copy == NULL)
+	{
+		Buffer		buf = ReadBuffer(ps->index, KEANON_METAPAGE_BLKNO);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ps->meta_copy = MemoryContextAlloc(ps->cxt, BLCKSZ);
+		memcpy(ps->meta_copy, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+	}
+	return (Page) ps->meta_copy;
+}
+
+/* BUILD: install the metapage, last, once every node page is in place */
+static void
+install_build_meta(PageStore *ps)
+{
+	Buffer		buf;
+
+	if (ps->meta_copy == NULL)
+		return;
+	buf = ReadBuffer(ps->index, KEANON_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	memcpy(BufferGetPage(buf), ps->meta_copy, BLCKSZ);
+	MarkBufferDirty(buf);
+	UnlockReleaseBuffer(buf);
+	pfree(ps->meta_copy);
+	ps->meta_copy = NULL;
+}
+
 /* The page image the engine should see for a block */
 static Page
 page_for(PageStore *ps, BlockNumber blkno, bool for_write)
 {
-	PageEntry  *e = get_entry(ps, blkno, false);
+	PageEntry  *e;
 	Page		page;
+
+	if (ps->mode == KEANON_STORE_BUILD && blkno == KEANON_METAPAGE_BLKNO)
+		return build_meta(ps);
+	e = get_entry(ps, blkno, false);
 
 	if (e->shadow != NULL)
 		return (Page) e->shadow;
@@ -585,6 +629,7 @@ KeanonStoreFinish(KeStore *store)
 	install_shadows(ps, dirty, ndirty);
 
 	KeanonStoreRelease(store);
+	install_build_meta(ps);
 	foreach(lc, ps->freed)
 		RecordFreeIndexPage(ps->index, (BlockNumber) lfirst_int(lc));
 	list_free(ps->freed);
