@@ -957,13 +957,17 @@ BEGIN
 			PERFORM keanon.end_watch(w.relid);
 		END LOOP;
 	END LOOP;
-	-- the primary key of a watched table that lives on: refused
+	-- the primary key of a watched table that lives on: refused (a
+	-- constraint of the table itself dropped, and no key left; a restore
+	-- that has yet to make the key is no reason to refuse other drops)
 	FOR w IN SELECT x.relid FROM keanon.watches x
-			 WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = x.relid)
-			   AND NOT EXISTS (SELECT 1 FROM pg_index i
+			 JOIN pg_class c ON c.oid = x.relid
+			 JOIN pg_namespace n ON n.oid = c.relnamespace
+			 WHERE NOT EXISTS (SELECT 1 FROM pg_index i
 							   WHERE i.indrelid = x.relid AND i.indisprimary)
 			   AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
-						   WHERE d.object_type IN ('table constraint', 'index')) LOOP
+						   WHERE d.object_type = 'table constraint'
+							 AND d.address_names[1] = n.nspname AND d.address_names[2] = c.relname) LOOP
 		RAISE EXCEPTION 'the primary key of table % is watched and cannot change', w.relid
 			USING ERRCODE = 'object_in_use',
 				  HINT = format('Call keanon.unwatch(%L) first, then watch the table again.', w.relid::text);

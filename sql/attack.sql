@@ -800,6 +800,16 @@ SET SESSION AUTHORIZATION keanon_att_writer;
 SELECT probe_41(24000);
 SELECT probe_41(50000);
 RESET SESSION AUTHORIZATION;
+-- nor is a writer that may read the table but for the rows a policy hides
+GRANT SELECT ON probe_pay TO keanon_att_writer;
+ALTER TABLE probe_pay ENABLE ROW LEVEL SECURITY;
+CREATE POLICY probe_see ON probe_pay FOR SELECT USING (id <> 41);
+CREATE POLICY probe_add ON probe_pay FOR INSERT WITH CHECK (true);
+CREATE POLICY probe_drop ON probe_pay FOR DELETE USING (true);
+SET SESSION AUTHORIZATION keanon_att_writer;
+SELECT count(*) AS rows_it_sees FROM probe_pay;
+SELECT probe_41(24000);
+RESET SESSION AUTHORIZATION;
 SET client_min_messages = warning;
 SELECT keanon.check('probe_pay');
 DROP FUNCTION probe_41(integer);

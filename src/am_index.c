@@ -67,13 +67,18 @@ typedef enum FluxState
 bool
 KeanonMayReadWhole(Oid relid)
 {
-	Oid			role = GetUserId();
+	return KeanonRoleMayReadWhole(relid, GetUserId());
+}
 
+/* The same, for a given role */
+bool
+KeanonRoleMayReadWhole(Oid relid, Oid role)
+{
 	if (keanon_owns_relation(relid, role))
 		return true;			/* trusted, row security or not */
 	return pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK &&
 		keanon_schema_usage(get_rel_namespace(relid), role) &&
-		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+		check_enable_rls(relid, role, true) != RLS_ENABLED;
 }
 
 /* Readers of a keanon index must be allowed to read its whole table */

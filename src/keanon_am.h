@@ -274,6 +274,7 @@ extern void KeanonIndexValueType(Oid indexoid, KeanonValueType *vt);
 extern void KeanonIndexReadMeta(Relation index, KeanonMetaPageData *out, XLogRecPtr *lsn);
 extern void KeanonIndexLockForWrite(Oid indexoid);
 extern bool KeanonMayReadWhole(Oid relid);
+extern bool KeanonRoleMayReadWhole(Oid relid, Oid role);
 extern void KeanonCheckReadable(Relation heap);
 extern void KeanonIndexClose(KeanonIndex *ki);
 extern void KeanonIndexApply(KeanonIndex *ki, const KeChange *changes, size_t n);

@@ -26,7 +26,6 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
-#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -1575,8 +1574,9 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 }
 
 /*
- * Whether the session's own role may read the sensitive column: the
- * notice below is for it alone.  A writer who may DELETE rows it cannot
+ * Whether the session's own role may read every row of the table (its
+ * owner, or SELECT with no row security policy applying): the notice
+ * below is for it alone.  A writer who may DELETE rows it cannot
  * read, then INSERT two probes in a transaction it rolls back, found any
  * row's value by whether the notice came (docs/threat-model.md).  The
  * session's role, not the current one: what the client sees is what the
@@ -1586,10 +1586,7 @@ KeanonReassignRanges(Watch *w, KeanonRange *ranges, int nranges, const KeNum *cv
 static bool
 session_reads_values(Watch *w)
 {
-	Oid			role = GetSessionUserId();
-
-	return pg_class_aclcheck(w->relid, role, ACL_SELECT) == ACLCHECK_OK ||
-		pg_attribute_aclcheck(w->relid, w->s_attnum, role, ACL_SELECT) == ACLCHECK_OK;
+	return KeanonRoleMayReadWhole(w->relid, GetSessionUserId());
 }
 
 /* Withdraw every published row: no valid partitioning exists */

@@ -249,6 +249,33 @@ SELECT 'west', i, 40, i * 20.25 FROM generate_series(1, 12) i;
 		'12', "$db: the view of shop.orders publishes the rows after TRUNCATE");
 }
 
+# A restore whose list leaves out a watched table's primary key (as one
+# stopped between its data and post-data sections would): drops elsewhere,
+# and of another watched table, go on; the key made later, the watch works
+my @keyless = grep { !/CONSTRAINT shop orders orders_pkey / } split /\n/, $list_out;
+my $keyless_list = $node->basedir . '/keyless.list';
+open $fh, '>', $keyless_list or die "could not write $keyless_list: $!";
+print $fh join("\n", @keyless), "\n";
+close $fh;
+$node->safe_psql('postgres', 'CREATE DATABASE restored_keyless');
+$node->command_ok([ 'pg_restore', '-L', $keyless_list, '-d', 'restored_keyless', $dump ],
+	'pg_restore into restored_keyless, without the key of shop.orders');
+is( query(
+		'restored_keyless', q{
+CREATE TABLE unrelated (a integer PRIMARY KEY);
+DROP TABLE unrelated;
+DROP TABLE people;
+SELECT count(*) FROM keanon.watches;}),
+	'1',
+	'restored_keyless: other drops, and of another watched table, go on');
+is( query(
+		'restored_keyless',
+		'ALTER TABLE shop.orders ADD PRIMARY KEY (region, order_no); '
+		  . "INSERT INTO shop.orders VALUES ('north', 77777, 33, 5.55); "
+		  . "SELECT keanon.check('shop.orders')"),
+	't',
+	'restored_keyless: with its key made, the watch of shop.orders works');
+
 # last: every watch of every database
 foreach my $db (qw(orig restored restored_parallel restored_reversed))
 {
