@@ -221,6 +221,11 @@ lay_out(Relation index, const KeanonValueType *vt, int k, KeNum e,
 	else
 		KeanonCheckStatus(ke_create(&eng, store, vt->kind, k, e), index);
 	KeanonStoreReset(store);
+	/*
+	 * no page locked while the partitioning is computed (a fresh engine's
+	 * first node was), so that a cancel is heard then
+	 */
+	KeanonStoreRelease(store);
 	if (counts != NULL)
 		KeanonCheckStatus(ke_build_runs(eng, vals, counts, n), index);
 	else

@@ -23,9 +23,12 @@
  *			or rebuilt whether its pages went in early or not.  Pages only
  *			read stay pinned (the most recent few) and are not locked: the
  *			keanon lock keeps every other writer out, and readers only read.
- *	BUILD	pages are written in place under an exclusive content lock, new
- *			nodes taken sequentially from block 1; no WAL (the caller logs
- *			the whole relation once).  Blocks left over at the end are
+ *	BUILD	pages are built in private copies, each written into its
+ *			buffer, in place, as the cache lets it go (the metapage last),
+ *			so that no lock is held between the engine's calls and a cancel
+ *			is heard; new nodes are taken sequentially from block 1; no WAL
+ *			(the caller logs the whole relation once).  Blocks left over at
+ *			the end are
  *			marked free.  Only ke_create() and ke_build_sorted() run in this
  *			mode, and they never hold more than two node pointers.
  *
@@ -53,8 +56,7 @@ typedef struct PageEntry
 {
 	BlockNumber blkno;			/* hash key */
 	Buffer		buf;
-	bool		locked;			/* content lock held (BUILD) */
-	char	   *copy;			/* READ: the page as read, under its lock */
+	char	   *copy;			/* READ: the page as read; BUILD: as written */
 	bool		isnew;			/* extended by this store: log a full image */
 	char	   *shadow;			/* WRITE: private copy, once written */
 	uint64		stamp;			/* last use */
@@ -79,17 +81,27 @@ typedef struct PageStore
 
 static void evict_clean(PageStore *ps);
 
-/* Release one cached page (never a dirty copy) */
+/*
+ * BUILD: write a page as built into its buffer, in place and without WAL,
+ * without reading it (a crash may have torn it in an earlier rebuild)
+ */
+static void
+install_build_copy(PageStore *ps, PageEntry *e)
+{
+	Buffer		buf = ReadBufferExtended(ps->index, MAIN_FORKNUM, e->blkno,
+										 RBM_ZERO_AND_LOCK, NULL);
+
+	memcpy(BufferGetPage(buf), e->copy, BLCKSZ);
+	MarkBufferDirty(buf);
+	UnlockReleaseBuffer(buf);
+}
+
+/* Release one cached page (never a dirty copy): BUILD writes it first */
 static void
 drop_entry(PageStore *ps, PageEntry *e)
 {
 	if (ps->mode == KEANON_STORE_BUILD)
-	{
-		MarkBufferDirty(e->buf);
-		UnlockReleaseBuffer(e->buf);
-	}
-	else if (e->locked)
-		UnlockReleaseBuffer(e->buf);
+		install_build_copy(ps, e);
 	else if (BufferIsValid(e->buf))
 		ReleaseBuffer(e->buf);
 	if (e->copy != NULL)
@@ -172,9 +184,9 @@ KeanonInitFreePage(Page page)
 
 /*
  * The cache entry of a block, reading it in if needed.  A BUILD store
- * about to overwrite the block whole (overwrite) takes it zeroed and
- * locked without reading it: a rebuild must not trip over a page a crash
- * tore while an earlier rebuild wrote it in place, without WAL.
+ * about to overwrite the block whole (overwrite) takes a zeroed copy
+ * without reading it: a rebuild must not trip over a page a crash tore
+ * while an earlier rebuild wrote it in place, without WAL.
  */
 static PageEntry *
 get_entry(PageStore *ps, BlockNumber blkno, bool overwrite)
@@ -188,37 +200,31 @@ get_entry(PageStore *ps, BlockNumber blkno, bool overwrite)
 		e->buf = InvalidBuffer;
 		e->shadow = NULL;
 		e->isnew = false;
-		e->locked = false;
 		e->copy = NULL;
 		if (overwrite && ps->mode == KEANON_STORE_BUILD)
 		{
-			e->buf = ReadBufferExtended(ps->index, MAIN_FORKNUM, blkno, RBM_ZERO_AND_LOCK, NULL);
-			e->locked = true;
+			e->copy = MemoryContextAllocZero(ps->cxt, BLCKSZ);
 			ps->nclean++;
 			e->stamp = ++ps->clock;
 			return e;
 		}
 		e->buf = ReadBuffer(ps->index, blkno);
-		if (ps->mode == KEANON_STORE_READ)
+		if (ps->mode != KEANON_STORE_WRITE)
 		{
 			/*
 			 * a copy, and no lock nor pin kept: the caller runs SQL between
 			 * its reads, and the code SQL runs (an owner's cast, a
 			 * function with an exception block) may release every
-			 * lightweight lock or wait for this page's; the watch's own
-			 * lock keeps writers out meanwhile (a standby's reader checks
-			 * the metapage at the end)
+			 * lightweight lock or wait for this page's; a build held its
+			 * pages locked, deaf to cancels, until it ended.  The watch's
+			 * own lock keeps writers out meanwhile (a standby's reader
+			 * checks the metapage at the end).
 			 */
 			LockBuffer(e->buf, BUFFER_LOCK_SHARE);
 			e->copy = MemoryContextAlloc(ps->cxt, BLCKSZ);
 			memcpy(e->copy, BufferGetPage(e->buf), BLCKSZ);
 			UnlockReleaseBuffer(e->buf);
 			e->buf = InvalidBuffer;
-		}
-		else if (ps->mode == KEANON_STORE_BUILD)
-		{
-			LockBuffer(e->buf, BUFFER_LOCK_EXCLUSIVE);
-			e->locked = true;
 		}
 		ps->nclean++;
 	}
@@ -456,24 +462,24 @@ store_alloc(KeStore *store)
 		if (blkno < RelationGetNumberOfBlocks(ps->index))
 		{
 			e = get_entry(ps, blkno, true);
-			init_node_page(BufferGetPage(e->buf));
+			init_node_page((Page) e->copy);
 			return blkno;
 		}
+		/* the new block stays zero until its copy is written in */
 		LockRelationForExtension(ps->index, ExclusiveLock);
 		buf = ReadBuffer(ps->index, P_NEW);
 		UnlockRelationForExtension(ps->index, ExclusiveLock);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		blkno = BufferGetBlockNumber(buf);
+		ReleaseBuffer(buf);
 		Assert(blkno + 1 == ps->next_block);
 		e = hash_search(ps->pages, &blkno, HASH_ENTER, NULL);
-		e->buf = buf;
-		e->locked = true;
+		e->buf = InvalidBuffer;
 		e->isnew = true;
 		e->shadow = NULL;
-		e->copy = NULL;
+		e->copy = MemoryContextAllocZero(ps->cxt, BLCKSZ);
 		e->stamp = ++ps->clock;
 		ps->nclean++;
-		init_node_page(BufferGetPage(buf));
+		init_node_page((Page) e->copy);
 		return blkno;
 	}
 
@@ -498,7 +504,6 @@ store_alloc(KeStore *store)
 	ReleaseBuffer(buf);
 	e = hash_search(ps->pages, &blkno, HASH_ENTER, NULL);
 	e->buf = InvalidBuffer;
-	e->locked = false;
 	e->copy = NULL;
 	e->isnew = true;
 	e->stamp = ++ps->clock;
@@ -608,7 +613,7 @@ KeanonStoreFinish(KeStore *store)
 		for (BlockNumber b = ps->next_block; b < nblocks; b++)
 		{
 			PageEntry  *fe = get_entry(ps, b, true);
-			Page		page = BufferGetPage(fe->buf);
+			Page		page = (Page) fe->copy;
 
 			init_node_page(page);
 			KeanonPageGetOpaque(page)->flags = KEANON_PAGE_FREE;

@@ -62,6 +62,9 @@ ke_masked_dp(KeKind kind, int k, KeNum e,
 
 	for (size_t r = 0; r < m; r++)
 	{
+		/* a long pass (a build of millions of values) hears a cancel */
+		if ((r & 0xFFFF) == 0xFFFF)
+			ke_check_interrupts();
 		if (r + 1 >= (size_t) k)
 		{
 			KeNum		kth = vals[r + 1 - k];
