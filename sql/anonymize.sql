@@ -377,3 +377,51 @@ SELECT levels, groups FROM keanon.anonymize('ends', '{dt}', 's', NULL, k => 2);
 SELECT bool_and(g.dt @> e.dt) AS every_value_held, count(DISTINCT g.dt) AS published_ranges
 FROM ends e JOIN ends_generalized g USING (s);
 DROP TABLE ends, ends_generalized;
+
+-- The caller's own code runs while the table is read (a view's function, a
+-- hierarchy view's, a type's comparison): it may change, in this session,
+-- the target checked before the read, or a column of the table read.  A
+-- target retyped under the writes handed an integer to a text column as a
+-- pointer (the server crashed, and a bytea target showed server memory):
+-- the target is checked again, open, before the first row is written, and
+-- the rows read must have the types the work was set up for.
+CREATE ROLE an_eve;
+GRANT CREATE ON SCHEMA public TO an_eve;
+SET ROLE an_eve;
+CREATE TABLE an_ev (a integer, s integer);
+INSERT INTO an_ev SELECT i, i FROM generate_series(1, 20) i;
+CREATE FUNCTION an_retype_target() RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	IF (SELECT atttypid FROM pg_attribute WHERE attrelid = 'public.an_ev_v_generalized'::regclass
+		AND attname = 's') = 'pg_catalog.int4'::regtype THEN
+		ALTER TABLE public.an_ev_v_generalized ALTER COLUMN s TYPE text;
+	END IF;
+	RETURN 0;
+END $$;
+CREATE VIEW an_ev_v AS SELECT a, s + an_retype_target() AS s FROM an_ev;
+SELECT levels FROM keanon.anonymize('an_ev_v', '{a}', 's', NULL, k => 2);
+SELECT count(*) AS generalized_tables FROM pg_class WHERE relname = 'an_ev_v_generalized';
+-- a hierarchy view whose function retypes the sensitive column once the
+-- work has begun (the target made), before the rows are read
+CREATE TABLE an_ev_h0 (value text, parent text);
+INSERT INTO an_ev_h0 VALUES ('*', NULL), ('x', '*'), ('y', '*');
+CREATE TABLE an_ev2 (c text, s integer);
+INSERT INTO an_ev2 SELECT CASE WHEN i % 2 = 0 THEN 'x' ELSE 'y' END, i FROM generate_series(1, 20) i;
+CREATE FUNCTION an_retype_input() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	IF pg_catalog.to_regclass('public.an_ev2_generalized') IS NOT NULL
+		AND (SELECT atttypid FROM pg_attribute WHERE attrelid = 'public.an_ev2'::regclass
+			 AND attname = 's') = 'pg_catalog.int4'::regtype THEN
+		ALTER TABLE public.an_ev2 ALTER COLUMN s TYPE bigint;
+	END IF;
+	RETURN true;
+END $$;
+CREATE VIEW an_ev_h AS SELECT value, parent FROM an_ev_h0 WHERE an_retype_input();
+SELECT levels FROM keanon.anonymize('an_ev2', '{c}', 's', '{"c": "an_ev_h"}', k => 2);
+SELECT count(*) AS generalized_tables FROM pg_class WHERE relname = 'an_ev2_generalized';
+RESET ROLE;
+DROP VIEW an_ev_v, an_ev_h;
+DROP TABLE an_ev, an_ev2, an_ev_h0;
+DROP FUNCTION an_retype_target(), an_retype_input();
+REVOKE CREATE ON SCHEMA public FROM an_eve;
+DROP ROLE an_eve;

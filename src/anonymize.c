@@ -613,6 +613,33 @@ fd_check_status(FdStatus st, const FdError *err, const AnonArgs *a)
 			 : errmsg("cannot anonymize %s: %s", get_rel_name(a->relid), err->message)));
 }
 
+/*
+ * The rows read have the types the work was set up for: the caller's code
+ * run before the read (a hierarchy view's functions) may have retyped a
+ * column of the table since its types were looked up
+ */
+static void
+check_read_types(const AnonArgs *a)
+{
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		ok = desc->natts == 2 * a->nqi + 2;
+
+	for (int i = 0; ok && i <= a->nqi; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, 2 * i);
+
+		if (i == a->nqi)
+			ok = att->atttypid == a->sens_type && att->atttypmod == a->sens_typmod;
+		else
+			ok = att->atttypid == (a->qis[i].automatic ? a->qis[i].typid : TEXTOID);
+		ok = ok && TupleDescAttr(desc, 2 * i + 1)->atttypid == FLOAT8OID;
+	}
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the columns of %s changed while keanon.anonymize read it", get_rel_name(a->relid))));
+}
+
 /* The row set of every row: one query, as the caller */
 static int
 read_rows(AnonArgs *a, bool *numeric)
@@ -639,6 +666,7 @@ read_rows(AnonArgs *a, bool *numeric)
 					 KeanonQualifiedName(a->relid));
 	if (SPI_execute(sql.data, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read %s", get_rel_name(a->relid));
+	check_read_types(a);
 	if (SPI_processed > INT_MAX / 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -847,19 +875,16 @@ encode_table(AnonArgs *a, FdTable *t, FdHierarchy *fh, uint32 **qicodes, AnonRea
 }
 
 /*
- * Lock the target until the end of the transaction (no ALTER, index or
- * trigger comes between this check and the writes) and check that it is
- * still the bare table keanon.anonymize made:
- * one column per quasi-identifier of its published type and the
- * sensitive column of its own, and nothing that an INSERT would run or
- * check (indexes, triggers, rules, constraints, row security, a
- * partition's bound), since rows are handed to the table access method
+ * Check that the target, open as rel, is still the bare table
+ * keanon.anonymize made: one column per quasi-identifier of its published
+ * type and the sensitive column of its own, and nothing that an INSERT
+ * would run or check (indexes, triggers, rules, constraints, row security,
+ * a partition's bound), since rows are handed to the table access method
  * directly
  */
 static void
-lock_target(const AnonArgs *a)
+check_target(const AnonArgs *a, Relation rel)
 {
-	Relation	rel = table_open(a->target, RowExclusiveLock);
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			col = 0;
 	bool		ok = rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition &&
@@ -884,6 +909,21 @@ lock_target(const AnonArgs *a)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("target table %s is not as keanon.anonymize made it", RelationGetRelationName(rel)),
 				 errdetail("It must hold only the published columns, without indexes, triggers, rules, constraints or row security.")));
+}
+
+/*
+ * Lock the target until the end of the transaction, so that no other
+ * session changes it, and check it before the work starts.  The caller's
+ * own code (a view's functions, a type's comparison, a hierarchy view)
+ * runs while the table is read and may still change it in this session:
+ * write_target checks it again, open, with no such code run in between.
+ */
+static void
+lock_target(const AnonArgs *a)
+{
+	Relation	rel = table_open(a->target, RowExclusiveLock);
+
+	check_target(a, rel);
 	table_close(rel, NoLock);
 }
 
@@ -925,20 +965,26 @@ fill_row(AnonArgs *a, const FdResult *res, const AnonRead *rd, int r, int c, Tup
 }
 
 /*
- * Write the published rows into the target table (checked by
- * lock_target, and locked since) in batches through the table access
- * method, as COPY does
+ * Write the published rows into the target table (locked by lock_target)
+ * in batches through the table access method, as COPY does
  */
 static int64
 write_target(AnonArgs *a, const FdResult *res, const AnonRead *rd)
 {
 	Relation	rel = table_open(a->target, RowExclusiveLock);
-	CommandId	cid = GetCurrentCommandId(true);
+	CommandId	cid;
 	BulkInsertState bistate;
 	TupleTableSlot **batch = palloc0(sizeof(TupleTableSlot *) * ANON_INSERT_BATCH);
 	int			nbatch = 0;
 	int64		n = 0;
 
+	/*
+	 * Checked again, open: from here to the last insert only keanon's code
+	 * and the built-in input functions of the published types run, and an
+	 * open relation cannot be altered in this session anyway
+	 */
+	check_target(a, rel);
+	cid = GetCurrentCommandId(true);
 	for (int i = 0; i < a->nqi; i++)
 	{
 		a->qis[i].labels = palloc(sizeof(Datum *) * a->qis[i].nlevels);
