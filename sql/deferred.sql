@@ -615,6 +615,54 @@ UPDATE dor SET s = s WHERE age = 25;
 SELECT keanon.flush('dor') AS flushed, keanon.check('dor');
 DROP TABLE dor;
 
+-- An owner's code that a flush runs (a policy on the pending list, a
+-- trigger on its DELETE) retyped the sensitive column between the pending
+-- rows read and their values used, which read an integer as a numeric's
+-- pointer and crashed the server: the flush holds the watched table open,
+-- so such an ALTER is refused, and the values read are checked for type
+CREATE ROLE keanon_dretype;
+GRANT CREATE ON SCHEMA public TO keanon_dretype;
+SET ROLE keanon_dretype;
+CREATE TABLE dret (id integer PRIMARY KEY, q integer, s numeric);
+INSERT INTO dret SELECT g, g % 5, g * 10 FROM generate_series(1, 20) g;
+SELECT keanon.watch('dret', 's', '{q}', 3, 1, mode => 'deferred') IS NOT NULL AS watched;
+DROP TRIGGER keanon_columns ON dret;
+CREATE FUNCTION dret_flip(want text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	IF want = 'int' AND current_setting('dret.state', true) = 'a' THEN
+		PERFORM set_config('dret.state', 'b', false);
+		PERFORM set_config('keanon.following_ddl', 'on', true);
+		ALTER TABLE public.dret ALTER COLUMN s TYPE integer USING s::integer;
+		PERFORM set_config('keanon.following_ddl', 'off', true);
+	ELSIF want = 'numeric' AND current_setting('dret.state', true) = 'b' THEN
+		PERFORM set_config('dret.state', 'c', false);
+		PERFORM set_config('keanon.following_ddl', 'on', true);
+		ALTER TABLE public.dret ALTER COLUMN s TYPE numeric;
+		PERFORM set_config('keanon.following_ddl', 'off', true);
+	END IF;
+	RETURN true;
+END $$;
+CREATE FUNCTION dret_back() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM public.dret_flip('numeric'); RETURN OLD; END $$;
+ALTER TABLE dret_keanon_pending ENABLE ROW LEVEL SECURITY;
+ALTER TABLE dret_keanon_pending FORCE ROW LEVEL SECURITY;
+CREATE POLICY dret_p ON dret_keanon_pending USING (public.dret_flip('int'));
+CREATE TRIGGER dret_back BEFORE DELETE ON dret_keanon_pending FOR EACH ROW EXECUTE FUNCTION dret_back();
+INSERT INTO dret VALUES (100, 1, 5000);
+SELECT set_config('dret.state', 'a', false) AS armed;
+\set VERBOSITY terse
+SELECT keanon.flush('dret');
+\set VERBOSITY default
+SELECT format_type(atttypid, atttypmod) AS sensitive_type FROM pg_attribute
+WHERE attrelid = 'dret'::regclass AND attname = 's';
+SELECT set_config('dret.state', '', false) AS disarmed;
+SELECT keanon.flush('dret') AS flushed, keanon.check('dret');
+RESET ROLE;
+DROP TABLE dret;
+DROP FUNCTION dret_flip(text), dret_back();
+REVOKE CREATE ON SCHEMA public FROM keanon_dretype;
+DROP ROLE keanon_dretype;
+
 DROP TABLE dpeople, dord, dcalls;
 DROP FUNCTION deferred_matches_oracle(regclass, name, integer, bigint);
 DROP FUNCTION dorder_attack(boolean);

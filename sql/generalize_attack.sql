@@ -595,3 +595,35 @@ DROP TABLE gs_feel, gs_moods, gs_mood_log CASCADE;
 DROP CAST (gs_mood AS text);
 DROP FUNCTION gs_mood_text(gs_mood);
 DROP TYPE gs_mood;
+
+-- keanon.partitions read the partitions table by position after the
+-- owner's policy on the groups table had run, and a policy that changed a
+-- column's type showed a reader backend addresses as counts: the columns
+-- read are checked for type
+CREATE ROLE keanon_ga_retype;
+GRANT CREATE ON SCHEMA public TO keanon_ga_retype;
+SET ROLE keanon_ga_retype;
+CREATE TABLE gr2 (id integer PRIMARY KEY, q integer, s numeric);
+INSERT INTO gr2 SELECT g, g % 5, g * 10 FROM generate_series(1, 30) g;
+SELECT keanon.watch('gr2', 's', '{q}', 3, 1, generalize => 3) IS NOT NULL AS watched;
+CREATE FUNCTION gr2_retype() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	IF current_setting('gr2.state', true) = 'a' THEN
+		PERFORM set_config('gr2.state', 'b', false);
+		PERFORM set_config('keanon.following_ddl', 'on', true);
+		ALTER TABLE public.gr2_keanon_parts DROP COLUMN n, ADD COLUMN n text NOT NULL DEFAULT repeat('x', 40);
+		PERFORM set_config('keanon.following_ddl', 'off', true);
+	END IF;
+	RETURN true;
+END $$;
+ALTER TABLE gr2_keanon_groups ENABLE ROW LEVEL SECURITY;
+ALTER TABLE gr2_keanon_groups FORCE ROW LEVEL SECURITY;
+CREATE POLICY gr2_p ON gr2_keanon_groups USING (public.gr2_retype());
+SELECT sum(n) AS rows FROM keanon.partitions('gr2');
+SELECT set_config('gr2.state', 'a', false) AS armed;
+SELECT sum(n) AS rows FROM keanon.partitions('gr2');
+RESET ROLE;
+DROP TABLE gr2;
+DROP FUNCTION gr2_retype();
+REVOKE CREATE ON SCHEMA public FROM keanon_ga_retype;
+DROP ROLE keanon_ga_retype;

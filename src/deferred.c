@@ -314,6 +314,7 @@ int64
 KeanonFlush(Oid relid)
 {
 	Watch		w;
+	Relation	rel;
 	Snapshot	snap;
 	List	   *cols;
 	char	   *table;
@@ -328,8 +329,13 @@ KeanonFlush(Oid relid)
 	KeanonWatchLoad(relid, &w, false);
 	if (!w.deferred)
 		return 0;
-	/* the table before the watch, as TRUNCATE takes them (see the lock order) */
-	LockRelationOid(relid, AccessShareLock);
+	/*
+	 * the table before the watch, as TRUNCATE takes them (see the lock
+	 * order), and held open to the end: the owner's code that the flush's
+	 * statements run (a policy or trigger on an internal table) cannot then
+	 * retype its columns between the rows read and their use
+	 */
+	rel = table_open(relid, AccessShareLock);
 	KeanonIndexLockForWrite(w.index_oid);
 
 	/* one snapshot, taken under the lock, for the list and the table */
@@ -343,6 +349,7 @@ KeanonFlush(Oid relid)
 	if (entries == 0)
 	{
 		UnregisterSnapshot(snap);
+		table_close(rel, NoLock);
 		return 0;
 	}
 
@@ -388,6 +395,7 @@ KeanonFlush(Oid relid)
 	SPI_unregister_relation(KEANON_PENDING_NEW);
 	tuplestore_end(old_store);
 	tuplestore_end(new_store);
+	table_close(rel, NoLock);
 	return entries;
 }
 

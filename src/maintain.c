@@ -499,7 +499,8 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 		bool		isnull;
 		int64		i = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
 													1, &isnull)) - 1;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
+		Datum		d = KeanonSpiColumnOrNull(w->relid, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2,
+											  vt->typid, &isnull);
 
 		if (i < 0 || i >= f->n)
 			elog(ERROR, "keanon: new row %lld of %s out of range", (long long) i + 1,

@@ -255,6 +255,13 @@ keanon_partitions(PG_FUNCTION_ARGS)
 				   "hi::pg_catalog.numeric, lo AS raw_lo, hi AS raw_hi FROM %s p ORDER BY p.lo, p.hi, p.hi_split", w.parts);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
+	/* the owner's code run above (a policy on the groups) may have changed the table */
+	for (int c = 1; c <= 2; c++)
+		if (SPI_gettypeid(SPI_tuptable->tupdesc, c) != INT8OID)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the layout of %s does not match the watch of %s",
+							get_rel_name(w.parts_oid), get_rel_name(relid))));
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		Datum		values[7];
