@@ -188,6 +188,11 @@ DROP ROLE keanon_an_role;
 -- the core called directly writes only into a table of the caller in the
 -- anonymized table's schema, and only the types keanon publishes
 CREATE TABLE an_target (age int4range, disease text);
+-- a sensitive column or quasi-identifier that is not a column of the table
+SELECT keanon.anonymize_core('an_people', '{age}', 'no_such', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
+SELECT keanon.anonymize_core('an_people', '{ctid}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
+	'public.an_target', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
 SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,
 	'pg_catalog.pg_class', 'optimal', 0, true, false, '{pg_catalog.int4range}', NULL);
 SELECT keanon.anonymize_core('an_people', '{age}', 'disease', '{0}', 2, NULL, NULL, NULL, 'basic', NULL,

@@ -87,17 +87,16 @@ collect_value(CollectState *cs, Datum value)
 {
 	if (cs->vt->typid == NUMERICOID && cs->vt->scale < 0)
 	{
-		int			s = KeanonNumericScale(value);
+		int			s;
 
+		/* NaN and infinity have no scale */
+		KeanonRefuseNonFinite(NUMERICOID, value);
+		s = KeanonNumericScale(value);
 		if (s > cs->max_scale)
 			cs->max_scale = s;
-		/* NaN and infinity are refused when drained */
-		if (!numeric_is_nan(DatumGetNumeric(value)) && !numeric_is_inf(DatumGetNumeric(value)))
-		{
-			s = KeanonNumericMinScale(value);
-			if (s > cs->max_need)
-				cs->max_need = s;
-		}
+		s = KeanonNumericMinScale(value);
+		if (s > cs->max_need)
+			cs->max_need = s;
 	}
 	else
 		(void) KeanonDatumToNum(cs->vt, value);	/* rejects NaN and infinity */

@@ -1173,6 +1173,7 @@ read_qis(AnonArgs *a, ArrayType *names, ArrayType *hiers)
 	{
 		AnonQi	   *q = &a->qis[i];
 		char	   *col;
+		AttrNumber	att;
 
 		if (nn[i])
 			ereport(ERROR,
@@ -1180,7 +1181,8 @@ read_qis(AnonArgs *a, ArrayType *names, ArrayType *hiers)
 					 errmsg("a quasi-identifier's name cannot be NULL")));
 		col = NameStr(*DatumGetName(nd[i]));
 		q->name = pstrdup(quote_identifier(col));
-		q->typid = get_atttype(a->relid, get_attnum(a->relid, col));
+		att = get_attnum(a->relid, col);
+		q->typid = att > 0 ? get_atttype(a->relid, att) : InvalidOid;
 		q->automatic = hn[i] || DatumGetObjectId(hd[i]) == InvalidOid;
 		if (!OidIsValid(q->typid))
 			ereport(ERROR,
@@ -1330,6 +1332,7 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	double		largest_emd;
 	int			removed = 0;
 	Oid			sens_coll;
+	AttrNumber	sens_att;
 
 	for (int i = 0; i < 16; i++)
 		if (PG_ARGISNULL(i) && i != 5 && i != 6 && i != 7 && i != 9 && i != 16)
@@ -1341,8 +1344,13 @@ keanon_anonymize_core(PG_FUNCTION_ARGS)
 	memset(&a, 0, sizeof(a));
 	a.relid = PG_GETARG_OID(0);
 	a.sensitive = pstrdup(quote_identifier(NameStr(*PG_GETARG_NAME(2))));
-	get_atttypetypmodcoll(a.relid, get_attnum(a.relid, NameStr(*PG_GETARG_NAME(2))),
-						  &a.sens_type, &a.sens_typmod, &sens_coll);
+	sens_att = get_attnum(a.relid, NameStr(*PG_GETARG_NAME(2)));
+	if (sens_att <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of table %s does not exist", NameStr(*PG_GETARG_NAME(2)),
+						get_rel_name(a.relid))));
+	get_atttypetypmodcoll(a.relid, sens_att, &a.sens_type, &a.sens_typmod, &sens_coll);
 	a.target = target_table(a.relid, text_to_cstring(PG_GETARG_TEXT_PP(10)));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "keanon: SPI_connect failed");
