@@ -81,7 +81,7 @@ REGRESS = engine_sql index_am watch bounds privacy releases permutation exact_e 
 
 # isolationtester specs, by name (never a wildcard): concurrent writers of
 # a watched table, rollbacks and savepoints, REPEATABLE READ and SERIALIZABLE
-ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename watch_deferred watch_unblocked watch_late watch_generalize watch_twice
+ISOLATION = watch_concurrency watch_rollback watch_isolation_levels watch_rename watch_deferred watch_unblocked watch_late watch_generalize watch_twice watch_rebuild
 ISOLATION_OPTS = --inputdir=test/isolation
 
 # TAP tests (PostgreSQL::Test::Cluster), by name: streaming replication,

@@ -622,8 +622,27 @@ CREATE POLICY gr2_p ON gr2_keanon_groups USING (public.gr2_retype());
 SELECT sum(n) AS rows FROM keanon.partitions('gr2');
 SELECT set_config('gr2.state', 'a', false) AS armed;
 SELECT sum(n) AS rows FROM keanon.partitions('gr2');
+-- a double's bounds are read raw: hi retyped, lo left
+CREATE TABLE gr3 (id integer PRIMARY KEY, q integer, s float8);
+INSERT INTO gr3 SELECT g, g % 5, g * 10 FROM generate_series(1, 30) g;
+SELECT keanon.watch('gr3', 's', '{q}', 3, 1, generalize => 3) IS NOT NULL AS watched;
+CREATE FUNCTION gr3_retype() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	IF current_setting('gr3.state', true) = 'a' THEN
+		PERFORM set_config('gr3.state', 'b', false);
+		PERFORM set_config('keanon.following_ddl', 'on', true);
+		ALTER TABLE public.gr3_keanon_parts ALTER COLUMN hi TYPE text;
+		PERFORM set_config('keanon.following_ddl', 'off', true);
+	END IF;
+	RETURN true;
+END $$;
+ALTER TABLE gr3_keanon_groups ENABLE ROW LEVEL SECURITY;
+ALTER TABLE gr3_keanon_groups FORCE ROW LEVEL SECURITY;
+CREATE POLICY gr3_p ON gr3_keanon_groups USING (public.gr3_retype());
+SELECT set_config('gr3.state', 'a', false) AS armed;
+SELECT sum(n) AS rows FROM keanon.partitions('gr3');
 RESET ROLE;
-DROP TABLE gr2;
-DROP FUNCTION gr2_retype();
+DROP TABLE gr2, gr3;
+DROP FUNCTION gr2_retype(), gr3_retype();
 REVOKE CREATE ON SCHEMA public FROM keanon_ga_retype;
 DROP ROLE keanon_ga_retype;

@@ -599,6 +599,7 @@ KeanonIndexOpenFor(Oid indexoid, bool for_write, Oid reader)
 	KeanonIndex *ki = palloc0(sizeof(KeanonIndex));
 	KeanonMetaPageData *meta = palloc(sizeof(KeanonMetaPageData));
 	LOCKMODE	lockmode = for_write ? ExclusiveLock : ShareLock;
+	Oid			heapoid;
 
 	/*
 	 * A standby can only take weak object locks, and its readers cannot keep
@@ -616,15 +617,24 @@ KeanonIndexOpenFor(Oid indexoid, bool for_write, Oid reader)
 
 	ki->cxt = cxt;
 	KeanonEngineAllocator();
+
+	/*
+	 * The table before its index, as VACUUM FULL, CLUSTER and REINDEX TABLE
+	 * lock them: a writer holding the index while it waited for the table
+	 * deadlocked with them.
+	 */
+	heapoid = IndexGetRelation(indexoid, true);
+	if (OidIsValid(heapoid))
+		ki->heap = table_open(heapoid, AccessShareLock);
 	ki->index = index_open(indexoid, for_write ? RowExclusiveLock : AccessShareLock);
 	if (ki->index->rd_rel->relkind != RELKIND_INDEX ||
 		ki->index->rd_indam == NULL ||
-		ki->index->rd_indam->ambuild != keanonbuild)
+		ki->index->rd_indam->ambuild != keanonbuild ||
+		ki->index->rd_index->indrelid != heapoid)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a keanon index",
 						RelationGetRelationName(ki->index))));
-	ki->heap = table_open(ki->index->rd_index->indrelid, AccessShareLock);
 	KeanonCheckReadable(ki->heap);
 	if (for_write)
 		note_open_write(ki->index);

@@ -257,7 +257,8 @@ keanon_partitions(PG_FUNCTION_ARGS)
 		elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
 	/* the owner's code run above (a policy on the groups) may have changed the table */
 	for (int c = 1; c <= 2; c++)
-		if (SPI_gettypeid(SPI_tuptable->tupdesc, c) != INT8OID)
+		if (SPI_gettypeid(SPI_tuptable->tupdesc, c) != INT8OID ||
+			SPI_gettypeid(SPI_tuptable->tupdesc, 7) != SPI_gettypeid(SPI_tuptable->tupdesc, 6))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("the layout of %s does not match the watch of %s",

@@ -668,6 +668,7 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		isnull;
 
 	if (watch_cache != NULL)
 	{
@@ -687,10 +688,15 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
 				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
 				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'"
-				 " AND i.indisvalid AND i.indislive), "
+				 " AND i.indisvalid AND i.indislive ORDER BY i.indexrelid LIMIT 1), "
 				 "next_pid, next_arrival, mode, release_table::oid, pending_table::oid, "
 				 "key_columns OPERATOR(pg_catalog.||) quasi_identifiers OPERATOR(pg_catalog.||) sensitive, "
-				 "COALESCE(generalize, 0) "
+				 "COALESCE(generalize, 0), "
+				 "(SELECT pg_catalog.count(*) FROM pg_catalog.pg_index i "
+				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
+				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
+				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'"
+				 " AND i.indisvalid AND i.indislive) "
 				 "FROM keanon.watches w "
 				 "WHERE relid = $1::oid::regclass",
 				 1, types, values, NULL, true) != SPI_OK_SELECT)
@@ -699,6 +705,15 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 		watch_not_found(relid);
 	memset(w, 0, sizeof(*w));
 	watch_from_row(relid, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, w);
+	/* a failed REINDEX CONCURRENTLY leaves a copy, which a later rebuild makes valid */
+	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 16, &isnull)) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the rows table of the watch of %s has more than one keanon index", get_rel_name(relid)),
+				 errdetail("The watch keeps %s; a failed REINDEX CONCURRENTLY leaves a copy (named ..._ccnew), which VACUUM FULL, CLUSTER or REINDEX TABLE then make valid.",
+						   get_rel_name(w->index_oid)),
+				 errhint("Drop every keanon index of %s but %s.", get_rel_name(w->rows_oid),
+						 get_rel_name(w->index_oid))));
 	check_watch_objects(w);
 	w->rows = KeanonQualifiedName(w->rows_oid);
 	w->parts = KeanonQualifiedName(w->parts_oid);
