@@ -481,6 +481,7 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 	const KeanonValueType *vt = &w->ki->vt;
 	int16		typlen;
 	bool		typbyval;
+	bool		isnull;
 	int64		at = *nchanges;
 
 	get_typlenbyval(vt->typid, &typlen, &typbyval);
@@ -490,17 +491,19 @@ fresh_collect(Watch *w, FreshRows *f, const char *src, KeChange *changes, int *n
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many rows changed in %s by one statement", get_rel_name(w->relid))));
+	/* the value's type, checked once: the owner's code may have retyped it */
+	if (SPI_processed > 0)
+		(void) KeanonSpiColumnOrNull(w->relid, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+									 vt->typid, &isnull);
 	memset(f, 0, sizeof(FreshRows));
 	f->n = (int64) SPI_processed;
 	f->value = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(f->n, 1));
 	f->num = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeNum) * Max(f->n, 1));
 	for (int64 r = 0; r < f->n; r++)
 	{
-		bool		isnull;
 		int64		i = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
 													1, &isnull)) - 1;
-		Datum		d = KeanonSpiColumnOrNull(w->relid, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2,
-											  vt->typid, &isnull);
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
 
 		if (i < 0 || i >= f->n)
 			elog(ERROR, "keanon: new row %lld of %s out of range", (long long) i + 1,

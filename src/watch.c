@@ -256,13 +256,13 @@ keanon_partitions(PG_FUNCTION_ARGS)
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read the partitions of %s", get_rel_name(relid));
 	/* the owner's code run above (a policy on the groups) may have changed the table */
-	for (int c = 1; c <= 2; c++)
-		if (SPI_gettypeid(SPI_tuptable->tupdesc, c) != INT8OID ||
-			SPI_gettypeid(SPI_tuptable->tupdesc, 7) != SPI_gettypeid(SPI_tuptable->tupdesc, 6))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the layout of %s does not match the watch of %s",
-							get_rel_name(w.parts_oid), get_rel_name(relid))));
+	if (SPI_gettypeid(SPI_tuptable->tupdesc, 1) != INT8OID ||
+		SPI_gettypeid(SPI_tuptable->tupdesc, 2) != INT8OID ||
+		SPI_gettypeid(SPI_tuptable->tupdesc, 7) != SPI_gettypeid(SPI_tuptable->tupdesc, 6))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the layout of %s does not match the watch of %s",
+						get_rel_name(w.parts_oid), get_rel_name(relid))));
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		Datum		values[7];

@@ -684,21 +684,19 @@ KeanonWatchLoad(Oid relid, Watch *w, bool missing_ok_quiet)
 	/* read-only: this also runs in bound aggregates under parallel plans */
 	if (KeanonSpiExec(relid, "SELECT sensitive, quasi_identifiers, key_columns, k, "
 				 "rows_table::oid, parts_table::oid, view::oid, "
-				 "(SELECT i.indexrelid FROM pg_catalog.pg_index i "
-				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
-				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
-				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'"
-				 " AND i.indisvalid AND i.indislive ORDER BY i.indexrelid LIMIT 1), "
+				 "x.idx, "
 				 "next_pid, next_arrival, mode, release_table::oid, pending_table::oid, "
 				 "key_columns OPERATOR(pg_catalog.||) quasi_identifiers OPERATOR(pg_catalog.||) sensitive, "
-				 "COALESCE(generalize, 0), "
-				 "(SELECT pg_catalog.count(*) FROM pg_catalog.pg_index i "
-				 " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
-				 " JOIN pg_catalog.pg_am a ON a.oid = c.relam "
-				 " WHERE i.indrelid = w.rows_table AND a.amname = 'keanon'"
-				 " AND i.indisvalid AND i.indislive) "
-				 "FROM keanon.watches w "
-				 "WHERE relid = $1::oid::regclass",
+				 "COALESCE(generalize, 0), x.n "
+				 "FROM keanon.watches w, LATERAL "
+				 "(SELECT pg_catalog.min(i.indexrelid) AS idx, pg_catalog.count(*) AS n "
+				 " FROM pg_catalog.pg_index i "
+				 " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid "
+				 " JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam "
+				 " WHERE i.indrelid OPERATOR(pg_catalog.=) w.rows_table::pg_catalog.oid "
+				 " AND a.amname OPERATOR(pg_catalog.=) 'keanon'::pg_catalog.name"
+				 " AND i.indisvalid AND i.indislive) x "
+				 "WHERE w.relid OPERATOR(pg_catalog.=) $1::pg_catalog.oid::pg_catalog.regclass",
 				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "keanon: could not read keanon.watches");
 	if (SPI_processed != 1)
